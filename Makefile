@@ -1,0 +1,46 @@
+# gpuenv — quick start: `make run`, `make test` (Debian 12, as root or with sudo).
+.PHONY: all build deps run test test-unit test-asan test-gpu clean
+
+JOBS ?= $(shell nproc)
+DEB_PACKAGES := cmake make g++ pkg-config clang libclang-rt-14-dev \
+  libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev
+
+all: build
+
+# Installs the Debian packages that are missing (and only those).
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing missing Debian packages:" $$missing; \
+	  SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing \
+	    || { echo "gpuenv: could not install $$missing; install them with apt-get and retry" >&2; exit 1; }; \
+	fi
+
+build: deps
+	cmake --preset default >/dev/null
+	cmake --build build -j$(JOBS)
+
+run: build
+	./build/gpuenv detect
+	@echo
+	./build/gpuenv explain
+
+test-unit: build
+	ctest --preset default -j$(JOBS)
+
+# The same tests under AddressSanitizer + UBSan, plus the fuzzers (clang).
+test-asan: deps
+	cmake --preset asan >/dev/null
+	cmake --build build-asan -j$(JOBS)
+	ctest --preset asan -j$(JOBS)
+
+test: test-unit test-asan
+
+# On a machine with an NVIDIA GPU: the real driver path end to end.
+test-gpu: build
+	./tests/gpu/run.sh
+
+clean:
+	rm -rf build build-asan

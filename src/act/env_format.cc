@@ -1,0 +1,91 @@
+#include "act/env_format.h"
+
+#include <nlohmann/json.hpp>
+
+namespace gpuenv {
+
+bool parse_env_format(const std::string& name, EnvFormat* out) {
+  if (name == "sh") *out = EnvFormat::kSh;
+  else if (name == "dotenv") *out = EnvFormat::kDotenv;
+  else if (name == "json") *out = EnvFormat::kJson;
+  else return false;
+  return true;
+}
+
+std::string sh_quote(const std::string& value) {
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+bool valid_env_name(const std::string& name) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    if (!alpha && !(digit && i > 0)) return false;
+  }
+  return true;
+}
+
+namespace {
+
+bool check_name(const Setting& s, std::string* err) {
+  if (valid_env_name(s.name)) return true;
+  *err = "setting name \"" + s.name + "\" is not a valid environment variable name";
+  return false;
+}
+
+bool render_sh(const std::vector<Setting>& settings, std::string* out, std::string* err) {
+  for (const auto& s : settings) {
+    if (!check_name(s, err)) return false;
+    if (s.value.find('\0') != std::string::npos) {
+      *err = s.name + ": the value holds a NUL byte, which no environment variable can carry";
+      return false;
+    }
+    *out += "export " + s.name + "=" + sh_quote(s.value) + "\n";
+  }
+  return true;
+}
+
+bool render_dotenv(const std::vector<Setting>& settings, std::string* out, std::string* err) {
+  for (const auto& s : settings) {
+    if (!check_name(s, err)) return false;
+    if (s.value.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) {
+      *err = s.name + ": the value holds a newline or NUL, which docker --env-file cannot "
+                      "represent; use --format sh or --format json";
+      return false;
+    }
+    *out += s.name + "=" + s.value + "\n";
+  }
+  return true;
+}
+
+void render_json(const std::vector<Setting>& settings, std::string* out) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& s : settings) j[s.name] = s.value;
+  *out += j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+bool format_env(const std::vector<Setting>& settings, EnvFormat format, std::string* out,
+                std::string* err) {
+  out->clear();
+  switch (format) {
+    case EnvFormat::kSh: return render_sh(settings, out, err);
+    case EnvFormat::kDotenv: return render_dotenv(settings, out, err);
+    case EnvFormat::kJson:
+      for (const auto& s : settings)
+        if (!check_name(s, err)) return false;
+      render_json(settings, out);
+      return true;
+  }
+  return false;
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,26 @@
+// `gpuenv run`: apply a plan to this process and exec the command.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/plan.h"
+
+namespace gpuenv {
+
+/// Exit codes of a command that could not be started, as POSIX shells use.
+inline constexpr int kExitCannotExecute = 126;
+inline constexpr int kExitCommandNotFound = 127;
+
+/// Sets every setting of the plan in this process's environment, pins the
+/// process to the plan's CPU binding (a failure there is reported in
+/// *warning, not fatal), and execvp()s argv. Returns only when the command
+/// could not be started: 127 (not found) or 126 (not executable), with *err.
+/// Once exec succeeds the command's exit code, signals and stdin are its own.
+int exec_with_plan(const Plan& plan, const std::vector<std::string>& argv, std::string* warning,
+                   std::string* err);
+
+/// Applies the settings to this process's environment (setenv).
+void apply_settings(const Plan& plan);
+
+}  // namespace gpuenv

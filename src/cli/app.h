@@ -1,0 +1,10 @@
+// The command line: a table of subcommands over sense -> decide -> act.
+#pragma once
+
+namespace gpuenv {
+
+/// Parses argv, runs the subcommand, returns the process exit code
+/// (cli/exit_codes.h). Prints to stdout/stderr; never throws.
+int run_cli(int argc, char** argv);
+
+}  // namespace gpuenv

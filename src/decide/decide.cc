@@ -1,0 +1,52 @@
+#include "decide/decide.h"
+
+#include "decide/rules.h"
+
+namespace gpuenv {
+namespace {
+
+void merge(Decision d, Plan* plan) {
+  for (auto& s : d.settings) {
+    bool replaced = false;
+    for (auto& existing : plan->settings)
+      if (existing.name == s.name) {
+        existing = s;
+        replaced = true;
+      }
+    if (!replaced) plan->settings.push_back(std::move(s));
+  }
+  for (auto& n : d.notes) plan->notes.push_back(std::move(n));
+  if (d.binding) plan->binding = std::move(d.binding);
+}
+
+void honour_user(const Options& o, Setting* s) {
+  const std::string* user = o.getenv(s->name);
+  if (!user || *user == s->value) return;
+  s->user_value = *user;
+  if (o.override_user) {
+    s->origin = Origin::kOverridden;
+    s->reason += " (replaces your " + s->name + "=" + *user + ", as --override asks)";
+  } else {
+    s->origin = Origin::kKept;
+    s->reason = "kept yours; gpuenv would set " + s->value + ": " + s->reason;
+    s->value = *user;
+  }
+}
+
+}  // namespace
+
+Plan decide(const Machine& m, const Options& options) {
+  Plan plan;
+  for (const Rule& r : all_rules()) {
+    Decision d = r.fn(m, options);
+    for (auto& s : d.settings)
+      if (s.rule.empty()) s.rule = r.name;
+    for (auto& n : d.notes)
+      if (n.rule.empty()) n.rule = r.name;
+    merge(std::move(d), &plan);
+  }
+  for (auto& s : plan.settings) honour_user(options, &s);
+  return plan;
+}
+
+}  // namespace gpuenv

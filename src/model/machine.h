@@ -1,0 +1,152 @@
+// Machine: everything gpuenv senses, as one plain value.
+// Sense fills it, decide reads it, and it round-trips through the versioned
+// JSON snapshot (docs/snapshot.md). Unknown is std::nullopt, never zero.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuenv {
+
+/// Bumped whenever a field changes meaning or is removed; additions keep it.
+inline constexpr int kSnapshotSchemaVersion = 1;
+
+struct ComputeCapability {
+  int major = 0;
+  int minor = 0;
+  int value() const { return major * 10 + minor; }  // 9.0 -> 90
+  friend bool operator==(const ComputeCapability&, const ComputeCapability&) = default;
+  friend auto operator<=>(const ComputeCapability&, const ComputeCapability&) = default;
+};
+
+/// A failure of a sensing step: what failed, and what the user can do.
+struct Problem {
+  std::string source;   // "nvml", "cuda", "host"
+  std::string code;     // stable identifier, e.g. "nvml_library_not_found"
+  std::string message;  // what failed, naming the call
+  std::string fix;      // what to do about it
+  friend bool operator==(const Problem&, const Problem&) = default;
+};
+
+struct PcieLink {
+  std::optional<int> gen_current, gen_max, width_current, width_max;
+  friend bool operator==(const PcieLink&, const PcieLink&) = default;
+};
+
+struct MigDevice {
+  int index = 0;  // position under its parent GPU
+  std::string uuid;  // "MIG-..."
+  std::optional<std::string> name;
+  std::optional<std::uint64_t> memory_total_bytes;
+  std::optional<int> gpu_instance_id, compute_instance_id;
+  friend bool operator==(const MigDevice&, const MigDevice&) = default;
+};
+
+struct Gpu {
+  int index = 0;  // NVML index (PCI order), not the CUDA ordinal
+  std::optional<std::string> name, uuid, pci_bus_id;
+  std::optional<ComputeCapability> compute_capability;
+  std::optional<std::uint64_t> memory_total_bytes, memory_free_bytes;
+  std::optional<bool> mig_enabled;
+  std::vector<MigDevice> mig_devices;
+  std::optional<bool> persistence_mode;
+  std::optional<std::string> compute_mode;  // default|exclusive_thread|prohibited|exclusive_process
+  PcieLink pcie;
+  std::optional<std::uint32_t> power_limit_mw;
+  std::optional<std::uint32_t> max_sm_clock_mhz, max_memory_clock_mhz;
+  std::optional<int> nvlink_active_links;
+  std::optional<std::vector<int>> cpu_affinity;  // NUMA-local CPUs
+  std::optional<int> numa_node;
+  std::optional<int> multiprocessor_count;  // from the CUDA driver only
+  std::optional<Problem> problem;  // e.g. the GPU fell off the bus
+  friend bool operator==(const Gpu&, const Gpu&) = default;
+};
+
+/// How two GPUs reach each other (NVML's topology and P2P queries).
+struct GpuPair {
+  int a = 0, b = 0;  // NVML indices, a < b
+  // Common ancestor: internal|single|multiple|hostbridge|node|system
+  std::optional<std::string> topology;
+  // P2P read status: ok|chipset_not_supported|gpu_not_supported|
+  // topology_not_supported|disabled_by_regkey|not_supported|unknown
+  std::optional<std::string> p2p_read;
+  std::optional<std::string> p2p_nvlink;
+  friend bool operator==(const GpuPair&, const GpuPair&) = default;
+};
+
+struct Nvidia {
+  std::optional<std::string> nvml_library;   // path or soname that loaded
+  std::optional<std::string> driver_version;  // "580.95.05"
+  std::optional<int> cuda_driver_version;     // 13000 for CUDA 13.0
+  std::vector<Problem> problems;
+  friend bool operator==(const Nvidia&, const Nvidia&) = default;
+};
+
+struct NumaNode {
+  int index = 0;
+  std::vector<int> cpus;
+  std::optional<std::uint64_t> memory_bytes;
+  friend bool operator==(const NumaNode&, const NumaNode&) = default;
+};
+
+struct NetInterface {
+  std::string name;
+  std::optional<bool> up;
+  bool loopback = false;
+  bool virtual_device = false;  // bridge, veth, docker0, ... (no /sys/class/net/X/device)
+  friend bool operator==(const NetInterface&, const NetInterface&) = default;
+};
+
+struct IbDevice {
+  std::string name;  // mlx5_0
+  std::optional<std::string> link_layer;  // InfiniBand|Ethernet (RoCE)
+  std::optional<std::string> state;  // port 1 state, e.g. "4: ACTIVE"
+  friend bool operator==(const IbDevice&, const IbDevice&) = default;
+};
+
+struct Host {
+  std::optional<std::string> hostname;
+  std::optional<int> online_cpus;
+  std::optional<std::vector<int>> affinity_cpus;  // sched_getaffinity
+  std::optional<double> cgroup_cpu_quota;          // CPUs, e.g. 4.5; nullopt: none
+  std::optional<int> usable_cpus;                  // min(affinity, ceil(quota))
+  std::optional<std::uint64_t> memory_total_bytes, cgroup_memory_limit_bytes;
+  std::vector<NumaNode> numa_nodes;
+  std::optional<std::uint64_t> shm_bytes;  // size of /dev/shm
+  std::optional<std::string> container;    // docker|podman|kubernetes|containerd|lxc|other; nullopt: none
+  std::vector<std::string> nvidia_device_nodes;  // /dev/nvidia0, /dev/nvidiactl, ...
+  std::vector<IbDevice> ib_devices;
+  std::vector<NetInterface> interfaces;
+  std::vector<Problem> problems;
+  friend bool operator==(const Host&, const Host&) = default;
+};
+
+/// The PyTorch that `python3` (or the active venv/conda env) would import,
+/// read from its files without importing it.
+struct Torch {
+  std::string version;                      // "2.11.0+cu130"
+  std::optional<std::string> cuda_version;  // "13.0"; nullopt for a CPU build
+  std::optional<std::string> path;          // site-packages/torch
+  friend bool operator==(const Torch&, const Torch&) = default;
+};
+
+struct Machine {
+  int schema_version = kSnapshotSchemaVersion;
+  std::optional<std::string> gpuenv_version;  // of the gpuenv that sensed it
+  std::optional<std::string> sensed_at;       // RFC 3339 UTC
+  Nvidia nvidia;
+  std::vector<Gpu> gpus;
+  std::vector<GpuPair> pairs;
+  Host host;
+  std::optional<Torch> torch;
+  // The variables that steer the plan, as they were when sensed
+  // (CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, LOCAL_RANK, and every
+  // variable a rule may set). Only these names: no secrets in snapshots.
+  std::map<std::string, std::string> env;
+  friend bool operator==(const Machine&, const Machine&) = default;
+};
+
+}  // namespace gpuenv

@@ -1,0 +1,80 @@
+// Plan: what decide concludes for a Machine. A list of settings, each with
+// its reason, plus notes (warnings) and the CPU binding for `run`.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuenv {
+
+enum class Origin {
+  kDecided,     // gpuenv chose the value
+  kKept,        // the user had set it; gpuenv kept theirs
+  kOverridden,  // the user had set it; --override replaced it
+};
+
+struct Setting {
+  std::string name;    // environment variable
+  std::string value;
+  std::string reason;  // one line, shown by explain
+  std::string rule;    // the rule that decided it, e.g. "tf32"
+  Origin origin = Origin::kDecided;
+  std::optional<std::string> user_value;  // what the user had, for kKept/kOverridden
+  friend bool operator==(const Setting&, const Setting&) = default;
+};
+
+enum class Severity { kInfo, kWarning, kError };
+
+struct Note {
+  Severity severity = Severity::kInfo;
+  std::string rule;
+  std::string message;
+  friend bool operator==(const Note&, const Note&) = default;
+};
+
+/// CPUs a process should be pinned to (run applies it with sched_setaffinity).
+struct CpuBinding {
+  std::vector<int> cpus;
+  std::string reason;
+  friend bool operator==(const CpuBinding&, const CpuBinding&) = default;
+};
+
+/// What one rule contributes. Rules are merged in order; a later rule's
+/// setting of the same name replaces an earlier one.
+struct Decision {
+  std::vector<Setting> settings;
+  std::vector<Note> notes;
+  std::optional<CpuBinding> binding;
+};
+
+struct Plan {
+  std::vector<Setting> settings;
+  std::vector<Note> notes;
+  std::optional<CpuBinding> binding;
+  const Setting* find(const std::string& name) const {
+    for (const auto& s : settings)
+      if (s.name == name) return &s;
+    return nullptr;
+  }
+};
+
+/// Choices the user makes on the command line. Pure data.
+struct Options {
+  bool ptx = false;       // append +PTX to TORCH_CUDA_ARCH_LIST
+  bool override_user = false;  // --override: replace variables the user set
+  // Persistent cache root (GPUENV_CACHE_ROOT, else $XDG_CACHE_HOME/gpuenv,
+  // else $HOME/.cache/gpuenv); resolved by the CLI, not by rules.
+  std::string cache_root;
+  // The environment that applies: the snapshot's recorded variables with the
+  // live process's on top. Rules read user settings and torchrun's
+  // LOCAL_RANK / LOCAL_WORLD_SIZE from here.
+  std::map<std::string, std::string> env;
+  const std::string* getenv(const std::string& name) const {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : &it->second;
+  }
+};
+
+}  // namespace gpuenv

@@ -1,0 +1,153 @@
+#include "sense/fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace gpuenv::fs {
+
+namespace {
+
+std::string call_error(const char* call, const std::string& path) {
+  return std::string(call) + "(" + path + "): " + std::strerror(errno);
+}
+
+bool read_fd(int fd, const std::string& path, std::string* text,
+             std::string* err) {
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return *err = call_error("read", path), false;
+    if (n == 0) return true;
+    if (text->size() + n > kMaxFileBytes) {
+      *err = "read(" + path + "): file larger than " +
+             std::to_string(kMaxFileBytes) + " bytes";
+      return false;
+    }
+    text->append(buf, n);
+  }
+}
+
+}  // namespace
+
+std::string under(const std::string& root, const std::string& path) {
+  if (root.empty() || root == "/") return path;
+  std::string r = root;
+  while (r.size() > 1 && r.back() == '/') r.pop_back();
+  return path.empty() || path[0] != '/' ? r + "/" + path : r + path;
+}
+
+std::string join(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+std::string dirname(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string basename(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string normalize(const std::string& path) {
+  std::vector<std::string> parts;
+  std::size_t i = 0;
+  while (i <= path.size()) {
+    std::size_t slash = std::min(path.find('/', i), path.size());
+    std::string part = path.substr(i, slash - i);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    i = slash + 1;
+  }
+  std::string out;
+  for (const std::string& p : parts) out += "/" + p;
+  return out.empty() ? "/" : out;
+}
+
+bool read_file(const std::string& path, std::string* text, std::string* err) {
+  text->clear();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return *err = call_error("open", path), false;
+  bool ok = read_fd(fd, path, text, err);
+  ::close(fd);
+  return ok;
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool is_dir(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool list_dir(const std::string& path, std::vector<std::string>* names,
+              std::string* err) {
+  names->clear();
+  DIR* dir = ::opendir(path.c_str());
+  if (!dir) return *err = call_error("opendir", path), false;
+  while (struct dirent* e = ::readdir(dir)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") names->push_back(name);
+  }
+  ::closedir(dir);
+  std::sort(names->begin(), names->end());
+  return true;
+}
+
+bool read_link(const std::string& path, std::string* target, std::string* err) {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+  if (n < 0) return *err = call_error("readlink", path), false;
+  if (static_cast<std::size_t>(n) == sizeof buf) {
+    *err = "readlink(" + path + "): target too long";
+    return false;
+  }
+  target->assign(buf, n);
+  return true;
+}
+
+bool resolve(const std::string& root, const std::string& path,
+             std::string* resolved, std::string* err) {
+  if (root.empty() || root == "/") {
+    char buf[PATH_MAX];
+    if (!::realpath(path.c_str(), buf))
+      return *err = call_error("realpath", path), false;
+    *resolved = buf;
+    return true;
+  }
+  std::string cur = path;
+  for (int hop = 0; hop < 40; ++hop) {
+    struct stat st;
+    std::string real = under(root, cur);
+    if (::lstat(real.c_str(), &st) != 0)
+      return *err = call_error("lstat", real), false;
+    if (!S_ISLNK(st.st_mode)) return *resolved = cur, true;
+    std::string target;
+    if (!read_link(real, &target, err)) return false;
+    cur = normalize(!target.empty() && target[0] == '/'
+                        ? target
+                        : join(dirname(cur), target));
+  }
+  *err = "resolve(" + path + "): too many levels of symbolic links";
+  return false;
+}
+
+}  // namespace gpuenv::fs

@@ -1,0 +1,56 @@
+// A small file-reading seam for sense/: every path gpuenv reads from /proc,
+// /sys or /dev goes through here, under a root that tests point at a fake
+// tree. Errors are values naming the call and the path.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpuenv::fs {
+
+/// Files longer than this are refused: the kernel files we read are small,
+/// and a hostile or runaway file must not exhaust memory.
+inline constexpr std::size_t kMaxFileBytes = 16 << 20;
+
+/// `path` (absolute) as seen under `root`: "/" leaves it unchanged,
+/// "/tmp/fake" + "/proc/x" gives "/tmp/fake/proc/x".
+std::string under(const std::string& root, const std::string& path);
+
+/// `dir` + "/" + `name`, without doubling the slash when dir is "/".
+std::string join(const std::string& dir, const std::string& name);
+
+/// Everything up to the last '/': "/a/b" -> "/a", "/a" -> "/", "a" -> ".".
+std::string dirname(const std::string& path);
+
+/// Everything after the last '/'.
+std::string basename(const std::string& path);
+
+/// Lexically collapses "//", "." and ".." in an absolute path ("/a/b/../c"
+/// -> "/a/c"); ".." at the top stays at "/".
+std::string normalize(const std::string& path);
+
+/// Reads a whole file into *text. False and *err ("open(path): reason")
+/// on failure, including files over kMaxFileBytes.
+bool read_file(const std::string& path, std::string* text, std::string* err);
+
+/// Whether `path` exists (following symlinks).
+bool exists(const std::string& path);
+
+/// Whether `path` is a directory (following symlinks).
+bool is_dir(const std::string& path);
+
+/// Names in a directory, sorted, without "." and "..".
+bool list_dir(const std::string& path, std::vector<std::string>* names,
+              std::string* err);
+
+/// The target of a symbolic link, unresolved. False if `path` is not one.
+bool read_link(const std::string& path, std::string* target, std::string* err);
+
+/// Follows `path`'s final component through symlinks (at most 40 hops) as
+/// seen under `root`: absolute targets are re-rooted, relative ones taken
+/// from the link's directory. Returns the path as seen from inside `root`.
+/// With root "/" this is realpath(3) (which also resolves directories).
+bool resolve(const std::string& root, const std::string& path,
+             std::string* resolved, std::string* err);
+
+}  // namespace gpuenv::fs

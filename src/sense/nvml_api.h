@@ -1,0 +1,156 @@
+// The subset of NVML that gpuenv uses, declared here and nowhere else.
+// Matches nvml.h of CUDA 12.x/13.0 (NVML API version 12, driver 525-580).
+// Only sense/nvml.cc includes this; nothing links against NVML: the library
+// is dlopened at run time (see NvmlLibrary).
+#pragma once
+
+#include <cstddef>
+
+namespace gpuenv::nvml {
+
+using Device = struct OpaqueDevice*;  // nvmlDevice_t
+using Return = int;                   // nvmlReturn_t
+
+// nvmlReturn_t values.
+enum : Return {
+  kSuccess = 0,
+  kErrorUninitialized = 1,
+  kErrorInvalidArgument = 2,
+  kErrorNotSupported = 3,
+  kErrorNoPermission = 4,
+  kErrorAlreadyInitialized = 5,
+  kErrorNotFound = 6,
+  kErrorInsufficientSize = 7,
+  kErrorInsufficientPower = 8,
+  kErrorDriverNotLoaded = 9,
+  kErrorTimeout = 10,
+  kErrorIrqIssue = 11,
+  kErrorLibraryNotFound = 12,
+  kErrorFunctionNotFound = 13,
+  kErrorCorruptedInforom = 14,
+  kErrorGpuIsLost = 15,
+  kErrorResetRequired = 16,
+  kErrorOperatingSystem = 17,
+  kErrorLibRmVersionMismatch = 18,
+  kErrorInUse = 19,
+  kErrorMemory = 20,
+  kErrorNoData = 21,
+  kErrorVgpuEccNotEnabled = 22,
+  kErrorInsufficientResources = 23,
+  kErrorFreqNotSupported = 24,
+  kErrorArgumentVersionMismatch = 25,
+  kErrorDeprecated = 26,
+  kErrorNotReady = 27,
+  kErrorGpuNotFound = 28,
+  kErrorInvalidState = 29,
+  kErrorUnknown = 999,
+};
+
+inline constexpr unsigned kDeviceNameBufferSize = 96;   // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+inline constexpr unsigned kUuidBufferSize = 96;         // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+inline constexpr unsigned kDriverVersionBufferSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+inline constexpr unsigned kNvlinkMaxLinks = 18;         // NVML_NVLINK_MAX_LINKS
+
+// nvmlPciInfo_t (used by nvmlDeviceGetPciInfo_v3 and _v2).
+struct PciInfo {
+  char bus_id_legacy[16];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_sub_system_id;
+  char bus_id[32];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE
+};
+static_assert(sizeof(PciInfo) == 68);
+static_assert(offsetof(PciInfo, bus_id) == 36);
+
+// nvmlMemory_t (nvmlDeviceGetMemoryInfo).
+struct Memory {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+static_assert(sizeof(Memory) == 24);
+
+// nvmlMemory_v2_t (nvmlDeviceGetMemoryInfo_v2); version = nvmlMemory_v2.
+struct MemoryV2 {
+  unsigned int version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+static_assert(sizeof(MemoryV2) == 40);
+static_assert(offsetof(MemoryV2, total) == 8);
+
+/// NVML_STRUCT_VERSION(Memory, 2): the struct size in the low 24 bits and
+/// the version number in the top byte.
+inline constexpr unsigned int kMemoryV2Version =
+    static_cast<unsigned int>(sizeof(MemoryV2)) | (2u << 24);
+static_assert(kMemoryV2Version == 0x02000028);
+
+// nvmlEnableState_t
+enum : int { kFeatureDisabled = 0, kFeatureEnabled = 1 };
+
+// nvmlComputeMode_t
+enum : int {
+  kComputeModeDefault = 0,
+  kComputeModeExclusiveThread = 1,
+  kComputeModeProhibited = 2,
+  kComputeModeExclusiveProcess = 3,
+};
+
+// nvmlClockType_t
+enum : int { kClockGraphics = 0, kClockSm = 1, kClockMem = 2, kClockVideo = 3 };
+
+// nvmlGpuTopologyLevel_t
+enum : int {
+  kTopologyInternal = 0,
+  kTopologySingle = 10,
+  kTopologyMultiple = 20,
+  kTopologyHostbridge = 30,
+  kTopologyNode = 40,
+  kTopologySystem = 50,
+};
+
+// nvmlGpuP2PCapsIndex_t
+enum : int { kP2pCapsRead = 0, kP2pCapsWrite = 1, kP2pCapsNvlink = 2, kP2pCapsAtomics = 3 };
+
+// nvmlGpuP2PStatus_t
+enum : int {
+  kP2pStatusOk = 0,
+  kP2pStatusChipsetNotSupported = 1,
+  kP2pStatusGpuNotSupported = 2,
+  kP2pStatusIohTopologyNotSupported = 3,
+  kP2pStatusDisabledByRegkey = 4,
+  kP2pStatusNotSupported = 5,
+  kP2pStatusUnknown = 6,
+};
+
+// Function pointer types, named after the NVML function they hold.
+using InitFn = Return (*)();
+using ShutdownFn = Return (*)();
+using ErrorStringFn = const char* (*)(Return);
+using SystemGetDriverVersionFn = Return (*)(char*, unsigned int);
+using SystemGetCudaDriverVersionFn = Return (*)(int*);
+using DeviceGetCountFn = Return (*)(unsigned int*);
+using DeviceGetHandleByIndexFn = Return (*)(unsigned int, Device*);
+using DeviceGetStringFn = Return (*)(Device, char*, unsigned int);  // Name, UUID
+using DeviceGetPciInfoFn = Return (*)(Device, PciInfo*);
+using DeviceGetCudaComputeCapabilityFn = Return (*)(Device, int*, int*);
+using DeviceGetMemoryInfoFn = Return (*)(Device, Memory*);
+using DeviceGetMemoryInfoV2Fn = Return (*)(Device, MemoryV2*);
+using DeviceGetMigModeFn = Return (*)(Device, unsigned int*, unsigned int*);
+using DeviceGetMaxMigDeviceCountFn = Return (*)(Device, unsigned int*);
+using DeviceGetMigDeviceHandleByIndexFn = Return (*)(Device, unsigned int, Device*);
+using DeviceGetUintFn = Return (*)(Device, unsigned int*);  // many getters share this
+using DeviceGetEnableStateFn = Return (*)(Device, int*);     // nvmlEnableState_t*
+using DeviceGetComputeModeFn = Return (*)(Device, int*);
+using DeviceGetMaxClockInfoFn = Return (*)(Device, int, unsigned int*);
+using DeviceGetNvLinkStateFn = Return (*)(Device, unsigned int, int*);
+using DeviceGetCpuAffinityFn = Return (*)(Device, unsigned int, unsigned long*);
+using DeviceGetNumaNodeIdFn = Return (*)(Device, unsigned int*);
+using DeviceGetTopologyCommonAncestorFn = Return (*)(Device, Device, int*);
+using DeviceGetP2PStatusFn = Return (*)(Device, Device, int, int*);
+
+}  // namespace gpuenv::nvml

@@ -1,0 +1,42 @@
+// Sense: the only layer that touches hardware or the OS. Each part fills
+// its piece of the Machine and records what failed as Problems; none of
+// them throws or exits.
+#pragma once
+
+#include <string>
+
+#include "model/machine.h"
+
+namespace gpuenv {
+
+struct SenseOptions {
+  // Query the CUDA driver too (cuInit: ~180 ms per GPU). Off on the default
+  // detect path; on when NVML is unavailable (Jetson, broken NVML) the CUDA
+  // driver is tried as a fallback regardless.
+  bool with_cuda = false;
+  // Library names or paths; defaults come from GPUENV_NVML_LIBRARY /
+  // GPUENV_CUDA_LIBRARY, else the sonames through the normal loader search.
+  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string cuda_library = "libcuda.so.1";
+  // Filesystem root for /proc, /sys, /dev (tests point it at a fake tree).
+  std::string root = "/";
+};
+
+/// NVML (and, when asked or as the fallback, the CUDA driver): fills
+/// m->nvidia, m->gpus and m->pairs. Implemented in sense/nvidia.cc.
+void sense_nvidia(const SenseOptions& opts, Machine* m);
+
+/// CPUs, cgroups, memory, NUMA, /dev/shm, container, device nodes,
+/// InfiniBand, network interfaces. Implemented in sense/host.cc.
+void sense_host(const SenseOptions& opts, Host* host);
+
+/// The PyTorch python3 would import, read from its files. sense/torch.cc.
+std::optional<Torch> sense_torch(const SenseOptions& opts);
+
+/// The variables that steer the plan, from the process environment.
+std::map<std::string, std::string> sense_env();
+
+/// All of the above.
+Machine sense_machine(const SenseOptions& opts);
+
+}  // namespace gpuenv
