@@ -1,0 +1,76 @@
+#include "act/report.h"
+
+#include <gtest/gtest.h>
+
+#include "builders.h"
+
+namespace gpuenv {
+namespace {
+
+TEST(Report, CpuList) {
+  EXPECT_EQ(cpu_list({}), "");
+  EXPECT_EQ(cpu_list({3}), "3");
+  EXPECT_EQ(cpu_list({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(cpu_list({5, 4, 4, 6}), "4-6");
+}
+
+TEST(Report, HumanBytes) {
+  EXPECT_EQ(human_bytes(512), "512 B");
+  EXPECT_EQ(human_bytes(64ull << 20), "64.0 MiB");
+  EXPECT_EQ(human_bytes(3ull << 29), "1.5 GiB");
+}
+
+TEST(Report, PrintableEscapesControlCharacters) {
+  EXPECT_EQ(printable("ok"), "ok");
+  EXPECT_EQ(printable("a\nb\x1b[31m"), "a\\x0ab\\x1b[31m");
+}
+
+TEST(Report, DetectListsGpusAndMig) {
+  Machine m = testing::machine::a100_mig();
+  std::string out = render_detect(m, {});
+  EXPECT_NE(out.find("NVIDIA driver 580.95.05, supports CUDA 13.0"), std::string::npos) << out;
+  EXPECT_NE(out.find("GPU 0  NVIDIA A100-SXM4-80GB  cc 8.0  Ampere"), std::string::npos) << out;
+  EXPECT_NE(out.find("  MIG 2  NVIDIA A100-SXM4-80GB MIG 2g.20gb"), std::string::npos) << out;
+}
+
+TEST(Report, DetectWithoutGpuSaysSoAndShowsTheFix) {
+  Machine m = testing::machine::none();
+  std::string out = render_detect(m, {});
+  EXPECT_NE(out.find("NVIDIA driver: not found"), std::string::npos) << out;
+  EXPECT_NE(out.find("No NVIDIA GPU found"), std::string::npos) << out;
+  EXPECT_NE(out.find("fix: install the NVIDIA driver"), std::string::npos) << out;
+}
+
+TEST(Report, HostileGpuNameIsNotPassedToTheTerminal) {
+  Machine m = testing::machine::h100();
+  m.gpus[0].name = "evil\x1b]0;pwned\x07";
+  std::string out = render_detect(m, {});
+  EXPECT_EQ(out.find('\x1b'), std::string::npos);
+  EXPECT_NE(out.find("evil\\x1b]0;pwned\\x07"), std::string::npos);
+}
+
+TEST(Report, ExplainTableMarksKeptAndShowsNotes) {
+  Plan p;
+  p.settings.push_back({"A", "1", "why a", "r", Origin::kDecided, {}});
+  p.settings.push_back({"LONGER_NAME", "v", "why b", "r", Origin::kKept, "v"});
+  p.notes.push_back({Severity::kWarning, "nccl", "careful"});
+  p.binding = CpuBinding{{0, 1, 2, 3}, "local"};
+  std::string out = render_explain(p, {});
+  EXPECT_NE(out.find("SETTING      VALUE  WHY\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("A            1      why a\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("LONGER_NAME  v      [kept] why b\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("CPU affinity: 0-3  (local)"), std::string::npos) << out;
+  EXPECT_NE(out.find("warning [nccl]: careful"), std::string::npos) << out;
+}
+
+TEST(Report, PlanJson) {
+  Plan p;
+  p.settings.push_back({"A", "1", "why", "tf32", Origin::kOverridden, "0"});
+  std::string j = plan_to_json(p);
+  EXPECT_NE(j.find("\"origin\": \"overridden\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"user_value\": \"0\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"cpu_binding\": null"), std::string::npos) << j;
+}
+
+}  // namespace
+}  // namespace gpuenv

@@ -1,0 +1,173 @@
+// End to end: the real gpuenv binary, its exit codes and its output.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "builders.h"
+#include "model/snapshot.h"
+#include "process.h"
+
+namespace gpuenv {
+namespace {
+
+using testing::run_gpuenv;
+using testing::run_process;
+using testing::write_temp_file;
+
+std::string snapshot(const Machine& m) { return write_temp_file("machine.json", machine_to_json(m)); }
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(Cli, VersionAndHelp) {
+  auto r = run_gpuenv({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.out, "gpuenv 0.1.0")) << r.out;
+  for (const char* sub : {"detect", "env", "explain", "run"}) {
+    auto h = run_gpuenv({sub, "--help"});
+    EXPECT_EQ(h.exit_code, 0) << sub;
+    EXPECT_TRUE(contains(h.out, "--machine")) << sub << ": " << h.out;
+  }
+}
+
+TEST(Cli, UsageErrorsExit2) {
+  EXPECT_EQ(run_gpuenv({}).exit_code, 2);
+  EXPECT_EQ(run_gpuenv({"frobnicate"}).exit_code, 2);
+  EXPECT_EQ(run_gpuenv({"detect", "--bogus"}).exit_code, 2);
+  auto r = run_gpuenv({"env", "--format", "bash"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "--format bash: expected sh, dotenv or json")) << r.err;
+  auto run = run_gpuenv({"run"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(contains(run.err, "no command given")) << run.err;
+}
+
+TEST(Cli, MissingSnapshotExit3NamesTheFile) {
+  auto r = run_gpuenv({"explain", "--machine", "/nonexistent/m.json"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(contains(r.err, "cannot read /nonexistent/m.json: No such file or directory")) << r.err;
+}
+
+TEST(Cli, InvalidSnapshotExit3NamesTheField) {
+  std::string bad = write_temp_file("bad.json", R"({"schema_version": 1, "gpus": [{"index": 0, "compute_capability": 9}]})");
+  auto r = run_gpuenv({"env", "--machine", bad});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(contains(r.err, "gpus[0].compute_capability: expected a string")) << r.err;
+  std::string garbage = write_temp_file("garbage.json", "{not json");
+  EXPECT_EQ(run_gpuenv({"detect", "--machine", garbage}).exit_code, 3);
+}
+
+TEST(Cli, DetectWithoutNvidiaSoftwareAnswers) {
+  auto r = run_gpuenv({"detect"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "No NVIDIA GPU found")) << r.out;
+  EXPECT_TRUE(contains(r.out, "/nonexistent/libnvidia-ml.so.1")) << r.out;
+  auto j = run_gpuenv({"detect", "--json"});
+  EXPECT_EQ(j.exit_code, 0);
+  Machine m;
+  std::string err;
+  ASSERT_TRUE(machine_from_json(j.out, &m, &err)) << err;
+  EXPECT_TRUE(m.gpus.empty());
+  EXPECT_FALSE(m.nvidia.problems.empty());
+}
+
+TEST(Cli, DetectJsonRoundTripsThroughMachineFlag) {
+  std::string file = snapshot(testing::machine::a100_nvlink_8());
+  auto r = run_gpuenv({"detect", "--json", "--machine", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Machine back;
+  std::string err;
+  ASSERT_TRUE(machine_from_json(r.out, &back, &err)) << err;
+  EXPECT_EQ(back, testing::machine::a100_nvlink_8().build());
+}
+
+TEST(Cli, ExplainFromSnapshot) {
+  auto r = run_gpuenv({"explain", "--machine", snapshot(testing::machine::h200())});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")) << r.out;
+  EXPECT_TRUE(contains(r.out, "TORCH_CUDA_ARCH_LIST")) << r.out;
+  auto j = run_gpuenv({"explain", "--json", "--machine", snapshot(testing::machine::h200())});
+  EXPECT_TRUE(contains(j.out, "\"name\": \"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE\"")) << j.out;
+}
+
+TEST(Cli, EnvShIsSafeToEvalWithHostilePaths) {
+  std::string root = "/tmp/it's a $HOME `id` $(id)\nnext";
+  auto r = run_gpuenv({"env", "--machine", snapshot(testing::machine::h100()), "--cache-root", root});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto sh = run_process({"sh", "-c", "eval \"$1\" && printf '%s' \"$TRITON_CACHE_DIR\"", "sh", r.out});
+  ASSERT_EQ(sh.exit_code, 0) << sh.err;
+  EXPECT_EQ(sh.out.rfind(root + "/triton/", 0), 0u) << sh.out;
+}
+
+TEST(Cli, EnvDotenvRefusesWhatDockerCannotRead) {
+  auto r = run_gpuenv({"env", "--format", "dotenv", "--machine", snapshot(testing::machine::h100()),
+                       "--cache-root", "/tmp/a\nb"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "docker --env-file cannot represent")) << r.err;
+}
+
+TEST(Cli, UserSettingIsKeptUnlessOverride) {
+  std::string file = snapshot(testing::machine::h100());
+  testing::ProcessOptions o;
+  o.env["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] = "0";
+  auto kept = run_gpuenv({"env", "--format", "json", "--machine", file}, o);
+  EXPECT_TRUE(contains(kept.out, "\"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE\": \"0\"")) << kept.out;
+  auto over = run_gpuenv({"env", "--format", "json", "--override", "--machine", file}, o);
+  EXPECT_TRUE(contains(over.out, "\"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE\": \"1\"")) << over.out;
+}
+
+TEST(Cli, RunPassesExitCodeStdinAndEnvironment) {
+  std::string file = snapshot(testing::machine::h200());
+  EXPECT_EQ(run_gpuenv({"run", "--machine", file, "--", "sh", "-c", "exit 7"}).exit_code, 7);
+  testing::ProcessOptions o;
+  o.stdin_data = "hello through stdin";
+  auto cat = run_gpuenv({"run", "--machine", file, "cat"}, o);
+  EXPECT_EQ(cat.out, "hello through stdin");
+  auto env = run_gpuenv({"run", "--machine", file, "--", "sh", "-c", "printf %s \"$TORCH_ALLOW_TF32_CUBLAS_OVERRIDE\""});
+  EXPECT_EQ(env.out, "1");
+}
+
+TEST(Cli, RunReportsCommandsThatCannotStart) {
+  std::string file = snapshot(testing::machine::h200());
+  auto r = run_gpuenv({"run", "--machine", file, "--", "/nonexistent/cmd"});
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_TRUE(contains(r.err, "cannot run /nonexistent/cmd")) << r.err;
+  EXPECT_EQ(run_gpuenv({"run", "--machine", file, "--", "/etc/passwd"}).exit_code, 126);
+}
+
+TEST(Cli, RunIsReplacedByTheCommandSoSignalsReachIt) {
+  std::string file = snapshot(testing::machine::h200());
+  auto r = run_gpuenv({"run", "--machine", file, "--", "sh", "-c", "kill -TERM $$"});
+  EXPECT_EQ(r.term_signal, SIGTERM);
+}
+
+TEST(Cli, RunUnderTorchrunPinsEachRankToItsGpusCpus) {
+  // Two GPUs sharing CPUs 0-1 of this 2-CPU machine: rank 1 gets CPU 1.
+  Machine m = testing::MachineBuilder().cpus(1, 2).gpus(testing::models::h100(), 2);
+  std::string file = snapshot(m);
+  testing::ProcessOptions o;
+  o.env["LOCAL_RANK"] = "1";
+  o.env["LOCAL_WORLD_SIZE"] = "2";
+  auto r = run_gpuenv({"run", "--machine", file, "--", "sh", "-c",
+                       "grep Cpus_allowed_list /proc/self/status; echo OMP=$OMP_NUM_THREADS"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "Cpus_allowed_list:\t1\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "OMP=1")) << r.out;
+}
+
+TEST(Cli, ColourOnlyOnATerminalAndNeverWithNoColor) {
+  std::string file = snapshot(testing::machine::h100());
+  std::string cmd = std::string(GPUENV_BIN) + " explain --machine " + file;
+  // script(1) gives the command a pseudo-terminal.
+  testing::ProcessOptions tty;
+  tty.env["NO_COLOR"] = "";
+  tty.env["TERM"] = "xterm";
+  auto coloured = run_process({"script", "-qec", cmd, "/dev/null"}, tty);
+  EXPECT_NE(coloured.out.find("\x1b[1m"), std::string::npos) << coloured.out;
+  tty.env["NO_COLOR"] = "1";
+  auto plain = run_process({"script", "-qec", cmd, "/dev/null"}, tty);
+  EXPECT_EQ(plain.out.find('\x1b'), std::string::npos) << plain.out;
+  auto piped = run_gpuenv({"explain", "--machine", file});
+  EXPECT_EQ(piped.out.find('\x1b'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuenv

@@ -1,0 +1,127 @@
+#include "process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace gpuenv::testing {
+namespace {
+
+long long now_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+std::vector<std::string> base_env(const std::map<std::string, std::string>& extra) {
+  std::map<std::string, std::string> env;
+  for (const char* keep : {"PATH", "HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
+    if (const char* v = getenv(keep)) env[keep] = v;
+  env["NO_COLOR"] = "1";
+  for (const auto& [k, v] : extra) env[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+void pump(int fds[2], std::string* bufs[2], int in_fd, const std::string& input, pid_t pid,
+          int timeout_ms) {
+  size_t written = 0;
+  long long deadline = now_ms() + timeout_ms;
+  bool open_[2] = {true, true};
+  while (open_[0] || open_[1] || in_fd >= 0) {
+    pollfd p[3];
+    int n = 0, idx[3];
+    for (int i = 0; i < 2; ++i)
+      if (open_[i]) { p[n] = {fds[i], POLLIN, 0}; idx[n++] = i; }
+    if (in_fd >= 0) { p[n] = {in_fd, POLLOUT, 0}; idx[n++] = 2; }
+    long long left = deadline - now_ms();
+    if (left <= 0) { kill(pid, SIGKILL); break; }
+    if (poll(p, n, static_cast<int>(left)) < 0) break;
+    for (int k = 0; k < n; ++k) {
+      if (!p[k].revents) continue;
+      if (idx[k] == 2) {
+        ssize_t w = write(in_fd, input.data() + written, input.size() - written);
+        if (w > 0) written += w;
+        if (w <= 0 || written == input.size()) { close(in_fd); in_fd = -1; }
+        continue;
+      }
+      char buf[4096];
+      ssize_t r = read(fds[idx[k]], buf, sizeof buf);
+      if (r > 0) bufs[idx[k]]->append(buf, r);
+      else open_[idx[k]] = false;
+    }
+  }
+  if (in_fd >= 0) close(in_fd);
+}
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& opts) {
+  int out[2], err[2], in[2];
+  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(in, O_CLOEXEC))
+    throw std::runtime_error("pipe2 failed");
+  signal(SIGPIPE, SIG_IGN);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  std::vector<std::string> env = base_env(opts.env);
+  std::vector<char*> cargv, cenv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), cenv.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  ProcessResult r;
+  if (rc != 0) {
+    close(in[1]); close(out[0]); close(err[0]);
+    r.err = std::string("posix_spawnp: ") + strerror(rc);
+    return r;
+  }
+  int fds[2] = {out[0], err[0]};
+  std::string* bufs[2] = {&r.out, &r.err};
+  pump(fds, bufs, opts.stdin_data.empty() ? (close(in[1]), -1) : in[1], opts.stdin_data, pid,
+       opts.timeout_ms);
+  close(out[0]);
+  close(err[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.term_signal = WTERMSIG(status);
+  return r;
+}
+
+ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions opts) {
+  std::vector<std::string> argv = {GPUENV_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  opts.env.emplace("GPUENV_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
+  opts.env.emplace("GPUENV_CUDA_LIBRARY", "/nonexistent/libcuda.so.1");
+  return run_process(argv, opts);
+}
+
+std::string write_temp_file(const std::string& name, const std::string& content) {
+  char tmpl[] = "/tmp/gpuenv-test-XXXXXX";
+  const char* dir = mkdtemp(tmpl);
+  if (!dir) throw std::runtime_error("mkdtemp failed");
+  std::string path = std::string(dir) + "/" + name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+}  // namespace gpuenv::testing

@@ -1,0 +1,35 @@
+// Runs a program for end-to-end tests and captures what it did.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpuenv::testing {
+
+struct ProcessResult {
+  int exit_code = -1;    // exit status, or -1 when killed
+  int term_signal = 0;   // the signal that ended it, if any
+  std::string out, err;
+};
+
+struct ProcessOptions {
+  // Variables to set (on top of a clean base environment: PATH, HOME,
+  // and nothing NVIDIA/CUDA-related from the test runner).
+  std::map<std::string, std::string> env;
+  std::string stdin_data;
+  int timeout_ms = 20000;  // killed (SIGKILL) after this
+};
+
+/// Runs argv[0] (looked up on PATH) and waits for it.
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& opts = {});
+
+/// The gpuenv binary under test (GPUENV_BIN) with a stand-in NVML by
+/// default: GPUENV_NVML_LIBRARY points at a library that does not exist,
+/// so a test never reaches a real driver unless it says so.
+ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions opts = {});
+
+/// Writes a file under a fresh temp dir and returns its path.
+std::string write_temp_file(const std::string& name, const std::string& content);
+
+}  // namespace gpuenv::testing
