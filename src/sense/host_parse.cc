@@ -424,6 +424,50 @@ std::map<std::string, std::string> parse_environ(std::string_view text) {
   return env;
 }
 
+std::optional<std::string> proc_status_field(std::string_view text,
+                                             std::string_view name) {
+  for (std::string_view line : lines(text)) {
+    std::size_t colon = line.find(':');
+    if (colon != std::string_view::npos && line.substr(0, colon) == name)
+      return std::string(trim(line.substr(colon + 1)));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> container_hint(std::string_view text) {
+  static constexpr std::pair<std::string_view, std::string_view> kHints[] = {
+      {"kubepods", "kubernetes"}, {"kubelet", "kubernetes"},
+      {"libpod", "podman"},       {"containers/storage", "podman"},
+      {"docker", "docker"},       {"containerd", "containerd"},
+      {"lxc", "lxc"},
+  };
+  for (auto [token, kind] : kHints)
+    if (text.find(token) != std::string_view::npos) return std::string(kind);
+  return std::nullopt;
+}
+
+std::string container_kind(std::string_view value) {
+  value = trim(value);
+  for (std::string_view kind : {"docker", "podman", "kubernetes", "containerd"})
+    if (value == kind) return std::string(kind);
+  if (value.substr(0, 3) == "lxc") return "lxc";  // lxc, lxc-libvirt
+  return "other";
+}
+
+std::optional<bool> interface_up(std::string_view operstate,
+                                  std::optional<std::string_view> flags) {
+  operstate = trim(operstate);
+  if (operstate == "up") return true;
+  for (std::string_view s : {"down", "lowerlayerdown", "notpresent", "dormant"})
+    if (operstate == s) return false;
+  std::string_view f = flags ? trim(*flags) : std::string_view();
+  if (f.substr(0, 2) != "0x" || f.size() < 3) return std::nullopt;
+  std::uint64_t bits = 0;
+  auto [end, ec] = std::from_chars(f.data() + 2, f.data() + f.size(), bits, 16);
+  if (ec != std::errc() || end != f.data() + f.size()) return std::nullopt;
+  return (bits & 0x1) != 0;  // IFF_UP
+}
+
 std::map<std::string, std::string> parse_key_values(std::string_view text) {
   std::map<std::string, std::string> out;
   for (std::string_view line : lines(text)) {

@@ -120,6 +120,27 @@ bool parse_size_option(const std::vector<std::string>& options,
 /// names wins (as getenv does); entries without '=' are skipped.
 std::map<std::string, std::string> parse_environ(std::string_view text);
 
+/// The value of `name` in /proc/<pid>/status ("Cpus_allowed_list:\t0-3"),
+/// trimmed; nullopt when the field is absent.
+std::optional<std::string> proc_status_field(std::string_view text,
+                                             std::string_view name);
+
+/// The container runtime a cgroup path or mount source names, if any:
+/// "kubepods"/"kubelet" -> kubernetes, "libpod"/"containers/storage" ->
+/// podman, "docker" -> docker, "containerd" -> containerd, "lxc" -> lxc,
+/// checked in that order (Kubernetes runs on top of the others).
+std::optional<std::string> container_hint(std::string_view text);
+
+/// The `container` environment variable (systemd's convention) as one of
+/// docker|podman|kubernetes|containerd|lxc, else "other".
+std::string container_kind(std::string_view value);
+
+/// Whether a network interface is up, from /sys/class/net/X/operstate and,
+/// when that says "unknown" (loopback, tun), the IFF_UP bit of its hex
+/// flags ("0x1003"). nullopt when neither tells.
+std::optional<bool> interface_up(std::string_view operstate,
+                                 std::optional<std::string_view> flags);
+
 /// "key = value" lines (pyvenv.cfg); '#' comments and other lines skipped.
 std::map<std::string, std::string> parse_key_values(std::string_view text);
 

@@ -1,0 +1,201 @@
+/* Scenario files for the stand-in NVIDIA libraries (fake_nvml.c and
+ * fake_cuda.c). One record per line: a kind word, then key=value tokens.
+ * Values may be "double quoted" to hold spaces; '#' starts a comment.
+ *
+ *   system driver=580.95.05 cuda=13000 cuda_order=1,0
+ *   gpu name="NVIDIA H200" cc=9.0 mem=150754820096 free=... numa=0 ...
+ *   mig gpu=0 slot=1 name="..." uuid=MIG-... mem=... gi=3 ci=0
+ *   pair a=0 b=1 topo=40 p2p=0 nvlink=0     # one pair (either order)
+ *   pairs topo=50 p2p=0 nvlink=0            # every pair not listed
+ *   fault init=18                           # nvmlInit* returns 18
+ *   fault lost=1 after=2                    # GPU 1: GPU_IS_LOST from its 3rd query on
+ *   fault fn=nvmlDeviceGetPowerManagementLimit code=999 gpu=0
+ *   fault cuinit=802                        # cuInit returns 802
+ *
+ * A key missing from a gpu line makes the matching query answer "not
+ * supported". Everything is static storage: nothing to free. C99. */
+#ifndef GPUENV_FAKE_SCENARIO_H
+#define GPUENV_FAKE_SCENARIO_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCN_MAX_RECORDS 64
+#define SCN_MAX_KEYS 32
+#define SCN_KEY_LEN 24
+#define SCN_VALUE_LEN 128
+
+typedef struct {
+  char key[SCN_KEY_LEN];
+  char value[SCN_VALUE_LEN];
+} scn_kv;
+
+typedef struct {
+  char kind[SCN_KEY_LEN];
+  int n;
+  scn_kv kv[SCN_MAX_KEYS];
+} scn_record;
+
+typedef struct {
+  int n;
+  scn_record rec[SCN_MAX_RECORDS];
+} scn_scenario;
+
+static const char* scn_skip_space(const char* p) {
+  while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') ++p;
+  return p;
+}
+
+/* Copies one word (up to '=', space or end; or a "quoted" run) into out.
+ * Returns the position after it, or NULL when it does not fit or a quote
+ * is unterminated. */
+static const char* scn_word(const char* p, char* out, size_t cap, int stop_at_equals) {
+  size_t n = 0;
+  int quoted = (*p == '"');
+  if (quoted) ++p;
+  while (*p && (quoted ? *p != '"' : (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n' &&
+                                      !(stop_at_equals && *p == '=')))) {
+    if (n + 1 >= cap) return NULL;
+    out[n++] = *p++;
+  }
+  out[n] = '\0';
+  if (quoted) {
+    if (*p != '"') return NULL;
+    ++p;
+  }
+  return p;
+}
+
+/* Parses one line into rec; returns 0 for a blank line, 1 for a record,
+ * -1 for an error. */
+static int scn_parse_line(const char* p, scn_record* rec) {
+  memset(rec, 0, sizeof(*rec));
+  p = scn_skip_space(p);
+  if (*p == '\0' || *p == '#') return 0;
+  p = scn_word(p, rec->kind, sizeof(rec->kind), 1);
+  if (p == NULL) return -1;
+  for (p = scn_skip_space(p); *p && *p != '#'; p = scn_skip_space(p)) {
+    scn_kv* kv;
+    if (rec->n == SCN_MAX_KEYS) return -1;
+    kv = &rec->kv[rec->n++];
+    p = scn_word(p, kv->key, sizeof(kv->key), 1);
+    if (p == NULL || *p != '=') return -1;
+    p = scn_word(p + 1, kv->value, sizeof(kv->value), 0);
+    if (p == NULL) return -1;
+  }
+  return 1;
+}
+
+/* Loads path into s. Returns 0, or -1 with a message in err. */
+static int scn_load(scn_scenario* s, const char* path, char* err, size_t errlen) {
+  char line[2048];
+  int lineno = 0;
+  FILE* f = fopen(path, "r");
+  memset(s, 0, sizeof(*s));
+  if (f == NULL) {
+    snprintf(err, errlen, "cannot open scenario %s", path);
+    return -1;
+  }
+  while (fgets(line, sizeof(line), f) != NULL) {
+    int rc;
+    ++lineno;
+    if (s->n == SCN_MAX_RECORDS) rc = -1;
+    else rc = scn_parse_line(line, &s->rec[s->n]);
+    if (rc < 0) {
+      snprintf(err, errlen, "%s:%d: cannot parse this line", path, lineno);
+      fclose(f);
+      return -1;
+    }
+    s->n += rc;
+  }
+  fclose(f);
+  return 0;
+}
+
+static const char* scn_get(const scn_record* r, const char* key) {
+  int i;
+  if (r == NULL) return NULL;
+  for (i = 0; i < r->n; ++i)
+    if (strcmp(r->kv[i].key, key) == 0) return r->kv[i].value;
+  return NULL;
+}
+
+/* 1 when key is present and a whole number, with it in *out. */
+static int scn_get_ll(const scn_record* r, const char* key, long long* out) {
+  const char* v = scn_get(r, key);
+  char* end;
+  if (v == NULL || *v == '\0') return 0;
+  *out = strtoll(v, &end, 0);
+  return *end == '\0';
+}
+
+/* 1 when key holds "a/b" (both whole numbers). */
+static int scn_get_pair(const scn_record* r, const char* key, long long* a, long long* b) {
+  const char* v = scn_get(r, key);
+  char* end;
+  if (v == NULL) return 0;
+  *a = strtoll(v, &end, 0);
+  if (*end != '/') return 0;
+  *b = strtoll(end + 1, &end, 0);
+  return *end == '\0';
+}
+
+static int scn_count(const scn_scenario* s, const char* kind) {
+  int i, n = 0;
+  for (i = 0; i < s->n; ++i) n += strcmp(s->rec[i].kind, kind) == 0;
+  return n;
+}
+
+/* The nth record of a kind, or NULL. */
+static const scn_record* scn_nth(const scn_scenario* s, const char* kind, int nth) {
+  int i;
+  for (i = 0; i < s->n; ++i)
+    if (strcmp(s->rec[i].kind, kind) == 0 && nth-- == 0) return &s->rec[i];
+  return NULL;
+}
+
+/* The first record of a kind whose key equals value (as a number). */
+static const scn_record* scn_find(const scn_scenario* s, const char* kind, const char* key,
+                                  long long value) {
+  int i;
+  long long v;
+  for (i = 0; i < s->n; ++i)
+    if (strcmp(s->rec[i].kind, kind) == 0 && scn_get_ll(&s->rec[i], key, &v) && v == value)
+      return &s->rec[i];
+  return NULL;
+}
+
+/* The code of a `fault fn=<fn> code=N [gpu=I]` line matching fn and gpu
+ * (gpu < 0: a call about no GPU), or 0. */
+static int scn_fault(const scn_scenario* s, const char* fn, int gpu) {
+  int i;
+  for (i = 0; i < s->n; ++i) {
+    const scn_record* r = &s->rec[i];
+    const char* name = scn_get(r, "fn");
+    long long code = 0, g = -1;
+    if (strcmp(r->kind, "fault") != 0 || name == NULL || strcmp(name, fn) != 0) continue;
+    if (scn_get_ll(r, "gpu", &g) && g != gpu) continue;
+    if (scn_get_ll(r, "code", &code)) return (int)code;
+  }
+  return 0;
+}
+
+/* The value of a fault line's key (e.g. init=18), or 0. */
+static int scn_fault_value(const scn_scenario* s, const char* key) {
+  int i;
+  long long v;
+  for (i = 0; i < s->n; ++i)
+    if (strcmp(s->rec[i].kind, "fault") == 0 && scn_get_ll(&s->rec[i], key, &v)) return (int)v;
+  return 0;
+}
+
+/* Appends a line to the trace file, if one is open. */
+static void scn_trace(FILE* trace, const char* fn) {
+  if (trace == NULL) return;
+  fputs(fn, trace);
+  fputc('\n', trace);
+  fflush(trace);
+}
+
+#endif
