@@ -5,14 +5,14 @@
 namespace gpuenv {
 namespace {
 
-std::vector<std::string> split_commas(const std::string& s) {
+std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {
-    size_t comma = s.find(',', start);
-    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+    size_t at = s.find(sep, start);
+    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) break;
+    start = at + 1;
   }
   return out;
 }
@@ -45,36 +45,82 @@ std::vector<VisibleDevice> default_devices(const Machine& m) {
 
 struct Lookup {
   std::optional<VisibleDevice> device;
-  std::string error;
+  std::string error;    // why the entry ends the list
+  bool quiet = false;   // an intended end ("-1"), not a problem
+  std::string warning;  // the entry was used, but not as written
 };
 
+Lookup fail(std::string error) { return {std::nullopt, std::move(error)}; }
+
+// The driver reads an ordinal like strtol: a sign, then digits; whatever
+// follows the digits is ignored ("1gpu" is 1). A negative one ends the list.
 Lookup by_ordinal(const std::vector<VisibleDevice>& all, const std::string& tok) {
-  if (tok.empty() || tok.size() > 6 || tok.find_first_not_of("0123456789") != std::string::npos)
-    return {std::nullopt, "\"" + tok + "\" is neither a device index nor a GPU-/MIG- UUID"};
-  size_t i = std::stoul(tok);
+  if (tok == "NoDevFiles") {  // what Slurm sets for a job without GPUs
+    Lookup l = fail("NoDevFiles");
+    l.quiet = true;
+    return l;
+  }
+  size_t first = !tok.empty() && (tok[0] == '+' || tok[0] == '-') ? 1 : 0;
+  size_t end = std::min(tok.find_first_not_of("0123456789", first), tok.size());
+  if (end == first) return fail("\"" + tok + "\" is neither a device index nor a GPU-/MIG- UUID");
+  std::string digits = tok.substr(first, end - first);
+  bool zero = digits.find_first_not_of('0') == std::string::npos;
+  if (tok[0] == '-' && !zero) {
+    Lookup l = fail("the negative index " + tok + " ends the list");
+    l.quiet = tok == "-1";  // the usual way to hide every GPU
+    return l;
+  }
+  size_t i = digits.size() > 6 ? all.size() : std::stoul(digits);
   if (i >= all.size())
-    return {std::nullopt, "device index " + tok + " does not exist (" + std::to_string(all.size()) +
-                              " device(s) present)"};
-  return {all[i], ""};
+    return fail("device index " + digits + " does not exist (" + std::to_string(all.size()) +
+                " device(s) present)");
+  Lookup l{all[i], ""};
+  if (end != tok.size() || first != 0) l.warning = "\"" + tok + "\" is read as index " + digits;
+  return l;
+}
+
+// CUDA 11's MIG-GPU-<gpu uuid>/<gpu instance>/<compute instance> form.
+Lookup by_legacy_mig(const Machine& m, const std::string& tok) {
+  std::vector<std::string> parts = split(tok.substr(4), '/');
+  if (parts.size() != 3) return fail("no device has the UUID " + tok);
+  for (const auto& g : m.gpus) {
+    if (g.problem || g.uuid != parts[0]) continue;
+    for (const auto& d : g.mig_devices)
+      if (d.gpu_instance_id && d.compute_instance_id &&
+          std::to_string(*d.gpu_instance_id) == parts[1] &&
+          std::to_string(*d.compute_instance_id) == parts[2])
+        return {VisibleDevice{&g, &d}, ""};
+  }
+  return fail("no MIG device matches " + tok);
 }
 
 // UUIDs may be given as any unique prefix, as CUDA accepts.
 Lookup by_uuid(const Machine& m, const std::string& tok) {
+  if (starts_with(tok, "MIG-GPU-")) return by_legacy_mig(m, tok);
   std::vector<VisibleDevice> hits;
   for (const auto& g : m.gpus) {
-    if (starts_with(tok, "GPU-") && g.uuid && starts_with(*g.uuid, tok) && !g.problem)
-      hits.push_back({&g, nullptr});
+    if (g.problem) continue;
+    if (starts_with(tok, "GPU-") && g.uuid && starts_with(*g.uuid, tok)) hits.push_back({&g, nullptr});
     for (const auto& d : g.mig_devices)
       if (starts_with(tok, "MIG-") && starts_with(d.uuid, tok)) hits.push_back({&g, &d});
   }
   if (hits.size() == 1) return {hits[0], ""};
-  if (hits.empty()) return {std::nullopt, "no device has the UUID " + tok};
-  return {std::nullopt, "the UUID prefix " + tok + " matches " + std::to_string(hits.size()) +
-                            " devices; give more of it"};
+  if (hits.empty()) return fail("no device has the UUID " + tok);
+  return fail("the UUID prefix " + tok + " matches " + std::to_string(hits.size()) +
+              " devices; give more of it");
 }
 
 bool same(const VisibleDevice& a, const VisibleDevice& b) {
   return a.gpu == b.gpu && a.mig == b.mig;
+}
+
+bool listed(const std::vector<VisibleDevice>& devices, const VisibleDevice& d) {
+  return std::any_of(devices.begin(), devices.end(), [&](const auto& e) { return same(e, d); });
+}
+
+Lookup lookup(const Machine& m, const std::vector<VisibleDevice>& all, const std::string& tok) {
+  return starts_with(tok, "GPU-") || starts_with(tok, "MIG-") ? by_uuid(m, tok)
+                                                              : by_ordinal(all, tok);
 }
 
 }  // namespace
@@ -91,21 +137,23 @@ Visibility visible_devices(const Machine& m, const std::string* cvd) {
     return v;
   }
   v.restricted = true;
-  for (const std::string& raw : split_commas(*cvd)) {
+  if (trim(*cvd).empty()) return v;  // "": no device at all
+  auto problem = [&](const std::string& what) { v.problem = "CUDA_VISIBLE_DEVICES=" + *cvd + ": " + what; };
+  for (const std::string& raw : split(*cvd, ',')) {
     std::string tok = trim(raw);
-    if (tok.empty() && cvd->find_first_not_of(" \t") == std::string::npos) break;  // "": none
-    Lookup hit = (starts_with(tok, "GPU-") || starts_with(tok, "MIG-")) ? by_uuid(m, tok)
-                                                                       : by_ordinal(all, tok);
-    if (hit.device && std::any_of(v.devices.begin(), v.devices.end(),
-                                  [&](const VisibleDevice& d) { return same(d, *hit.device); }))
-      hit = {std::nullopt, "device " + tok + " is listed twice"};
+    Lookup hit = lookup(m, all, tok);
+    if (hit.device && listed(v.devices, *hit.device)) {
+      // A repeated device makes the driver drop the whole list.
+      v.devices.clear();
+      problem("device " + tok + " is listed twice, which makes CUDA hide every device");
+      return v;
+    }
     if (!hit.device) {
       // CUDA stops at the first entry it cannot use; later ones are ignored.
-      if (tok != "-1" && tok != "NoDevFiles")
-        v.problem = "CUDA_VISIBLE_DEVICES=" + *cvd + ": " + hit.error +
-                    "; CUDA ignores this entry and every one after it";
-      break;
+      if (!hit.quiet) problem(hit.error + "; CUDA ignores this entry and every one after it");
+      return v;
     }
+    if (!hit.warning.empty() && !v.problem) problem(hit.warning);
     v.devices.push_back(*hit.device);
   }
   return v;

@@ -1,0 +1,107 @@
+"""A GPT-2-small training loop on synthetic data, for measuring what the
+environment does to PyTorch: tokens/s in fp32 (TF32 or not), and the time
+to the first compiled step (compile caches). Prints one JSON line."""
+import argparse
+import json
+import math
+import os
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.out = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab=50304, seq=1024, d=768, layers=12, heads=12):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(seq, d)
+        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.tok.weight
+
+    def forward(self, idx, targets):
+        t = idx.shape[1]
+        x = self.tok(idx) + self.pos(torch.arange(t, device=idx.device))
+        for blk in self.blocks:
+            x = blk(x)
+        logits = self.head(self.ln(x))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--seq", type=int, default=1024)
+    p.add_argument("--compile", action="store_true")
+    p.add_argument("--label", default="")
+    a = p.parse_args()
+    t0 = time.perf_counter()
+    torch.manual_seed(0)
+    dev = "cuda"
+    model = GPT(seq=a.seq).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
+    step_fn = torch.compile(model) if a.compile else model
+    gen = torch.Generator(device=dev).manual_seed(1)
+
+    def step():
+        x = torch.randint(0, 50304, (a.batch, a.seq), device=dev, generator=gen)
+        loss = step_fn(x, x)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    loss = step()
+    torch.cuda.synchronize()
+    first_step_s = time.perf_counter() - t0
+    for _ in range(a.warmup):
+        step()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(a.steps):
+        loss = step()
+    torch.cuda.synchronize()
+    dt = time.perf_counter() - start
+    assert math.isfinite(loss.item()), "loss is not finite"
+    print(json.dumps({
+        "label": a.label,
+        "tokens_per_s": a.batch * a.seq * a.steps / dt,
+        "first_step_s": first_step_s,
+        "loss": loss.item(),
+        "compile": a.compile,
+        "tf32_override": os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"),
+        "fp32_precision": torch.backends.cuda.matmul.fp32_precision
+        if hasattr(torch.backends.cuda.matmul, "fp32_precision") else None,
+        "inductor_cache": os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
+        "torch": torch.__version__,
+        "gpu": torch.cuda.get_device_name(0),
+    }), flush=True)
+
+
+if __name__ == "__main__":
+    main()

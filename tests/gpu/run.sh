@@ -1,0 +1,51 @@
+#!/bin/bash
+# make test-gpu: on a machine with an NVIDIA GPU, the real NVML path end to
+# end, plus the measurements behind docs/performance.md. Exits non-zero when
+# a check fails. Results go to $OUT (default /tmp/gpuenv-gpu).
+set -u
+cd "$(dirname "$0")/../.."
+BIN=${GPUENV_BIN:-build/gpuenv}
+OUT=${OUT:-/tmp/gpuenv-gpu}
+PY=${PYTHON:-python3}
+mkdir -p "$OUT"
+fail=0
+check() { if "$@"; then echo "ok: $*"; else echo "FAILED: $*"; fail=1; fi; }
+export PYTHONUNBUFFERED=1
+
+echo "== detect / explain / env on $(hostname), $(date -u +%FT%TZ)"
+nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
+$BIN --version
+$BIN detect
+$BIN detect --json > "$OUT/detect.json"; check test -s "$OUT/detect.json"
+$BIN detect --cuda --json > "$OUT/detect-cuda.json"
+$BIN explain | tee "$OUT/explain.txt"
+$BIN env | tee "$OUT/env.sh"
+check $PY - "$OUT/detect.json" <<'PYEOF'
+import json, subprocess, sys
+m = json.load(open(sys.argv[1]))
+smi = subprocess.run(["nvidia-smi", "--query-gpu=uuid,compute_cap,memory.total", "--format=csv,noheader,nounits"],
+                     capture_output=True, text=True).stdout.strip().splitlines()
+assert len(m["gpus"]) == len(smi), (len(m["gpus"]), smi)
+for g, line in zip(m["gpus"], smi):
+    uuid, cc, mem = [x.strip() for x in line.split(",")]
+    assert g["uuid"] == uuid and g["compute_capability"] == cc, (g, line)
+    assert g["memory_total_bytes"] // (1024 * 1024) == int(mem), (g["memory_total_bytes"], mem)
+print("detect --json agrees with nvidia-smi on", len(smi), "GPU(s)")
+PYEOF
+check $BIN run -- $PY -c 'import os, torch; assert os.environ["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] == "1"; assert torch.cuda.is_available(); print("run: torch sees", torch.cuda.get_device_name(0))'
+
+echo "== detect vs nvidia-smi"
+$PY tests/gpu/time_detect.py "$BIN" 30 | tee "$OUT/time_detect.txt"
+
+echo "== fp32 GPT-2-small training loop: plain vs under gpuenv run"
+$PY tests/gpu/gpt_train.py --label plain | tee "$OUT/train.jsonl"
+$BIN run -- $PY tests/gpu/gpt_train.py --label gpuenv-run | tee -a "$OUT/train.jsonl"
+
+echo "== torch.compile warm-up: cache root on a surviving directory"
+CACHE=$(mktemp -d /tmp/gpuenv-cache-XXXX)
+$BIN run --cache-root "$CACHE" -- $PY tests/gpu/gpt_train.py --compile --steps 5 --label compile-first | tee "$OUT/compile.jsonl"
+$BIN run --cache-root "$CACHE" -- $PY tests/gpu/gpt_train.py --compile --steps 5 --label compile-second | tee -a "$OUT/compile.jsonl"
+# A new container: the default caches under /tmp and ~ start empty.
+rm -rf /tmp/torchinductor_$(id -un) ~/.triton/cache
+env -u TORCHINDUCTOR_CACHE_DIR -u TRITON_CACHE_DIR TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 $PY tests/gpu/gpt_train.py --compile --steps 5 --label compile-default-new-container | tee -a "$OUT/compile.jsonl"
+exit $fail
