@@ -1,0 +1,88 @@
+// detect, env, explain, run.
+#include "act/env_format.h"
+#include "act/run.h"
+#include "cli/context.h"
+#include "cli/exit_codes.h"
+#include "decide/decide.h"
+#include "model/snapshot.h"
+
+namespace gpuenv {
+
+std::function<int()> setup_detect(CLI::App* sub, Context* ctx) {
+  auto json = std::make_shared<bool>(false);
+  sub->add_flag("--json", *json, "Print the machine snapshot (versioned JSON)");
+  ctx->add_common_flags(sub);
+  return [ctx, json] {
+    Machine m;
+    if (!ctx->load_machine(&m)) return int(kExitBadInput);
+    std::string out = *json ? machine_to_json(m) : render_detect(m, ctx->style(stdout));
+    std::fputs(out.c_str(), stdout);
+    return int(kExitOk);
+  };
+}
+
+std::function<int()> setup_env(CLI::App* sub, Context* ctx) {
+  auto format = std::make_shared<std::string>("sh");
+  sub->add_option("--format", *format, "sh (default, safe to eval), dotenv (docker --env-file), json")
+      ->option_text("sh|dotenv|json");
+  ctx->add_common_flags(sub);
+  return [ctx, format] {
+    EnvFormat f;
+    if (!parse_env_format(*format, &f)) {
+      print_error("--format " + *format + ": expected sh, dotenv or json");
+      return int(kExitUsage);
+    }
+    Machine m;
+    if (!ctx->load_machine(&m)) return int(kExitBadInput);
+    Plan plan = decide(m, ctx->plan_options(m));
+    std::string out, err;
+    if (!format_env(plan.settings, f, &out, &err)) {
+      print_error(err);
+      return int(kExitFailure);
+    }
+    std::fputs(out.c_str(), stdout);
+    return int(kExitOk);
+  };
+}
+
+std::function<int()> setup_explain(CLI::App* sub, Context* ctx) {
+  auto json = std::make_shared<bool>(false);
+  sub->add_flag("--json", *json, "The plan as JSON");
+  ctx->add_common_flags(sub);
+  return [ctx, json] {
+    Machine m;
+    if (!ctx->load_machine(&m)) return int(kExitBadInput);
+    Plan plan = decide(m, ctx->plan_options(m));
+    std::string out = *json ? plan_to_json(plan) : render_explain(plan, ctx->style(stdout));
+    std::fputs(out.c_str(), stdout);
+    return int(kExitOk);
+  };
+}
+
+std::function<int()> setup_run(CLI::App* sub, Context* ctx) {
+  auto command = std::make_shared<std::vector<std::string>>();
+  ctx->add_common_flags(sub);
+  sub->add_option("command", *command, "The command and its arguments")->option_text("CMD...");
+  sub->prefix_command();
+  return [ctx, sub, command] {
+    std::vector<std::string> argv = *command;
+    for (const auto& extra : sub->remaining()) argv.push_back(extra);
+    if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
+    if (argv.empty()) {
+      print_error("run: no command given; usage: gpuenv run [--] COMMAND [ARG...]");
+      return int(kExitUsage);
+    }
+    Machine m;
+    if (!ctx->load_machine(&m)) return int(kExitBadInput);
+    Plan plan = decide(m, ctx->plan_options(m));
+    for (const auto& n : plan.notes)
+      if (n.severity != Severity::kInfo) print_error(n.rule + ": " + n.message);
+    std::string warning, err;
+    int code = exec_with_plan(plan, argv, &warning, &err);
+    if (!warning.empty()) print_error(warning);
+    print_error(err);
+    return code;
+  };
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,98 @@
+#include "cli/context.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "model/env_names.h"
+#include "model/snapshot.h"
+
+namespace gpuenv {
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+}  // namespace
+
+void print_error(const std::string& message) { std::fprintf(stderr, "gpuenv: %s\n", message.c_str()); }
+
+void Context::add_common_flags(CLI::App* sub) {
+  Common* c = &common;
+  sub->add_option("--machine", c->machine_file,
+                  "Work from a snapshot (gpuenv detect --json) instead of this machine")
+      ->option_text("FILE");
+  sub->add_flag("--cuda", c->cuda, "Also query the CUDA driver (cuInit: slower)");
+  sub->add_flag("--override", c->override_user, "Replace variables you already set");
+  sub->add_flag("--ptx", c->ptx, "Add +PTX to TORCH_CUDA_ARCH_LIST");
+  sub->add_option("--cache-root", c->cache_root,
+                  "Persistent cache root (default: $GPUENV_CACHE_ROOT, $XDG_CACHE_HOME/gpuenv, ~/.cache/gpuenv)")
+      ->option_text("DIR");
+  sub->add_flag("--no-color", c->no_color, "No ANSI colour (also: NO_COLOR)");
+}
+
+Style Context::style(FILE* stream) const {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  bool color = !common.no_color && isatty(fileno(stream)) && !(no_color && *no_color) &&
+               !(term && std::string(term) == "dumb");
+  return {color};
+}
+
+SenseOptions Context::sense_options() const {
+  SenseOptions o;
+  o.with_cuda = common.cuda;
+  o.nvml_library = env_or("GPUENV_NVML_LIBRARY", o.nvml_library);
+  o.cuda_library = env_or("GPUENV_CUDA_LIBRARY", o.cuda_library);
+  return o;
+}
+
+bool Context::load_machine(Machine* m) const {
+  if (common.machine_file.empty()) {
+    *m = sense_machine(sense_options());
+    return true;
+  }
+  std::ifstream in(common.machine_file, std::ios::binary);
+  if (!in) {
+    print_error("cannot read " + common.machine_file + ": " + std::strerror(errno) +
+                "; pass a snapshot written by `gpuenv detect --json > FILE`");
+    return false;
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string err;
+  if (!machine_from_json(buf.str(), m, &err)) {
+    print_error(common.machine_file + ": " + err);
+    return false;
+  }
+  return true;
+}
+
+std::string Context::cache_root() const {
+  if (!common.cache_root.empty()) return common.cache_root;
+  std::string root = env_or("GPUENV_CACHE_ROOT", "");
+  if (!root.empty()) return root;
+  std::string xdg = env_or("XDG_CACHE_HOME", "");
+  if (!xdg.empty()) return xdg + "/gpuenv";
+  std::string home = env_or("HOME", "");
+  return home.empty() ? "" : home + "/.cache/gpuenv";
+}
+
+Options Context::plan_options(const Machine& m) const {
+  Options o;
+  o.ptx = common.ptx;
+  o.override_user = common.override_user;
+  o.cache_root = cache_root();
+  o.env = m.env;
+  for (const auto& name : steering_env_names())
+    if (const char* v = std::getenv(name.c_str())) o.env[name] = v;
+  return o;
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,66 @@
+// What every subcommand shares: the common flags and the steps from them to
+// a Machine, Options and a Plan. Commands live in cli/cmd_*.cc and are
+// listed in cli/commands.cc.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "act/report.h"
+#include "model/machine.h"
+#include "model/plan.h"
+#include "sense/sense.h"
+
+namespace gpuenv {
+
+/// Flags every subcommand takes.
+struct Common {
+  std::string machine_file;  // --machine
+  bool cuda = false;         // --cuda
+  bool override_user = false;
+  bool ptx = false;
+  std::string cache_root;
+  bool no_color = false;
+};
+
+class Context {
+ public:
+  Common common;
+
+  /// Adds the common flags to a subcommand.
+  void add_common_flags(CLI::App* sub);
+  /// The Machine: sensed live, or read from --machine FILE. On failure
+  /// prints the reason and returns false (exit with kExitBadInput).
+  bool load_machine(Machine* m) const;
+  SenseOptions sense_options() const;
+  /// The snapshot's recorded variables with the live process's on top.
+  Options plan_options(const Machine& m) const;
+  /// The resolved cache root (--cache-root, GPUENV_CACHE_ROOT, XDG, HOME).
+  std::string cache_root() const;
+  Style style(FILE* stream) const;
+};
+
+/// Prints "gpuenv: MESSAGE" on stderr.
+void print_error(const std::string& message);
+
+/// A subcommand: `setup` adds its flags to `sub` and returns the action to
+/// run once the command line has been parsed (returns the exit code).
+struct Command {
+  const char* name;
+  const char* help;
+  std::function<int()> (*setup)(CLI::App* sub, Context* ctx);
+};
+
+/// Every subcommand, in the order `gpuenv --help` lists them.
+const std::vector<Command>& commands();
+
+// The core commands (cli/cmd_core.cc).
+std::function<int()> setup_detect(CLI::App* sub, Context* ctx);
+std::function<int()> setup_env(CLI::App* sub, Context* ctx);
+std::function<int()> setup_explain(CLI::App* sub, Context* ctx);
+std::function<int()> setup_run(CLI::App* sub, Context* ctx);
+
+}  // namespace gpuenv
