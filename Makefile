@@ -3,7 +3,7 @@
 
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ pkg-config clang libclang-rt-14-dev \
-  libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev libsqlite3-dev
 
 all: build
 

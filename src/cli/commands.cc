@@ -1,3 +1,6 @@
+#include "cli/cmd_bench.h"
+#include "cli/cmd_container.h"
+#include "cli/cmd_inspect.h"
 #include "cli/context.h"
 
 namespace gpuenv {
@@ -8,6 +11,11 @@ const std::vector<Command>& commands() {
       {"env", "Print the environment to use (eval \"$(gpuenv env)\")", setup_env},
       {"explain", "Show each setting with the reason for it", setup_explain},
       {"run", "Run a command under the environment: gpuenv run [--] CMD ...", setup_run},
+      {"init", "Container entrypoint: sense, decide, write the plan, run CMD: gpuenv init [--] CMD ...", setup_init},
+      {"serve", "Run a service as a non-root user: gpuenv serve jupyter|ssh", setup_serve},
+      {"inspect", "List the CUDA kernels in binaries and whether each GPU can run them", setup_inspect},
+      {"bench", "Measure the GPUs (GEMM, memory, host links, P2P, NCCL) against their spec peaks", setup_bench},
+      {"check", "Health check: gpuenv check [--quick | --long]; exit status pass/fail", setup_check},
   };
   return kCommands;
 }

@@ -8,8 +8,8 @@ std::optional<int> read(const Options& o, const char* name, int min, LaunchEnv* 
   if (!raw) return std::nullopt;
   std::optional<int> v = parse_count(*raw);
   if (v && *v >= min) return v;
-  out->malformed.push_back(std::string(name) + "=" + *raw + " is not " +
-                           (min > 0 ? "a positive integer" : "a non-negative integer"));
+  out->malformed[name] = std::string(name) + "=" + *raw + " is not " +
+                         (min > 0 ? "a positive integer" : "a non-negative integer");
   return std::nullopt;
 }
 

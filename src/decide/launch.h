@@ -2,9 +2,9 @@
 // this process, read from Options::env. Shared by the cpu, nccl and mig rules.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "model/plan.h"
 
@@ -15,7 +15,9 @@ struct LaunchEnv {
   std::optional<int> local_rank;        // set and a valid number
   std::optional<int> local_world_size;  // set, a number, at least 1
   std::optional<int> world_size;        // set, a number, at least 1
-  std::vector<std::string> malformed;   // "LOCAL_RANK=abc is not a number"
+  // name -> "LOCAL_RANK=abc is not a non-negative integer", for each variable
+  // that is set but unusable (it then reads as unset above)
+  std::map<std::string, std::string> malformed;
 };
 
 LaunchEnv launch_env(const Options& o);

@@ -8,6 +8,14 @@
 namespace gpuenv {
 namespace {
 
+Setting setting(std::string name, std::string value, std::string reason) {
+  Setting s;
+  s.name = std::move(name);
+  s.value = std::move(value);
+  s.reason = std::move(reason);
+  return s;
+}
+
 // The distinct GPU models present, in NVML order ("RTX 3090, RTX 4090").
 std::string models(const Machine& m) {
   std::set<std::string> seen;
@@ -23,7 +31,8 @@ std::string models(const Machine& m) {
 std::string order_reason(const Machine& m) {
   std::string why = "CUDA's default FASTEST_FIRST may number GPUs differently from nvidia-smi";
   if (m.gpus.size() > 1 && models(m).find(", ") != std::string::npos)
-    why = "this box mixes " + models(m) + ", which CUDA's default FASTEST_FIRST numbers "
+    why = "this box mixes " + models(m) +
+          ", which CUDA's default FASTEST_FIRST numbers "
           "fastest first, unlike nvidia-smi";
   return why + "; PCI bus order makes CUDA_VISIBLE_DEVICES indices mean what nvidia-smi shows";
 }
@@ -34,8 +43,9 @@ std::optional<Note> visibility_note(const Machine& m, const Options& o) {
     std::string msg = *v.problem;
     if (v.devices.empty()) msg += ", so CUDA will see no GPU";
     return Note{Severity::kWarning, "",
-                msg + "; fix: list device indices or GPU-/MIG- UUIDs from `nvidia-smi -L`, "
-                      "comma-separated"};
+                msg +
+                    "; fix: list device indices or GPU-/MIG- UUIDs from `nvidia-smi -L`, "
+                    "comma-separated"};
   }
   if (v.restricted && v.devices.empty())
     return Note{Severity::kWarning, "",
@@ -50,7 +60,7 @@ std::optional<Note> visibility_note(const Machine& m, const Options& o) {
 Decision rule_devices(const Machine& m, const Options& o) {
   Decision d;
   if (m.gpus.empty()) return d;
-  d.settings.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID", order_reason(m)});
+  d.settings.push_back(setting("CUDA_DEVICE_ORDER", "PCI_BUS_ID", order_reason(m)));
   if (auto note = visibility_note(m, o)) d.notes.push_back(*note);
   return d;
 }

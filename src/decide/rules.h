@@ -30,5 +30,6 @@ Decision rule_caches(const Machine&, const Options&);     // CUDA_CACHE_*, induc
 Decision rule_cpu(const Machine&, const Options&);        // OMP_NUM_THREADS, affinity
 Decision rule_nccl(const Machine&, const Options&);       // NCCL_*
 Decision rule_mig(const Machine&, const Options&);        // MIG addressing and warnings
+Decision rule_measured(const Machine&, const Options&);   // what gpuenv bench measured
 
 }  // namespace gpuenv

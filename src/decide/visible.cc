@@ -50,31 +50,25 @@ struct Lookup {
   std::string warning;  // the entry was used, but not as written
 };
 
-Lookup fail(std::string error) { return {std::nullopt, std::move(error)}; }
+Lookup found(VisibleDevice d) { return {d, "", false, ""}; }
+Lookup fail(std::string error, bool quiet = false) { return {std::nullopt, std::move(error), quiet, ""}; }
 
 // The driver reads an ordinal like strtol: a sign, then digits; whatever
 // follows the digits is ignored ("1gpu" is 1). A negative one ends the list.
 Lookup by_ordinal(const std::vector<VisibleDevice>& all, const std::string& tok) {
-  if (tok == "NoDevFiles") {  // what Slurm sets for a job without GPUs
-    Lookup l = fail("NoDevFiles");
-    l.quiet = true;
-    return l;
-  }
+  if (tok == "NoDevFiles") return fail(tok, true);  // what Slurm sets for a job without GPUs
   size_t first = !tok.empty() && (tok[0] == '+' || tok[0] == '-') ? 1 : 0;
   size_t end = std::min(tok.find_first_not_of("0123456789", first), tok.size());
   if (end == first) return fail("\"" + tok + "\" is neither a device index nor a GPU-/MIG- UUID");
   std::string digits = tok.substr(first, end - first);
   bool zero = digits.find_first_not_of('0') == std::string::npos;
-  if (tok[0] == '-' && !zero) {
-    Lookup l = fail("the negative index " + tok + " ends the list");
-    l.quiet = tok == "-1";  // the usual way to hide every GPU
-    return l;
-  }
+  // "-1" is the usual way to hide every GPU
+  if (tok[0] == '-' && !zero) return fail("the negative index " + tok + " ends the list", tok == "-1");
   size_t i = digits.size() > 6 ? all.size() : std::stoul(digits);
   if (i >= all.size())
     return fail("device index " + digits + " does not exist (" + std::to_string(all.size()) +
                 " device(s) present)");
-  Lookup l{all[i], ""};
+  Lookup l = found(all[i]);
   if (end != tok.size() || first != 0) l.warning = "\"" + tok + "\" is read as index " + digits;
   return l;
 }
@@ -86,10 +80,9 @@ Lookup by_legacy_mig(const Machine& m, const std::string& tok) {
   for (const auto& g : m.gpus) {
     if (g.problem || g.uuid != parts[0]) continue;
     for (const auto& d : g.mig_devices)
-      if (d.gpu_instance_id && d.compute_instance_id &&
-          std::to_string(*d.gpu_instance_id) == parts[1] &&
+      if (d.gpu_instance_id && d.compute_instance_id && std::to_string(*d.gpu_instance_id) == parts[1] &&
           std::to_string(*d.compute_instance_id) == parts[2])
-        return {VisibleDevice{&g, &d}, ""};
+        return found({&g, &d});
   }
   return fail("no MIG device matches " + tok);
 }
@@ -104,23 +97,20 @@ Lookup by_uuid(const Machine& m, const std::string& tok) {
     for (const auto& d : g.mig_devices)
       if (starts_with(tok, "MIG-") && starts_with(d.uuid, tok)) hits.push_back({&g, &d});
   }
-  if (hits.size() == 1) return {hits[0], ""};
+  if (hits.size() == 1) return found(hits[0]);
   if (hits.empty()) return fail("no device has the UUID " + tok);
   return fail("the UUID prefix " + tok + " matches " + std::to_string(hits.size()) +
               " devices; give more of it");
 }
 
-bool same(const VisibleDevice& a, const VisibleDevice& b) {
-  return a.gpu == b.gpu && a.mig == b.mig;
-}
+bool same(const VisibleDevice& a, const VisibleDevice& b) { return a.gpu == b.gpu && a.mig == b.mig; }
 
 bool listed(const std::vector<VisibleDevice>& devices, const VisibleDevice& d) {
   return std::any_of(devices.begin(), devices.end(), [&](const auto& e) { return same(e, d); });
 }
 
 Lookup lookup(const Machine& m, const std::vector<VisibleDevice>& all, const std::string& tok) {
-  return starts_with(tok, "GPU-") || starts_with(tok, "MIG-") ? by_uuid(m, tok)
-                                                              : by_ordinal(all, tok);
+  return starts_with(tok, "GPU-") || starts_with(tok, "MIG-") ? by_uuid(m, tok) : by_ordinal(all, tok);
 }
 
 }  // namespace

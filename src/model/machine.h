@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "model/measurement.h"
+
 namespace gpuenv {
 
 /// Bumped whenever a field changes meaning or is removed; additions keep it.
@@ -146,6 +148,9 @@ struct Machine {
   // (CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, LOCAL_RANK, and every
   // variable a rule may set). Only these names: no secrets in snapshots.
   std::map<std::string, std::string> env;
+  // The latest stored figures of `gpuenv bench` / `gpuenv check` for this
+  // machine (store/), read while sensing; empty when never measured.
+  std::vector<Measurement> measurements;
   friend bool operator==(const Machine&, const Machine&) = default;
 };
 

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "model/measurement_json.h"
+
 namespace gpuenv {
 namespace {
 
@@ -349,6 +351,7 @@ Machine read_machine(const Reader& r) {
     for (const auto& [k, val] : env.raw().items())
       m.env[k] = Reader(val, env.path() + "." + k).str();
   }
+  if (std::string e; !measurements_from_json(r.raw(), &m.measurements, &e)) r.fail(e);
   return m;
 }
 
@@ -382,6 +385,7 @@ std::string machine_to_json(const Machine& m, int indent) {
             {"host", host_json(m.host)},
             {"torch", torch},
             {"env", m.env}};
+  measurements_to_json(m.measurements, &j);
   // ordered output keeps diffs of committed fixtures readable
   return j.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -390,7 +394,7 @@ bool machine_from_json(const std::string& text, Machine* out, std::string* err) 
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e999
     *err = std::string("not valid JSON: ") + e.what();
     return false;
   }

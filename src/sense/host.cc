@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -190,15 +191,16 @@ void load_proc_self(Ctx& ctx) {
 // The CPU limit set in one cgroup directory (nullopt: none there).
 bool cpu_limit_in(const Ctx& ctx, int version, const std::string& dir,
                   std::optional<double>* cpus, std::string* err) {
-  std::optional<std::string> a, b;
-  std::string fa = dir + (version == 2 ? "/cpu.max" : "/cpu.cfs_quota_us");
-  std::string fb = dir + "/cpu.cfs_period_us";
-  if (!read_optional(ctx, fa, &a, err)) return false;
-  if (version == 1 && !read_optional(ctx, fb, &b, err)) return false;
-  bool ok = !a || (version == 1 && !b) ? (cpus->reset(), true)
-            : version == 2             ? parse_cpu_max(*a, cpus, err)
-                                       : parse_cfs_quota(*a, *b, cpus, err);
-  if (!ok) *err = fa + ": " + *err;
+  std::string path = dir + (version == 2 ? "/cpu.max" : "/cpu.cfs_quota_us");
+  std::optional<std::string> quota, period;
+  if (!read_optional(ctx, path, &quota, err)) return false;
+  if (version == 1 && !read_optional(ctx, dir + "/cpu.cfs_period_us", &period, err))
+    return false;
+  cpus->reset();
+  if (!quota || (version == 1 && !period)) return true;
+  bool ok = version == 2 ? parse_cpu_max(*quota, cpus, err)
+                         : parse_cfs_quota(*quota, *period, cpus, err);
+  if (!ok) *err = path + ": " + *err;
   return ok;
 }
 
@@ -242,11 +244,12 @@ void sense_cgroup_limits(const Ctx& ctx) {
   if (memory)
     ctx.host->cgroup_memory_limit_bytes = tightest<std::uint64_t>(
         ctx, *memory, memory_limit_in, "host_cgroup_memory_unreadable");
+  std::string missing = !cpu && !memory ? "cpu and memory controllers"
+                        : !cpu          ? "cpu controller"
+                                        : "memory controller";
   if (!cpu || !memory)
     ctx.problem("host_cgroup_not_mounted",
-                std::string("no mounted cgroup hierarchy has the ") +
-                    (cpu ? "memory" : "cpu") + " controller (/proc/self/mountinfo)",
-                kFixCgroup);
+                "/proc/self/mountinfo: no cgroup mount has the " + missing, kFixCgroup);
 }
 
 // --- memory, usable CPUs --------------------------------------------------
@@ -321,18 +324,22 @@ bool numa_node_from_sysfs(const Ctx& ctx, int index, NumaNode* node,
   return true;
 }
 
+// "node12" -> 12.
+bool node_index(const std::string& name, int* index) {
+  if (name.rfind("node", 0) != 0 || name.size() == 4) return false;
+  const char* end = name.data() + name.size();
+  auto [p, ec] = std::from_chars(name.data() + 4, end, *index);
+  return ec == std::errc() && p == end && *index >= 0;
+}
+
 bool numa_from_sysfs(const Ctx& ctx, std::vector<NumaNode>* nodes,
                      std::string* err) {
   std::vector<std::string> names;
   if (!fs::list_dir(ctx.at("/sys/devices/system/node"), &names, err)) return false;
   for (const std::string& name : names) {
     int index = 0;
-    std::vector<int> digits;  // "node12" -> 12, via the CPU-number parser
-    if (name.rfind("node", 0) != 0 || !parse_cpu_list(name.substr(4), &digits, err) ||
-        digits.size() != 1 || name.find_first_of(",-", 4) != std::string::npos)
-      continue;
-    index = digits[0];
     NumaNode node;
+    if (!node_index(name, &index)) continue;
     if (!numa_node_from_sysfs(ctx, index, &node, err)) return false;
     nodes->push_back(std::move(node));
   }

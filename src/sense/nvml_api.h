@@ -1,7 +1,7 @@
 // The subset of NVML that gpuenv uses, declared here and nowhere else.
 // Matches nvml.h of CUDA 12.x/13.0 (NVML API version 12, driver 525-580).
-// Only sense/nvml.cc includes this; nothing links against NVML: the library
-// is dlopened at run time (see NvmlLibrary).
+// Only sense/nvml_*.cc include this; nothing links against NVML: the library
+// is dlopened at run time (see nvml_library.h).
 #pragma once
 
 #include <cstddef>
@@ -64,6 +64,19 @@ struct PciInfo {
 static_assert(sizeof(PciInfo) == 68);
 static_assert(offsetof(PciInfo, bus_id) == 36);
 
+// The nvmlPciInfo_t of NVML before the _v2 functions (what the unversioned
+// nvmlDeviceGetPciInfo fills): a 16-byte "0000:3B:00.0" bus id, no 32-byte one.
+struct PciInfoV1 {
+  char bus_id[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_sub_system_id;
+  unsigned int reserved[4];
+};
+static_assert(sizeof(PciInfoV1) == 52);
+
 // nvmlMemory_t (nvmlDeviceGetMemoryInfo).
 struct Memory {
   unsigned long long total;
@@ -91,6 +104,9 @@ static_assert(kMemoryV2Version == 0x02000028);
 
 // nvmlEnableState_t
 enum : int { kFeatureDisabled = 0, kFeatureEnabled = 1 };
+
+// NVML_DEVICE_MIG_DISABLE / NVML_DEVICE_MIG_ENABLE (nvmlDeviceGetMigMode)
+enum : unsigned int { kDeviceMigDisable = 0, kDeviceMigEnable = 1 };
 
 // nvmlComputeMode_t
 enum : int {
@@ -136,7 +152,8 @@ using SystemGetCudaDriverVersionFn = Return (*)(int*);
 using DeviceGetCountFn = Return (*)(unsigned int*);
 using DeviceGetHandleByIndexFn = Return (*)(unsigned int, Device*);
 using DeviceGetStringFn = Return (*)(Device, char*, unsigned int);  // Name, UUID
-using DeviceGetPciInfoFn = Return (*)(Device, PciInfo*);
+using DeviceGetPciInfoFn = Return (*)(Device, PciInfo*);      // _v3, _v2
+using DeviceGetPciInfoV1Fn = Return (*)(Device, PciInfoV1*);  // unversioned
 using DeviceGetCudaComputeCapabilityFn = Return (*)(Device, int*, int*);
 using DeviceGetMemoryInfoFn = Return (*)(Device, Memory*);
 using DeviceGetMemoryInfoV2Fn = Return (*)(Device, MemoryV2*);
@@ -152,5 +169,32 @@ using DeviceGetCpuAffinityFn = Return (*)(Device, unsigned int, unsigned long*);
 using DeviceGetNumaNodeIdFn = Return (*)(Device, unsigned int*);
 using DeviceGetTopologyCommonAncestorFn = Return (*)(Device, Device, int*);
 using DeviceGetP2PStatusFn = Return (*)(Device, Device, int, int*);
+
+// ---- Watched while `gpuenv check --long` runs (sense/nvml_watch.cc) ----
+
+// nvmlTemperatureSensors_t
+enum : int { kTemperatureGpu = 0 };
+// nvmlMemoryErrorType_t, nvmlEccCounterType_t
+enum : int { kMemoryErrorCorrected = 0, kMemoryErrorUncorrected = 1 };
+enum : int { kVolatileEcc = 0, kAggregateEcc = 1 };
+// nvmlClocksEventReasons (formerly nvmlClocksThrottleReasons) bits.
+inline constexpr unsigned long long kClocksEventGpuIdle = 0x1;
+inline constexpr unsigned long long kClocksEventApplicationsClocksSetting = 0x2;
+inline constexpr unsigned long long kClocksEventSwPowerCap = 0x4;
+inline constexpr unsigned long long kClocksEventHwSlowdown = 0x8;
+inline constexpr unsigned long long kClocksEventSyncBoost = 0x10;
+inline constexpr unsigned long long kClocksEventSwThermalSlowdown = 0x20;
+inline constexpr unsigned long long kClocksEventHwThermalSlowdown = 0x40;
+inline constexpr unsigned long long kClocksEventHwPowerBrakeSlowdown = 0x80;
+inline constexpr unsigned long long kClocksEventDisplayClockSetting = 0x100;
+
+using DeviceGetHandleByUuidFn = Return (*)(const char*, Device*);
+using DeviceGetClockInfoFn = Return (*)(Device, int, unsigned int*);    // nvmlClockType_t
+using DeviceGetTemperatureFn = Return (*)(Device, int, unsigned int*);  // nvmlTemperatureSensors_t
+using DeviceGetPowerUsageFn = Return (*)(Device, unsigned int*);        // milliwatts
+using DeviceGetClocksEventReasonsFn = Return (*)(Device, unsigned long long*);
+using DeviceGetTotalEccErrorsFn = Return (*)(Device, int, int, unsigned long long*);
+// corrected rows, uncorrected rows, remapping pending, remapping failed
+using DeviceGetRemappedRowsFn = Return (*)(Device, unsigned int*, unsigned int*, unsigned int*, unsigned int*);
 
 }  // namespace gpuenv::nvml

@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Each user calls only some of these helpers. */
+#define SCN_FN static __attribute__((unused))
+
 #define SCN_MAX_RECORDS 64
 #define SCN_MAX_KEYS 32
 #define SCN_KEY_LEN 24
@@ -42,7 +45,7 @@ typedef struct {
   scn_record rec[SCN_MAX_RECORDS];
 } scn_scenario;
 
-static const char* scn_skip_space(const char* p) {
+SCN_FN const char* scn_skip_space(const char* p) {
   while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') ++p;
   return p;
 }
@@ -50,12 +53,13 @@ static const char* scn_skip_space(const char* p) {
 /* Copies one word (up to '=', space or end; or a "quoted" run) into out.
  * Returns the position after it, or NULL when it does not fit or a quote
  * is unterminated. */
-static const char* scn_word(const char* p, char* out, size_t cap, int stop_at_equals) {
+SCN_FN const char* scn_word(const char* p, char* out, size_t cap, int stop_at_equals) {
   size_t n = 0;
   int quoted = (*p == '"');
   if (quoted) ++p;
-  while (*p && (quoted ? *p != '"' : (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n' &&
-                                      !(stop_at_equals && *p == '=')))) {
+  while (*p && (quoted ? *p != '"'
+                       : (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n' &&
+                          !(stop_at_equals && *p == '=')))) {
     if (n + 1 >= cap) return NULL;
     out[n++] = *p++;
   }
@@ -69,7 +73,7 @@ static const char* scn_word(const char* p, char* out, size_t cap, int stop_at_eq
 
 /* Parses one line into rec; returns 0 for a blank line, 1 for a record,
  * -1 for an error. */
-static int scn_parse_line(const char* p, scn_record* rec) {
+SCN_FN int scn_parse_line(const char* p, scn_record* rec) {
   memset(rec, 0, sizeof(*rec));
   p = scn_skip_space(p);
   if (*p == '\0' || *p == '#') return 0;
@@ -88,7 +92,7 @@ static int scn_parse_line(const char* p, scn_record* rec) {
 }
 
 /* Loads path into s. Returns 0, or -1 with a message in err. */
-static int scn_load(scn_scenario* s, const char* path, char* err, size_t errlen) {
+SCN_FN int scn_load(scn_scenario* s, const char* path, char* err, size_t errlen) {
   char line[2048];
   int lineno = 0;
   FILE* f = fopen(path, "r");
@@ -100,8 +104,10 @@ static int scn_load(scn_scenario* s, const char* path, char* err, size_t errlen)
   while (fgets(line, sizeof(line), f) != NULL) {
     int rc;
     ++lineno;
-    if (s->n == SCN_MAX_RECORDS) rc = -1;
-    else rc = scn_parse_line(line, &s->rec[s->n]);
+    if (s->n == SCN_MAX_RECORDS)
+      rc = -1;
+    else
+      rc = scn_parse_line(line, &s->rec[s->n]);
     if (rc < 0) {
       snprintf(err, errlen, "%s:%d: cannot parse this line", path, lineno);
       fclose(f);
@@ -113,7 +119,7 @@ static int scn_load(scn_scenario* s, const char* path, char* err, size_t errlen)
   return 0;
 }
 
-static const char* scn_get(const scn_record* r, const char* key) {
+SCN_FN const char* scn_get(const scn_record* r, const char* key) {
   int i;
   if (r == NULL) return NULL;
   for (i = 0; i < r->n; ++i)
@@ -122,7 +128,7 @@ static const char* scn_get(const scn_record* r, const char* key) {
 }
 
 /* 1 when key is present and a whole number, with it in *out. */
-static int scn_get_ll(const scn_record* r, const char* key, long long* out) {
+SCN_FN int scn_get_ll(const scn_record* r, const char* key, long long* out) {
   const char* v = scn_get(r, key);
   char* end;
   if (v == NULL || *v == '\0') return 0;
@@ -131,7 +137,7 @@ static int scn_get_ll(const scn_record* r, const char* key, long long* out) {
 }
 
 /* 1 when key holds "a/b" (both whole numbers). */
-static int scn_get_pair(const scn_record* r, const char* key, long long* a, long long* b) {
+SCN_FN int scn_get_pair(const scn_record* r, const char* key, long long* a, long long* b) {
   const char* v = scn_get(r, key);
   char* end;
   if (v == NULL) return 0;
@@ -141,34 +147,23 @@ static int scn_get_pair(const scn_record* r, const char* key, long long* a, long
   return *end == '\0';
 }
 
-static int scn_count(const scn_scenario* s, const char* kind) {
+SCN_FN int scn_count(const scn_scenario* s, const char* kind) {
   int i, n = 0;
   for (i = 0; i < s->n; ++i) n += strcmp(s->rec[i].kind, kind) == 0;
   return n;
 }
 
 /* The nth record of a kind, or NULL. */
-static const scn_record* scn_nth(const scn_scenario* s, const char* kind, int nth) {
+SCN_FN const scn_record* scn_nth(const scn_scenario* s, const char* kind, int nth) {
   int i;
   for (i = 0; i < s->n; ++i)
     if (strcmp(s->rec[i].kind, kind) == 0 && nth-- == 0) return &s->rec[i];
   return NULL;
 }
 
-/* The first record of a kind whose key equals value (as a number). */
-static const scn_record* scn_find(const scn_scenario* s, const char* kind, const char* key,
-                                  long long value) {
-  int i;
-  long long v;
-  for (i = 0; i < s->n; ++i)
-    if (strcmp(s->rec[i].kind, kind) == 0 && scn_get_ll(&s->rec[i], key, &v) && v == value)
-      return &s->rec[i];
-  return NULL;
-}
-
 /* The code of a `fault fn=<fn> code=N [gpu=I]` line matching fn and gpu
  * (gpu < 0: a call about no GPU), or 0. */
-static int scn_fault(const scn_scenario* s, const char* fn, int gpu) {
+SCN_FN int scn_fault(const scn_scenario* s, const char* fn, int gpu) {
   int i;
   for (i = 0; i < s->n; ++i) {
     const scn_record* r = &s->rec[i];
@@ -182,7 +177,7 @@ static int scn_fault(const scn_scenario* s, const char* fn, int gpu) {
 }
 
 /* The value of a fault line's key (e.g. init=18), or 0. */
-static int scn_fault_value(const scn_scenario* s, const char* key) {
+SCN_FN int scn_fault_value(const scn_scenario* s, const char* key) {
   int i;
   long long v;
   for (i = 0; i < s->n; ++i)
@@ -191,7 +186,7 @@ static int scn_fault_value(const scn_scenario* s, const char* key) {
 }
 
 /* Appends a line to the trace file, if one is open. */
-static void scn_trace(FILE* trace, const char* fn) {
+SCN_FN void scn_trace(FILE* trace, const char* fn) {
   if (trace == NULL) return;
   fputs(fn, trace);
   fputc('\n', trace);

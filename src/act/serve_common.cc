@@ -1,0 +1,208 @@
+#include "act/serve_common.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+namespace gpuenv {
+namespace {
+
+std::string errno_text(const std::string& call, const std::string& arg, int e = errno) {
+  return call + "(" + arg + "): " + std::strerror(e);
+}
+
+Account from_passwd(const passwd& pw) {
+  return {pw.pw_name, pw.pw_uid, pw.pw_gid, pw.pw_dir ? pw.pw_dir : "/",
+          pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh"};
+}
+
+bool lookup_uid(uid_t uid, Account* out, std::string* err) {
+  std::vector<char> buf(16384);
+  passwd pw, *found = nullptr;
+  int rc = getpwuid_r(uid, &pw, buf.data(), buf.size(), &found);
+  if (!found) {
+    *err = "uid " + std::to_string(uid) + " has no entry in the password database" +
+           (rc ? std::string(": ") + std::strerror(rc) : "");
+    return false;
+  }
+  *out = from_passwd(pw);
+  return true;
+}
+
+bool own_account(const std::string& requested, Account* out, std::string* err) {
+  if (!lookup_uid(geteuid(), out, err)) return false;
+  if (requested.empty() || requested == out->name) return true;
+  *err = "cannot run as " + requested + ": switching users needs root, and gpuenv runs as " +
+         out->name;
+  return false;
+}
+
+std::vector<char*> c_argv(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+bool write_all(int fd, const std::string& content) {
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+bool lookup_account(const std::string& name, Account* out, std::string* err) {
+  std::vector<char> buf(16384);
+  passwd pw, *found = nullptr;
+  int rc = getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found);
+  if (!found) {
+    *err = "no user named " + name + (rc ? std::string(": ") + std::strerror(rc) : "");
+    return false;
+  }
+  *out = from_passwd(pw);
+  return true;
+}
+
+bool choose_account(const std::string& requested, bool allow_root, Account* out, std::string* err) {
+  if (geteuid() != 0) return own_account(requested, out, err);
+  if (requested.empty()) {
+    if (allow_root) return lookup_uid(0, out, err);
+    *err = "running as root and no user given: pass --user NAME or set GPUENV_USER";
+    return false;
+  }
+  if (!lookup_account(requested, out, err)) return false;
+  if (out->uid == 0 && !allow_root) {
+    *err = "user " + requested + " is root (uid 0)";
+    return false;
+  }
+  return true;
+}
+
+void use_account_env(const Account& a) {
+  setenv("HOME", a.home.c_str(), 1);
+  setenv("USER", a.name.c_str(), 1);
+  setenv("LOGNAME", a.name.c_str(), 1);
+  setenv("SHELL", a.shell.c_str(), 1);
+  for (const char* xdg : {"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
+                          "XDG_STATE_HOME"})
+    unsetenv(xdg);
+}
+
+bool drop_privileges(const Account& a, std::string* err) {
+  if (initgroups(a.name.c_str(), a.gid) != 0) *err = errno_text("initgroups", a.name);
+  else if (setgid(a.gid) != 0) *err = errno_text("setgid", std::to_string(a.gid));
+  else if (setuid(a.uid) != 0) *err = errno_text("setuid", std::to_string(a.uid));
+  else if (a.uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
+    *err = "setuid(" + std::to_string(a.uid) + ") left a way back to root";
+  if (!err->empty()) return false;
+  use_account_env(a);
+  return true;
+}
+
+std::string find_on_path(const std::vector<std::string>& names) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (const auto& name : names) {
+    size_t start = 0;
+    while (start <= dirs.size()) {
+      size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      std::string dir = dirs.substr(start, end - start);
+      std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+      if (is_executable_file(candidate)) return candidate;
+      start = end + 1;
+    }
+  }
+  return "";
+}
+
+bool run_program(const std::vector<std::string>& argv, std::string* err) {
+  std::vector<char*> args = c_argv(argv);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  if (rc != 0) {
+    *err = errno_text("posix_spawnp", argv[0], rc);
+    return false;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  *err = argv[0] + (WIFEXITED(status) ? " exited with status " + std::to_string(WEXITSTATUS(status))
+                                      : " was killed by signal " + std::to_string(WTERMSIG(status)));
+  return false;
+}
+
+int exec_program(const std::vector<std::string>& argv, std::string* err) {
+  std::vector<char*> args = c_argv(argv);
+  execvp(args[0], args.data());
+  int e = errno;
+  *err = "cannot run " + argv[0] + ": " + std::strerror(e);
+  return e == ENOENT ? 127 : 126;
+}
+
+bool make_dirs(const std::string& dir, mode_t mode, std::string* err) {
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos < dir.size() && dir[pos] != '/') continue;
+    std::string part = dir.substr(0, pos);
+    if (mkdir(part.c_str(), mode) == 0) {
+      chmod(part.c_str(), mode);  // exactly `mode`, whatever the umask
+    } else if (errno != EEXIST) {
+      *err = errno_text("mkdir", part);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool create_exclusive(const std::string& path, const std::string& content, mode_t mode,
+                      std::string* err) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) {
+    *err = errno_text("open", path);
+    return false;
+  }
+  bool ok = fchmod(fd, mode) == 0 && write_all(fd, content) && fsync(fd) == 0;
+  if (!ok) *err = errno_text("write", path);
+  close(fd);
+  if (!ok) unlink(path.c_str());
+  return ok;
+}
+
+bool read_file(const std::string& path, std::string* out, std::string* err) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *err = errno_text("open", path);
+    return false;
+  }
+  out->clear();
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out->append(buf, static_cast<size_t>(n));
+  if (n < 0) *err = errno_text("read", path);
+  close(fd);
+  return n == 0;
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,188 @@
+#include "act/serve_jupyter.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "act/init.h"
+#include "act/run.h"
+#include "act/serve_common.h"
+
+namespace gpuenv {
+namespace {
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string dir_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string trim(const std::string& s) {
+  const char* space = " \t\r\n";
+  size_t b = s.find_first_not_of(space);
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(space) - b + 1);
+}
+
+bool use_file_token(const std::string& path, std::string* token, std::string* err) {
+  std::string raw;
+  if (!read_file(path, &raw, err)) return false;
+  *token = trim(raw);
+  if (!valid_token(*token)) {
+    *err = path + ": expected one token (printable characters, no spaces)";
+    return false;
+  }
+  chmod(path.c_str(), 0600);  // best effort: a read-only mount keeps its mode
+  if (raw == *token) return true;
+  // Jupyter reads the file verbatim: rewrite it without the newline.
+  return write_file_atomic(path, *token, 0600, err);
+}
+
+bool new_token_file(const std::string& path, std::string* token, std::string* err) {
+  return generate_token(token, err) && make_dirs(dir_of(path), 0700, err) &&
+         create_exclusive(path, *token, 0600, err);
+}
+
+// GPUENV_JUPYTER_TOKEN, else Jupyter's own JUPYTER_TOKEN.
+std::string token_from_env() {
+  for (const char* name : {"GPUENV_JUPYTER_TOKEN", "JUPYTER_TOKEN"})
+    if (const char* v = std::getenv(name); v && *v) return v;
+  return "";
+}
+
+void print_url(const std::string& program, const JupyterOptions& o, const std::string& file,
+               const std::string& token, TokenSource source) {
+  std::string url = jupyter_url(program, o);
+  if (source == TokenSource::kGenerated)
+    std::fprintf(stderr,
+                 "gpuenv: Jupyter token generated and stored in %s (0600); shown only now:\n"
+                 "gpuenv:   %s?token=%s\n",
+                 file.c_str(), url.c_str(), token.c_str());
+  else
+    std::fprintf(stderr, "gpuenv: Jupyter at %s; the token is in %s%s\n", url.c_str(), file.c_str(),
+                 source == TokenSource::kEnv ? " (from the environment)" : "");
+}
+
+// As root: become the account (unless it is root, allowed explicitly).
+bool become(const Account& a, std::string* err) {
+  if (geteuid() != 0 || a.uid == 0) return true;
+  return drop_privileges(a, err);
+}
+
+bool check_root_dir(const std::string& dir, std::string* err) {
+  if (access(dir.c_str(), R_OK | X_OK) == 0) return true;
+  *err = "--root-dir " + dir + ": " + std::strerror(errno);
+  return false;
+}
+
+}  // namespace
+
+const std::vector<std::string>& jupyter_programs() {
+  static const std::vector<std::string> kPrograms = {"jupyter-lab", "jupyter-server",
+                                                     "jupyter-notebook"};
+  return kPrograms;
+}
+
+std::vector<std::string> jupyter_argv(const std::string& program, const JupyterOptions& o,
+                                      bool as_root) {
+  std::vector<std::string> argv = {program,
+                                   "--no-browser",
+                                   "--ip=" + o.ip,
+                                   "--port=" + std::to_string(o.port),
+                                   "--port-retries=0",
+                                   "--notebook-dir=" + o.root_dir};
+  if (as_root) argv.push_back("--allow-root");
+  return argv;
+}
+
+std::string jupyter_url(const std::string& program, const JupyterOptions& o) {
+  std::string host = o.ip;
+  if (host.empty() || host == "0.0.0.0" || host == "::" || host == "*") host = "127.0.0.1";
+  else if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  std::string name = base_name(program);
+  std::string path = name == "jupyter-lab" ? "/lab" : name == "jupyter-notebook" ? "/tree" : "/";
+  return "http://" + host + ":" + std::to_string(o.port) + path;
+}
+
+bool generate_token(std::string* out, std::string* err) {
+  unsigned char bytes[16];
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  bool ok = fd >= 0 && read(fd, bytes, sizeof bytes) == static_cast<ssize_t>(sizeof bytes);
+  if (!ok) *err = std::string("reading /dev/urandom: ") + std::strerror(errno);
+  if (fd >= 0) close(fd);
+  if (!ok) return false;
+  static const char kHex[] = "0123456789abcdef";
+  out->clear();
+  for (unsigned char b : bytes) {
+    out->push_back(kHex[b >> 4]);
+    out->push_back(kHex[b & 15]);
+  }
+  return true;
+}
+
+bool valid_token(const std::string& token) {
+  if (token.empty()) return false;
+  for (char c : token)
+    if (c <= ' ' || c > '~') return false;
+  return true;
+}
+
+bool ensure_token_file(const std::string& path, const std::string& env_token, std::string* token,
+                       TokenSource* source, std::string* err) {
+  if (!env_token.empty()) {
+    *token = env_token;
+    *source = TokenSource::kEnv;
+    if (valid_token(env_token))
+      return make_dirs(dir_of(path), 0700, err) && write_file_atomic(path, env_token, 0600, err);
+    *err = "GPUENV_JUPYTER_TOKEN (or JUPYTER_TOKEN): expected printable characters without spaces";
+    return false;
+  }
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0) {
+    *source = TokenSource::kFile;
+    return use_file_token(path, token, err);
+  }
+  *source = TokenSource::kGenerated;
+  return new_token_file(path, token, err);
+}
+
+int serve_jupyter(const JupyterOptions& o, const std::function<int(Plan*)>& make_plan,
+                  std::string* err) {
+  Account account;
+  if (!choose_account(o.user, o.allow_root, &account, err)) {
+    *err = "refusing to start Jupyter: " + *err +
+           (geteuid() == 0 ? " (Jupyter runs as root only with --allow-root)" : "");
+    return kExitServeConfig;
+  }
+  std::string program = find_on_path(jupyter_programs());
+  if (program.empty()) {
+    *err = "no Jupyter found on PATH (jupyter-lab, jupyter-server or jupyter-notebook): "
+           "pip install jupyterlab, or apt-get install jupyter-server";
+    return kExitCommandNotFound;
+  }
+  std::string given = token_from_env();
+  if (!become(account, err) || !check_root_dir(o.root_dir, err)) return kExitServeConfig;
+  Plan plan;
+  if (int code = make_plan(&plan)) return code;
+  std::string file = o.token_file.empty() ? account.home + "/.local/share/gpuenv/jupyter_token"
+                                          : o.token_file;
+  std::string token;
+  TokenSource source;
+  if (!ensure_token_file(file, given, &token, &source, err)) return kExitServeConfig;
+  apply_settings(plan);
+  setenv("JUPYTER_TOKEN_FILE", file.c_str(), 1);
+  unsetenv("JUPYTER_TOKEN");
+  unsetenv("GPUENV_JUPYTER_TOKEN");
+  print_url(program, o, file, token, source);
+  return exec_program(jupyter_argv(program, o, account.uid == 0), err);
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,61 @@
+// `gpuenv serve jupyter`: JupyterLab (else Jupyter Server, else Notebook) in
+// the foreground, as a non-root user, always behind a token.
+//
+// The token never appears on a command line (anyone can read
+// /proc/PID/cmdline) nor in the server's environment (kernels and terminals
+// inherit it, and `!env` in a shared notebook would show it). Jupyter reads
+// it from the file named by JUPYTER_TOKEN_FILE: a 0600 file of the user's.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/plan.h"
+
+namespace gpuenv {
+
+struct JupyterOptions {
+  int port = 8888;
+  std::string ip = "0.0.0.0";
+  std::string root_dir = "/workspace";
+  std::string user;        // --user, else GPUENV_USER
+  std::string token_file;  // "" = ~USER/.local/share/gpuenv/jupyter_token
+  bool allow_root = false;
+};
+
+/// Where the token came from.
+enum class TokenSource { kEnv, kFile, kGenerated };
+
+/// The Jupyter programs tried, in order: JupyterLab, Jupyter Server,
+/// Notebook (`jupyter lab` runs `jupyter-lab`, and so on).
+const std::vector<std::string>& jupyter_programs();
+
+/// The command line for `program` (a path ending in one of
+/// jupyter_programs()). It carries no secret.
+std::vector<std::string> jupyter_argv(const std::string& program, const JupyterOptions& o,
+                                      bool as_root);
+
+/// The URL to print: http://HOST:PORT/PATH, 127.0.0.1 for a wildcard ip.
+std::string jupyter_url(const std::string& program, const JupyterOptions& o);
+
+/// A new token: 128 bits from /dev/urandom as 32 hex digits.
+bool generate_token(std::string* out, std::string* err);
+
+/// True for a token Jupyter can take: printable ASCII without spaces.
+bool valid_token(const std::string& token);
+
+/// Makes `path` hold exactly the token, mode 0600: `env_token` when it is
+/// not empty (GPUENV_JUPYTER_TOKEN, else JUPYTER_TOKEN), else the file's own token (surrounding
+/// whitespace removed), else a new one created with O_EXCL.
+bool ensure_token_file(const std::string& path, const std::string& env_token, std::string* token,
+                       TokenSource* source, std::string* err);
+
+/// Chooses the user (dropping root for it), computes the plan as that user
+/// with `make_plan`, applies it, prepares the token and execs Jupyter.
+/// Returns only on failure: kExitServeConfig, 127 when no Jupyter is
+/// installed, or the plan's failure code from make_plan.
+int serve_jupyter(const JupyterOptions& o, const std::function<int(Plan*)>& make_plan,
+                  std::string* err);
+
+}  // namespace gpuenv

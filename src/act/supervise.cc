@@ -1,0 +1,151 @@
+#include "act/supervise.h"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace gpuenv {
+namespace {
+
+sigset_t wait_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : forwarded_signals()) sigaddset(&set, sig);
+  sigaddset(&set, SIGCHLD);
+  return set;
+}
+
+struct ChildSetup {
+  char* const* argv;
+  const sigset_t* mask;
+  const struct sigaction* ttin;
+  const struct sigaction* ttou;
+  bool take_terminal;
+  int err_fd;  // the exec errno goes here when exec fails
+};
+
+// Between fork and exec: async-signal-safe calls only.
+[[noreturn]] void exec_child(const ChildSetup& c) {
+  setpgid(0, 0);
+  if (c.take_terminal) tcsetpgrp(STDIN_FILENO, getpid());  // SIGTTOU is ignored here
+  sigaction(SIGTTIN, c.ttin, nullptr);
+  sigaction(SIGTTOU, c.ttou, nullptr);
+  sigprocmask(SIG_SETMASK, c.mask, nullptr);
+  execvp(c.argv[0], c.argv);
+  int e = errno;
+  ssize_t ignored = write(c.err_fd, &e, sizeof e);
+  (void)ignored;
+  _exit(e == ENOENT ? 127 : 126);
+}
+
+// Reaps every exited child; true once `child` is among them.
+bool reap(pid_t child, int* status) {
+  bool done = false;
+  int st = 0;
+  pid_t pid;
+  while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+    if (pid == child) {
+      *status = st;
+      done = true;
+    }
+  return done;
+}
+
+int wait_forwarding(pid_t child) {
+  sigset_t set = wait_set();
+  int status = 0;
+  for (;;) {
+    if (reap(child, &status)) return status;
+    timespec tick{1, 0};
+    siginfo_t info;
+    int sig = sigtimedwait(&set, &info, &tick);
+    if (sig > 0 && sig != SIGCHLD) kill(child, sig);
+  }
+}
+
+// The exec errno the child sent, or 0 when exec succeeded (pipe closed).
+int read_exec_errno(int fd) {
+  int e = 0;
+  ssize_t n;
+  do n = read(fd, &e, sizeof e);
+  while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(sizeof e) ? e : 0;
+}
+
+ChildExit exit_of(int status) {
+  ChildExit out;
+  out.started = true;
+  if (WIFEXITED(status)) out.code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    out.signal = WTERMSIG(status);
+    out.code = 128 + out.signal;
+  }
+  return out;
+}
+
+ChildExit not_started(const std::string& cmd, int e, std::string* err) {
+  *err = "cannot run " + cmd + ": " + std::strerror(e);
+  if (e == ENOENT) *err += " (not found on PATH)";
+  ChildExit out;
+  out.code = e == ENOENT ? 127 : 126;
+  return out;
+}
+
+}  // namespace
+
+const std::vector<int>& forwarded_signals() {
+  static const std::vector<int> kSignals = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
+                                            SIGUSR1, SIGUSR2, SIGWINCH};
+  return kSignals;
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+Supervisor::Supervisor() {
+  sigset_t set = wait_set();
+  sigprocmask(SIG_BLOCK, &set, &old_mask_);
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGTTIN, &ignore, &old_ttin_);
+  sigaction(SIGTTOU, &ignore, &old_ttou_);
+}
+
+Supervisor::~Supervisor() {
+  sigaction(SIGTTIN, &old_ttin_, nullptr);
+  sigaction(SIGTTOU, &old_ttou_, nullptr);
+  sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+ChildExit Supervisor::run(const std::vector<std::string>& argv, std::string* err) {
+  if (argv.empty()) return not_started("(no command)", ENOENT, err);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return not_started(argv[0], errno, err);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  bool take_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  ChildSetup setup{args.data(), &old_mask_, &old_ttin_, &old_ttou_, take_terminal, fds[1]};
+  pid_t pid = fork();
+  if (pid == 0) exec_child(setup);
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    return not_started(argv[0], errno, err);
+  }
+  int exec_errno = read_exec_errno(fds[0]);
+  close(fds[0]);
+  int status = wait_forwarding(pid);
+  if (exec_errno != 0) return not_started(argv[0], exec_errno, err);
+  return exit_of(status);
+}
+
+}  // namespace gpuenv

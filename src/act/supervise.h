@@ -1,0 +1,55 @@
+// `gpuenv init` as a container entrypoint: start the command as a child,
+// forward signals to it, reap zombies, and return its exit status.
+//
+// Why fork+exec+wait and not exec: behind tini, init is the process that
+// `docker stop` reaches (tini forwards SIGTERM to it). Exec would also work
+// for signals, but init stays a parent so that it can reap the orphans
+// re-parented to it (it is a child subreaper) and report how the command
+// ended in the structured log. The child gets its own process group and, when
+// init holds the terminal, the terminal's foreground: Ctrl-C then reaches the
+// command once, from the terminal, and not a second time through init.
+#pragma once
+
+#include <signal.h>
+
+#include <string>
+#include <vector>
+
+namespace gpuenv {
+
+/// The signals init forwards to its child.
+const std::vector<int>& forwarded_signals();
+
+/// How the child ended.
+struct ChildExit {
+  bool started = false;  // false: the command could not be executed
+  int code = 0;          // exit status; 128+signal when a signal ended it
+  int signal = 0;        // the signal that ended it, or 0
+};
+
+/// Holds the forwarded signals and SIGCHLD blocked from construction on.
+/// Construct it before anything can start a thread (sensing may load NVIDIA
+/// libraries that do), so that no thread takes a signal meant for the child;
+/// a signal that arrives early is forwarded once the child runs.
+class Supervisor {
+ public:
+  Supervisor();
+  ~Supervisor();
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+
+  /// Starts argv (looked up on PATH) with this process's environment, waits
+  /// for it while forwarding signals and reaping every child, and returns how
+  /// it ended. When it cannot be started, code is 127 (not found) or 126 and
+  /// *err says why.
+  ChildExit run(const std::vector<std::string>& argv, std::string* err);
+
+ private:
+  sigset_t old_mask_;
+  struct sigaction old_ttin_, old_ttou_;
+};
+
+/// "SIGTERM" for SIGTERM; "signal N" for one without a name.
+std::string signal_name(int sig);
+
+}  // namespace gpuenv

@@ -1,0 +1,143 @@
+#include "bench/check.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/report.h"
+#include "sense/nvml_api.h"
+
+namespace gpuenv::bench {
+namespace {
+
+using nlohmann::json;
+
+constexpr unsigned long long kHardwareSlowdown =
+    nvml::kClocksEventHwSlowdown | nvml::kClocksEventHwThermalSlowdown | nvml::kClocksEventHwPowerBrakeSlowdown;
+
+const char* verdict_name(Verdict v) {
+  return v == Verdict::kPass ? "pass" : v == Verdict::kWarn ? "warn" : "fail";
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+void problem_items(const std::vector<Problem>& ps, const std::string& where, std::vector<CheckItem>* out) {
+  for (const auto& p : ps) out->push_back({where, Verdict::kFail, p.message + (p.fix.empty() ? "" : "; " + p.fix)});
+}
+
+CheckItem ecc_item(const WatchedGpu& g) {
+  CheckItem item{g.uuid + " ECC", Verdict::kPass, "ECC counters not available"};
+  if (g.ecc_uncorrected_before && g.ecc_uncorrected_after) {
+    auto added = *g.ecc_uncorrected_after - *g.ecc_uncorrected_before;
+    item.message = fmt::format("{} new uncorrectable ECC errors", added);
+    if (added > 0) item.verdict = Verdict::kFail;
+    if (g.ecc_corrected_before && g.ecc_corrected_after)
+      item.message += fmt::format(", {} corrected", *g.ecc_corrected_after - *g.ecc_corrected_before);
+  }
+  if (g.remapping_failed.value_or(false))
+    item.verdict = Verdict::kFail, item.message += "; row remapping FAILED (the GPU needs service)";
+  else if (g.remapping_pending.value_or(false) && item.verdict == Verdict::kPass)
+    item.verdict = Verdict::kWarn, item.message += "; a row remapping is pending: reset the GPU when idle";
+  return item;
+}
+
+CheckItem clocks_item(const WatchedGpu& g) {
+  CheckItem item{g.uuid + " clocks", Verdict::kPass, fmt::format("{} NVML samples", g.samples)};
+  if (g.sm_mhz_min && g.sm_mhz_max) item.message += fmt::format("; SM clock {}-{} MHz", *g.sm_mhz_min, *g.sm_mhz_max);
+  if (g.temperature_max_c) item.message += fmt::format("; up to {} C", *g.temperature_max_c);
+  if (g.power_max_w) item.message += fmt::format("; up to {} W", *g.power_max_w);
+  if (!g.clock_events) return item;
+  unsigned long long ev = *g.clock_events;
+  if (ev) item.message += "; clocks held back by: " + join(clock_event_names(ev));
+  if (ev & kHardwareSlowdown)
+    item.verdict = Verdict::kFail, item.message += " (hardware slowdown: cooling, power delivery or a fault)";
+  else if (ev & nvml::kClocksEventSwThermalSlowdown)
+    item.verdict = Verdict::kWarn, item.message += " (running hot: check cooling)";
+  return item;
+}
+
+}  // namespace
+
+std::vector<CheckItem> machine_items(const Machine& m, const Plan& plan) {
+  std::vector<CheckItem> out;
+  problem_items(m.nvidia.problems, "nvidia", &out);
+  for (const auto& g : m.gpus)
+    if (g.problem) problem_items({*g.problem}, "GPU " + std::to_string(g.index), &out);
+  for (const auto& n : plan.notes) {
+    if (n.severity == Severity::kInfo) continue;
+    out.push_back({"plan " + n.rule, n.severity == Severity::kError ? Verdict::kFail : Verdict::kWarn, n.message});
+  }
+  if (m.gpus.empty() && m.nvidia.problems.empty())
+    out.push_back({"nvidia", Verdict::kFail, "no NVIDIA GPU was found"});
+  return out;
+}
+
+std::vector<CheckItem> result_items(const std::vector<Result>& results) {
+  std::vector<CheckItem> out;
+  for (const auto& r : results) {
+    CheckItem item{"GPU " + target_label(r) + " " + r.key, Verdict::kPass, ""};
+    if (r.status == Status::kSkipped) {
+      item.verdict = Verdict::kWarn, item.message = "skipped: " + r.message;
+    } else if (r.failed()) {
+      item.verdict = Verdict::kFail;
+      item.message = (r.status == Status::kWrong ? "wrong result: " : "failed: ") + r.message;
+    } else {
+      item.message = (r.value ? format_value(*r.value, r.unit()) + ", " : "") + r.detail;
+    }
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+std::vector<CheckItem> watch_items(const std::vector<WatchedGpu>& watched) {
+  std::vector<CheckItem> out;
+  for (const auto& g : watched) {
+    out.push_back(clocks_item(g));
+    out.push_back(ecc_item(g));
+  }
+  return out;
+}
+
+bool passed(const std::vector<CheckItem>& items) {
+  for (const auto& i : items)
+    if (i.verdict == Verdict::kFail) return false;
+  return true;
+}
+
+std::string render_check(const std::vector<CheckItem>& items, bool long_check, double seconds, const Style& st) {
+  std::string out;
+  for (const auto& i : items) {
+    std::string tag = i.verdict == Verdict::kPass ? "PASS" : i.verdict == Verdict::kWarn ? "WARN" : "FAIL";
+    if (st.color) tag = (i.verdict == Verdict::kPass ? "\033[32m" : i.verdict == Verdict::kWarn ? "\033[33m" : "\033[31m") + tag + "\033[0m";
+    out += fmt::format("{}  {:<28} {}\n", tag, printable(i.name), printable(i.message));
+  }
+  out += fmt::format("\ngpuenv check {}: {} in {:.1f} s\n", long_check ? "--long" : "--quick",
+                     passed(items) ? "passed" : "FAILED", seconds);
+  return out;
+}
+
+std::string check_json(const std::vector<CheckItem>& items, bool long_check, double seconds,
+                       const std::vector<Result>& results, const std::vector<WatchedGpu>& watched) {
+  json checks = json::array(), ws = json::array();
+  for (const auto& i : items) checks.push_back({{"name", i.name}, {"verdict", verdict_name(i.verdict)}, {"message", i.message}});
+  auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+  for (const auto& g : watched)
+    ws.push_back({{"uuid", g.uuid}, {"samples", g.samples}, {"sm_mhz_min", opt(g.sm_mhz_min)},
+                  {"sm_mhz_max", opt(g.sm_mhz_max)}, {"memory_mhz_min", opt(g.memory_mhz_min)},
+                  {"temperature_max_c", opt(g.temperature_max_c)}, {"power_max_w", opt(g.power_max_w)},
+                  {"clock_events", g.clock_events ? json(clock_event_names(*g.clock_events)) : json(nullptr)},
+                  {"ecc_uncorrected_before", opt(g.ecc_uncorrected_before)},
+                  {"ecc_uncorrected_after", opt(g.ecc_uncorrected_after)},
+                  {"remapping_pending", opt(g.remapping_pending)}, {"remapping_failed", opt(g.remapping_failed)}});
+  RunInfo info;
+  json rs = json::parse(results_json(info, results))["results"];
+  json j = {{"passed", passed(items)}, {"level", long_check ? "long" : "quick"}, {"seconds", seconds},
+            {"checks", checks},        {"results", rs},                          {"watch", ws}};
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace gpuenv::bench

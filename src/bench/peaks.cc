@@ -1,0 +1,84 @@
+#include "bench/peaks.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace gpuenv::bench {
+namespace {
+
+constexpr std::nullopt_t kNone = std::nullopt;
+
+// name, fp32, tf32, fp16, bf16, fp8 (TFLOP/s), memory GB/s
+const GpuPeaks kPeaks[] = {
+    // Blackwell, Hopper (SXM unless named), datacenter
+    {"NVIDIA B200", 75, 1125, 2250, 2250, 4500, 8000},
+    {"NVIDIA H200", 67, 494.7, 989.4, 989.4, 1978.9, 4800},
+    {"NVIDIA H200 NVL", 60, 417.5, 835.5, 835.5, 1670.5, 4800},
+    {"NVIDIA H100 80GB HBM3", 67, 494.7, 989.4, 989.4, 1978.9, 3350},
+    {"NVIDIA H100 PCIe", 51, 378, 756.5, 756.5, 1513, 2000},
+    {"NVIDIA H100 NVL", 60, 417.5, 835.5, 835.5, 1670.5, 3900},
+    {"NVIDIA GH200 480GB", 67, 494.7, 989.4, 989.4, 1978.9, 4000},
+    // Ampere and Ada, datacenter
+    {"NVIDIA A100-SXM4-80GB", 19.5, 156, 312, 312, kNone, 2039},
+    {"NVIDIA A100-SXM4-40GB", 19.5, 156, 312, 312, kNone, 1555},
+    {"NVIDIA A100 80GB PCIe", 19.5, 156, 312, 312, kNone, 1935},
+    {"NVIDIA A100-PCIE-40GB", 19.5, 156, 312, 312, kNone, 1555},
+    {"NVIDIA A30", 10.3, 82, 165, 165, kNone, 933},
+    {"NVIDIA A10", 31.2, 62.5, 125, 125, kNone, 600},
+    {"NVIDIA L40S", 91.6, 183, 362, 362, 733, 864},
+    {"NVIDIA L40", 90.5, 90.5, 181, 181, 362, 864},
+    {"NVIDIA L4", 30.3, 60, 121, 121, 242.5, 300},
+    // Turing and Volta
+    {"Tesla T4", 8.1, kNone, 65, kNone, kNone, 320},
+    {"Tesla V100-SXM2-16GB", 15.7, kNone, 125, kNone, kNone, 900},
+    {"Tesla V100-SXM2-32GB", 15.7, kNone, 125, kNone, kNone, 900},
+    {"Tesla V100-PCIE-16GB", 14, kNone, 112, kNone, kNone, 900},
+    {"Tesla V100-PCIE-32GB", 14, kNone, 112, kNone, kNone, 900},
+    // Workstation and consumer (GeForce: the fp32-accumulate tensor rates)
+    {"NVIDIA RTX 6000 Ada Generation", 91.1, 182.1, 364.2, 364.2, 728.5, 960},
+    {"NVIDIA RTX A6000", 38.7, 77.4, 154.8, 154.8, kNone, 768},
+    {"NVIDIA GeForce RTX 5090", 104.8, 104.8, 209.5, 209.5, 419, 1792},
+    {"NVIDIA GeForce RTX 4090", 82.6, 82.6, 165.2, 165.2, 330.3, 1008},
+    {"NVIDIA GeForce RTX 3090", 35.6, 35.6, 71, 71, kNone, 936},
+};
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Per lane and direction, after line coding (8b/10b to Gen2, 128b/130b
+// from Gen3, FLIT mode at Gen6).
+std::optional<double> lane_gbps(int gen) {
+  static constexpr std::array<double, 6> kLane = {0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
+  if (gen < 1 || gen > static_cast<int>(kLane.size())) return std::nullopt;
+  return kLane[gen - 1];
+}
+
+}  // namespace
+
+std::optional<GpuPeaks> peaks_for(std::string_view gpu_name) {
+  for (const auto& p : kPeaks)
+    if (same_name(p.name, gpu_name)) return p;
+  return std::nullopt;
+}
+
+std::optional<double> gemm_peak(const GpuPeaks& p, std::string_view dtype) {
+  if (dtype == "fp32") return p.fp32;
+  if (dtype == "tf32") return p.tf32;
+  if (dtype == "fp16") return p.fp16;
+  if (dtype == "bf16") return p.bf16;
+  if (dtype == "fp8") return p.fp8;
+  return std::nullopt;
+}
+
+std::optional<double> pcie_peak_gbps(const PcieLink& link) {
+  if (!link.gen_max || !link.width_max || *link.width_max <= 0) return std::nullopt;
+  auto lane = lane_gbps(*link.gen_max);
+  if (!lane) return std::nullopt;
+  return *lane * *link.width_max;
+}
+
+}  // namespace gpuenv::bench

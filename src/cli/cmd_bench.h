@@ -1,0 +1,50 @@
+// gpuenv bench and gpuenv check (cli/cmd_bench.cc, cli/cmd_check.cc), and
+// what the two share: the CUDA plugin, device selection, the store.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/bench.h"
+#include "bench/plugin_backend.h"
+#include "cli/context.h"
+#include "sense/bench_plugin.h"
+#include "store/store.h"
+
+namespace gpuenv {
+
+std::function<int()> setup_bench(CLI::App* sub, Context* ctx);
+std::function<int()> setup_check(CLI::App* sub, Context* ctx);
+
+/// The loaded plugin, its backend and the CUDA devices it sees.
+struct BenchSession {
+  BenchPlugin plugin;
+  std::unique_ptr<bench::PluginBackend> backend;
+  std::vector<bench::Device> devices;
+  /// Loads the plugin ($GPUENV_BENCH_PLUGIN or beside gpuenv) and lists the
+  /// devices, keeping those in `only` (CUDA ordinals) when given.
+  bool open(const std::optional<std::vector<int>>& only, std::string* err);
+};
+
+/// --db FILE, else store::default_path().
+std::string store_path(const std::string& db_flag);
+
+/// Stores the results that ran (not the skipped) as one run; the run id, or
+/// nullopt with a warning printed.
+std::optional<std::int64_t> store_results(const std::string& path, const store::Run& run,
+                                          const std::vector<bench::Result>& results);
+
+/// A store::Run for this machine, started now.
+store::Run new_run(const Machine& m, const std::string& command, const std::string& started_at);
+
+/// RFC 3339 UTC, to the second.
+std::string utc_now();
+
+/// Shows progress on stderr when it is a terminal.
+bench::Progress terminal_progress(bool quiet);
+/// Clears the progress line.
+void end_progress(bool quiet);
+
+}  // namespace gpuenv

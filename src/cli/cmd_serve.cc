@@ -1,0 +1,85 @@
+// serve jupyter, serve ssh: the services the image starts (docs/container.md).
+#include <cstdlib>
+
+#include "act/serve_jupyter.h"
+#include "act/serve_ssh.h"
+#include "cli/cmd_container.h"
+#include "cli/exit_codes.h"
+#include "decide/decide.h"
+
+namespace gpuenv {
+namespace {
+
+// The plan, computed when the service asks: after it has become its user.
+std::function<int(Plan*)> plan_maker(const Context* ctx) {
+  return [ctx](Plan* plan) {
+    Machine m;
+    if (!ctx->load_machine(&m)) return int(kExitBadInput);
+    *plan = decide(m, ctx->plan_options(m));
+    return int(kExitOk);
+  };
+}
+
+int finish(int code, const std::string& err) {
+  if (!err.empty()) print_error(err);
+  return code;
+}
+
+std::function<int()> setup_jupyter(CLI::App* sub, Context* ctx) {
+  auto o = std::make_shared<JupyterOptions>();
+  sub->add_option("--port", o->port, "Port (default 8888)")->check(CLI::Range(1, 65535));
+  sub->add_option("--ip", o->ip, "Address to listen on (default 0.0.0.0)");
+  sub->add_option("--root-dir", o->root_dir, "Notebook directory (default /workspace)")->option_text("DIR");
+  sub->add_option("--user", o->user, "Run as this user (default $GPUENV_USER)")
+      ->envname("GPUENV_USER")
+      ->option_text("NAME");
+  sub->add_option("--token-file", o->token_file,
+                  "Token file (default ~USER/.local/share/gpuenv/jupyter_token)")
+      ->option_text("FILE");
+  sub->add_flag("--allow-root", o->allow_root, "Let Jupyter run as root (never the default)");
+  ctx->add_common_flags(sub);
+  return [ctx, o] {
+    std::string err;
+    int code = serve_jupyter(*o, plan_maker(ctx), &err);
+    return finish(code, err);
+  };
+}
+
+std::function<int()> setup_ssh(CLI::App* sub, Context* ctx) {
+  auto o = std::make_shared<SshOptions>();
+  if (const char* etc = std::getenv("GPUENV_ETC_DIR"); etc && *etc) o->etc_dir = etc;
+  sub->add_option("--port", o->port, "Port (default 22)")->check(CLI::Range(1, 65535));
+  sub->add_option("--ip", o->ip, "Address to listen on (default: every address)");
+  sub->add_option("--user", o->user, "The one user allowed in (default $GPUENV_USER)")
+      ->envname("GPUENV_USER")
+      ->option_text("NAME");
+  sub->add_option("--host-key-dir", o->host_key_dir,
+                  "Host keys, made on first start (default /etc/gpuenv/ssh as root)")
+      ->option_text("DIR");
+  sub->add_option("--run-dir", o->run_dir,
+                  "sshd_config, authorized_keys, pid file (default /run/gpuenv/sshd as root)")
+      ->option_text("DIR");
+  sub->add_option("--authorized-keys", o->authorized_keys_file,
+                  "Public keys allowed in (GPUENV_SSH_AUTHORIZED_KEYS adds more)")
+      ->option_text("FILE");
+  sub->add_option("--sshd", o->sshd, "The sshd binary (default /usr/sbin/sshd)")->option_text("PATH");
+  ctx->add_common_flags(sub);
+  return [ctx, o] {
+    std::string err;
+    int code = serve_ssh(*o, plan_maker(ctx), &err);
+    return finish(code, err);
+  };
+}
+
+}  // namespace
+
+std::function<int()> setup_serve(CLI::App* sub, Context* ctx) {
+  sub->require_subcommand(1);
+  CLI::App* jupyter_sub = sub->add_subcommand("jupyter", "JupyterLab as a non-root user, behind a token");
+  CLI::App* ssh_sub = sub->add_subcommand("ssh", "sshd for one non-root user, key logins only");
+  auto jupyter = setup_jupyter(jupyter_sub, ctx);
+  auto ssh = setup_ssh(ssh_sub, ctx);
+  return [jupyter_sub, jupyter, ssh] { return *jupyter_sub ? jupyter() : ssh(); };
+}
+
+}  // namespace gpuenv

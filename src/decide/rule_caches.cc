@@ -1,0 +1,182 @@
+// caches: persistent compile caches under the cache root, one directory per
+// GPU architecture, and the largest driver JIT cache when torch's kernels must
+// be JIT-compiled from PTX for a visible GPU. docs/rules/caches.md
+#include "decide/arch.h"
+#include "decide/kernel_compat.h"
+#include "decide/rules.h"
+#include "decide/torch_version.h"
+
+namespace gpuenv {
+namespace {
+
+Setting setting(std::string name, std::string value, std::string reason) {
+  Setting s;
+  s.name = std::move(name);
+  s.value = std::move(value);
+  s.reason = std::move(reason);
+  return s;
+}
+
+const std::string kDriverMaxCache = "4294967296";  // 4 GiB, CUDA_CACHE_MAXSIZE's maximum
+
+// What the official Linux wheels of one CUDA variant carry, over the torch
+// releases built for it (.ci/manywheel/build_cuda.sh at each tag). Whether a
+// GPU runs them is kernel_compat's cubin_runs_on / ptx_jits_for.
+struct WheelArchs {
+  const char* variant;
+  std::vector<ComputeCapability> sass;       // in every release
+  std::vector<ComputeCapability> some_sass;  // in some releases only
+  std::optional<ComputeCapability> ptx;      // in at least one release
+};
+
+const std::vector<WheelArchs>& wheel_table() {
+  static const std::vector<ComputeCapability> kCu118 = {{3, 7}, {5, 0}, {6, 0}, {7, 0},
+                                                        {7, 5}, {8, 0}, {8, 6}, {9, 0}};
+  static const std::vector<ComputeCapability> kCu12 = {{5, 0}, {6, 0}, {7, 0}, {7, 5},
+                                                       {8, 0}, {8, 6}, {9, 0}};
+  static const std::vector<ComputeCapability> kCu128 = {{7, 5}, {8, 0},  {8, 6},
+                                                        {9, 0}, {10, 0}, {12, 0}};
+  // 11.0 is in the aarch64 cu130 wheel, the only one a Thor can install.
+  static const std::vector<ComputeCapability> kCu130 = {{7, 5},  {8, 0},  {8, 6}, {9, 0},
+                                                        {10, 0}, {11, 0}, {12, 0}};
+  static const std::vector<WheelArchs> kTable = {
+      {"cu118", kCu118, {}, std::nullopt},
+      {"cu121", kCu12, {}, std::nullopt},
+      {"cu124", kCu12, {}, ComputeCapability{9, 0}},
+      {"cu126", kCu12, {}, std::nullopt},
+      {"cu128", kCu128, {{7, 0}}, ComputeCapability{12, 0}},
+      {"cu129", kCu128, {{7, 0}}, ComputeCapability{12, 0}},
+      {"cu130", kCu130, {}, ComputeCapability{12, 0}},
+  };
+  return kTable;
+}
+
+bool any_cubin_runs(const std::vector<ComputeCapability>& sass, ComputeCapability gpu) {
+  for (auto s : sass)
+    if (cubin_runs_on({.ptx = false, .cc = s}, gpu)) return true;
+  return false;
+}
+
+enum class Code { kNative, kMaybeNative, kJit, kNone };
+
+Code code_for(ComputeCapability gpu, const WheelArchs& w) {
+  if (any_cubin_runs(w.sass, gpu)) return Code::kNative;
+  if (w.ptx && ptx_jits_for({.ptx = true, .cc = *w.ptx}, gpu)) return Code::kJit;
+  return any_cubin_runs(w.some_sass, gpu) ? Code::kMaybeNative : Code::kNone;
+}
+
+const WheelArchs* wheel_for(const std::string& variant) {
+  for (const auto& row : wheel_table())
+    if (variant == row.variant) return &row;
+  return nullptr;
+}
+
+// "13.0" -> "cu130"
+std::string variant_of(const std::string& cuda) {
+  std::string digits;
+  for (char c : cuda.substr(0, cuda.find('.', cuda.find('.') + 1)))
+    if (c != '.') digits += c;
+  return "cu" + digits;
+}
+
+std::string arch_key(const std::vector<ComputeCapability>& ccs) {
+  std::string key;
+  for (auto cc : ccs) key += (key.empty() ? "sm" : "-sm") + std::to_string(cc.value());
+  return key;
+}
+
+std::string strip_slash(std::string root) {
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  return root == "/" ? "" : root;
+}
+
+std::vector<Setting> directories(const std::string& root, const std::string& key) {
+  std::string per = ", one directory per GPU architecture (" + key + ")";
+  return {
+      setting("CUDA_CACHE_PATH", root + "/cuda/" + key,
+              "the driver's JIT cache under the gpuenv cache root" + per),
+      setting("TORCHINDUCTOR_CACHE_DIR", root + "/inductor/" + key,
+              "torch.compile's Inductor cache survives reboots (default /tmp/torchinductor_$USER)" +
+                  per),
+      setting("TRITON_CACHE_DIR", root + "/triton/" + key,
+              "Triton's compiled kernels under the gpuenv cache root" + per),
+  };
+}
+
+Note no_maxsize(const std::string& why) {
+  return {Severity::kInfo, "", "CUDA_CACHE_MAXSIZE left at the driver default: " + why};
+}
+
+// Why torch's kernel set can't be judged; nullopt when it can.
+std::optional<std::string> unjudgeable(const Machine& m) {
+  if (!m.torch) return "no torch found to tell whether its kernels need JIT compilation";
+  const Torch& t = *m.torch;
+  if (!t.cuda_version) return "torch " + t.version + " is a CPU build";
+  auto v = parse_torch_version(t.version);
+  if (!v || !v->official_build())
+    return "torch " + t.version +
+           " is not an official wheel, so gpuenv can't tell which "
+           "GPUs it carries SASS for";
+  return std::nullopt;
+}
+
+std::vector<VisibleDevice> with_code(const Visibility& v, const WheelArchs& w, Code code) {
+  std::vector<VisibleDevice> out;
+  for (const auto& d : v.devices)
+    if (code_for(d.cc(), w) == code) out.push_back(d);
+  return out;
+}
+
+Setting maxsize(const Torch& t, const WheelArchs& w, const std::vector<VisibleDevice>& jit) {
+  return setting("CUDA_CACHE_MAXSIZE", kDriverMaxCache,
+                 "torch " + t.version + " may lack SASS for " + describe_devices(jit) +
+                     "; its kernels then JIT-compile from compute_" +
+                     std::to_string(w.ptx->value()) + " PTX, kept by the driver's 4 GiB maximum");
+}
+
+Note no_code(const Torch& t, const std::vector<VisibleDevice>& none) {
+  return {Severity::kWarning, "",
+          "torch " + t.version + " carries neither SASS nor usable PTX for " +
+              describe_devices(none) +
+              ": its CUDA kernels fail with \"no kernel image is "
+              "available\"; fix: install a torch build whose CUDA variant supports this GPU"};
+}
+
+// CUDA_CACHE_MAXSIZE when a visible GPU needs JIT-compiled kernels, and the
+// notes saying why it can't be judged or why nothing will run.
+void decide_maxsize(const Machine& m, const Visibility& v, Decision* d) {
+  if (auto why = unjudgeable(m)) {
+    d->notes.push_back(no_maxsize(*why));
+    return;
+  }
+  std::string variant = variant_of(*m.torch->cuda_version);
+  const WheelArchs* w = wheel_for(variant);
+  if (!w) {
+    d->notes.push_back(no_maxsize("gpuenv has no arch table for " + variant + " wheels"));
+    return;
+  }
+  if (auto jit = with_code(v, *w, Code::kJit); !jit.empty())
+    d->settings.push_back(maxsize(*m.torch, *w, jit));
+  if (auto none = with_code(v, *w, Code::kNone); !none.empty())
+    d->notes.push_back(no_code(*m.torch, none));
+}
+
+}  // namespace
+
+Decision rule_caches(const Machine& m, const Options& o) {
+  Decision d;
+  Visibility v = visible_devices(m, o);
+  if (o.cache_root.empty() || v.devices.empty()) return d;
+  auto ccs = distinct_ccs(v.devices);
+  if (!ccs) {
+    d.notes.push_back({Severity::kWarning, "",
+                       "caches left alone: the compute capability of " +
+                           describe_unknown_cc(v.devices) + " could not be sensed"});
+    return d;
+  }
+  d.settings = directories(strip_slash(o.cache_root), arch_key(*ccs));
+  decide_maxsize(m, v, &d);
+  return d;
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,152 @@
+#include <gtest/gtest.h>
+
+#include "builders.h"
+#include "decide/rules.h"
+#include "rule_expect.h"
+
+namespace gpuenv {
+namespace {
+
+using namespace testing;
+
+std::map<std::string, std::string> omp(int n) { return {{"OMP_NUM_THREADS", std::to_string(n)}}; }
+
+std::map<std::string, std::string> torchrun(int rank, int local_world_size) {
+  return {{"LOCAL_RANK", std::to_string(rank)}, {"LOCAL_WORLD_SIZE", std::to_string(local_world_size)}};
+}
+
+Machine with_host(Machine m, std::optional<int> usable, std::optional<int> online) {
+  m.host.usable_cpus = usable;
+  m.host.online_cpus = online;
+  return m;
+}
+
+Machine with_affinity(Machine m, std::vector<int> cpus) {
+  m.host.affinity_cpus = std::move(cpus);
+  return m;
+}
+
+// a100_nvlink_8: 2 sockets x 64 CPUs; GPUs 0-3 near CPUs 0-63, GPUs 4-7 near 64-127.
+std::vector<RuleCase> sharing_rows() {
+  return {
+      {"one GPU takes every usable CPU",
+       machine::h100(),
+       {},
+       omp(112),
+       {},
+       {},
+       {{"OMP_NUM_THREADS", "112 usable CPUs / 1 GPU process = 112 threads each (torchrun would set 1"}}},
+      {"eight GPUs share the CPUs", machine::h100(8), {}, omp(14)},
+      {"the cgroup quota, not the core count, is what is usable",
+       machine::h100(8).cgroup_quota(16),
+       {},
+       omp(2)},
+      {"a quota below the GPU count still gives one thread", machine::h100(8).cgroup_quota(4), {}, omp(1)},
+      {"LOCAL_WORLD_SIZE counts the processes", machine::h100(8), {{"LOCAL_WORLD_SIZE", "2"}}, omp(56)},
+      {"CUDA_VISIBLE_DEVICES counts the processes",
+       machine::h100(8),
+       {{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}},
+       omp(28)},
+      {"no GPU: one process", machine::none(), {}, omp(32)},
+      {"usable unknown: online CPUs", with_host(machine::h100(), std::nullopt, 8), {}, omp(8)},
+      {"CPU count unknown: leave it",
+       with_host(machine::h100(), std::nullopt, std::nullopt),
+       {},
+       {},
+       {{Severity::kInfo, "OMP_NUM_THREADS left alone: the number of usable CPUs is unknown"}}},
+      {"malformed LOCAL_WORLD_SIZE",
+       machine::h100(8),
+       {{"LOCAL_WORLD_SIZE", "eight"}},
+       omp(14),
+       {{Severity::kWarning, "LOCAL_WORLD_SIZE=eight is not a positive integer: counting one process per"}}},
+  };
+}
+
+std::vector<RuleCase> binding_rows() {
+  return {
+      {"torchrun rank 0 of 8: first quarter of socket 0",
+       machine::a100_nvlink_8(),
+       torchrun(0, 8),
+       omp(16),
+       {},
+       cpu_range(0, 16),
+       {{"OMP_NUM_THREADS", "16 threads: one thread per CPU of this rank's slice"}}},
+      {"torchrun rank 5 of 8: second quarter of socket 1",
+       machine::a100_nvlink_8(),
+       torchrun(5, 8),
+       omp(16),
+       {},
+       cpu_range(80, 16)},
+      {"the quota caps threads, not the slice",
+       machine::a100_nvlink_8().cgroup_quota(32),
+       torchrun(5, 8),
+       omp(4),
+       {},
+       cpu_range(80, 16),
+       {{"OMP_NUM_THREADS", "4 threads: the cgroup CPU quota shared by 8 processes"}}},
+      {"two ranks on GPUs 4,5 split socket 1",
+       machine::a100_nvlink_8(),
+       {{"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"}, {"CUDA_VISIBLE_DEVICES", "4,5"}},
+       omp(32),
+       {},
+       cpu_range(96, 32)},
+      {"only CPUs this process may use are sliced",
+       with_affinity(machine::a100_nvlink_8(), cpu_range(0, 32)),
+       torchrun(1, 8),
+       omp(8),
+       {},
+       cpu_range(8, 8)},
+      {"more ranks than CPUs: they share",
+       MachineBuilder().cpus(1, 2).gpus(models::h100(), 4),
+       torchrun(3, 4),
+       omp(1),
+       {},
+       std::vector<int>{0, 1}},
+      {"GPU CPUs unknown (CUDA only): no binding",
+       machine::jetson_orin(),
+       torchrun(0, 1),
+       omp(12),
+       {{Severity::kInfo,
+         "no CPU binding: the CPUs local to GPU 0 or this process's CPU affinity are unknown"}}},
+      {"malformed LOCAL_RANK",
+       machine::a100_nvlink_8(),
+       {{"LOCAL_RANK", "x"}, {"LOCAL_WORLD_SIZE", "8"}},
+       omp(16),
+       {{Severity::kWarning, "LOCAL_RANK=x is not a non-negative integer: no CPU binding"}}},
+      {"LOCAL_RANK past the visible GPUs",
+       machine::h100(2),
+       torchrun(3, 4),
+       omp(28),
+       {{Severity::kWarning, "LOCAL_RANK=3 but 2 device(s) are visible and LOCAL_WORLD_SIZE is 4"}}},
+      {"LOCAL_RANK past LOCAL_WORLD_SIZE",
+       machine::h100(8),
+       torchrun(2, 2),
+       omp(56),
+       {{Severity::kWarning, "LOCAL_RANK=2 but 8 device(s) are visible and LOCAL_WORLD_SIZE is 2"}}},
+  };
+}
+
+TEST(Cpu, ThreadsShareTheUsableCpus) { run_table(rule_cpu, sharing_rows()); }
+
+TEST(Cpu, TorchrunRanksGetDisjointNumaLocalSlices) { run_table(rule_cpu, binding_rows()); }
+
+TEST(Cpu, EightRanksOnTwoSocketsNeverOverlap) {
+  std::set<int> seen;
+  for (int rank = 0; rank < 8; ++rank) {
+    Decision d = rule_cpu(machine::a100_nvlink_8(), options_with(torchrun(rank, 8)));
+    ASSERT_TRUE(d.binding);
+    EXPECT_EQ(d.binding->cpus.size(), 16u);
+    for (int cpu : d.binding->cpus) EXPECT_TRUE(seen.insert(cpu).second) << "cpu " << cpu << " twice";
+  }
+  EXPECT_EQ(seen.size(), 128u);
+}
+
+TEST(Cpu, BindingReasonNamesTheSlice) {
+  Decision d = rule_cpu(machine::a100_nvlink_8(), options_with(torchrun(5, 8)));
+  ASSERT_TRUE(d.binding);
+  EXPECT_EQ(d.binding->reason,
+            "GPU 5 is local to CPUs 64-127, shared by local ranks 4-7: local rank 5 gets 80-95");
+}
+
+}  // namespace
+}  // namespace gpuenv

@@ -1,0 +1,158 @@
+// measured: what `gpuenv bench` measured on this machine steers the plan.
+// P2P measured broken, or slower than going through host memory, between
+// visible GPUs -> NCCL_P2P_DISABLE=1, citing the figures; a GPU far below
+// its spec peak -> a warning naming the likely causes. The figures come from
+// Machine::measurements (the store, read while sensing). docs/bench.md
+#include <algorithm>
+#include <cstdio>
+
+#include "decide/rules.h"
+#include "decide/visible.h"
+
+namespace gpuenv {
+namespace {
+
+constexpr double kFarBelowPeak = 70.0;  // percent
+
+std::string fixed(double v, int digits = 1) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string date_of(const Measurement& m) { return m.measured_at.substr(0, 10); }
+
+const Gpu* visible_by_uuid(const std::vector<const Gpu*>& gpus, const std::string& uuid) {
+  for (const Gpu* g : gpus)
+    if (g->uuid && *g->uuid == uuid) return g;
+  return nullptr;
+}
+
+const Measurement* find(const Machine& m, const std::string& key, const std::string& gpu,
+                        const std::optional<std::string>& peer = std::nullopt) {
+  for (const auto& x : m.measurements)
+    if (x.key == key && x.gpu_uuid == gpu && x.peer_uuid == peer) return &x;
+  return nullptr;
+}
+
+std::string pair_name(const Gpu& a, const Gpu& b) {
+  return "GPU " + std::to_string(a.index) + "->" + std::to_string(b.index);
+}
+
+// Why P2P between a and b should not be used, or "".
+std::string p2p_finding(const Machine& m, const Measurement& p2p, const Gpu& a, const Gpu& b) {
+  if (!p2p.ok()) return pair_name(a, b) + " peer copy failed (" + p2p.detail + ", " + date_of(p2p) + ")";
+  const Measurement* host = find(m, "p2p_via_host", p2p.gpu_uuid, p2p.peer_uuid);
+  if (!p2p.value || !host || !host->ok() || !host->value || *p2p.value >= *host->value) return "";
+  return pair_name(a, b) + " " + fixed(*p2p.value) + " GB/s peer to peer against " + fixed(*host->value) +
+         " GB/s through host memory (" + date_of(p2p) + ")";
+}
+
+void p2p(const Machine& m, const std::vector<const Gpu*>& gpus, Decision* d) {
+  std::vector<std::string> found;
+  for (const auto& x : m.measurements) {
+    if (x.key != "p2p" || !x.peer_uuid) continue;
+    const Gpu* a = visible_by_uuid(gpus, x.gpu_uuid);
+    const Gpu* b = visible_by_uuid(gpus, *x.peer_uuid);
+    if (!a || !b) continue;
+    if (std::string f = p2p_finding(m, x, *a, *b); !f.empty()) found.push_back(f);
+  }
+  if (found.empty()) return;
+  std::string list;
+  for (size_t i = 0; i < found.size() && i < 3; ++i) list += (i ? "; " : "") + found[i];
+  if (found.size() > 3) list += "; ... " + std::to_string(found.size()) + " pairs in all";
+  d->settings.push_back({"NCCL_P2P_DISABLE", "1",
+                         "measured by gpuenv bench: " + list + "; NCCL goes through host memory instead", "",
+                         Origin::kDecided, std::nullopt});
+}
+
+// The GEMM figure that says most about the GPU: bf16 (else fp16, tf32,
+// fp32) at the largest size measured.
+const Measurement* headline_gemm(const Machine& m, const std::string& uuid) {
+  for (const char* dtype : {"gemm_bf16_", "gemm_fp16_", "gemm_tf32_", "gemm_fp32_"}) {
+    const Measurement* best = nullptr;
+    for (const auto& x : m.measurements) {
+      if (x.gpu_uuid != uuid || x.key.rfind(dtype, 0) != 0 || !x.percent_of_peak()) continue;
+      if (!best || std::stoi(x.key.substr(x.key.rfind('_') + 1)) > std::stoi(best->key.substr(best->key.rfind('_') + 1)))
+        best = &x;
+    }
+    if (best) return best;
+  }
+  return nullptr;
+}
+
+const Measurement* best_of(const Machine& m, const std::string& uuid, std::initializer_list<const char*> keys) {
+  const Measurement* best = nullptr;
+  for (const char* k : keys)
+    if (const Measurement* x = find(m, k, uuid); x && x->percent_of_peak())
+      if (!best || *x->value > *best->value) best = x;
+  return best;
+}
+
+std::string compute_causes(const Gpu& g) {
+  std::string c = "SM clocks held low or throttled";
+  if (g.max_sm_clock_mhz) c += " (max " + std::to_string(*g.max_sm_clock_mhz) + " MHz)";
+  c += ", a power cap";
+  if (g.power_limit_mw) c += " (limit " + std::to_string(*g.power_limit_mw / 1000) + " W)";
+  return c + ", temperature (thermal slowdown), or another process on the GPU";
+}
+
+std::string memory_causes(const Gpu& g) {
+  std::string c = "memory clock held low";
+  if (g.max_memory_clock_mhz) c += " (max " + std::to_string(*g.max_memory_clock_mhz) + " MHz)";
+  return c + ", temperature, a power cap, or another process on the GPU";
+}
+
+std::string link_causes(const Gpu& g) {
+  const PcieLink& l = g.pcie;
+  std::string c;
+  if (l.width_current && l.width_max && *l.width_current < *l.width_max)
+    c = "the PCIe link runs at x" + std::to_string(*l.width_current) + " of x" + std::to_string(*l.width_max) +
+        " (reseat the card or check the slot), ";
+  return c + "a narrower or older PCIe slot, a PCIe switch shared with other devices, or the IOMMU";
+}
+
+std::string below(const Gpu& g, const Measurement& x, const std::string& what, const std::string& causes) {
+  return "GPU " + std::to_string(g.index) + " (" + g.name.value_or("?") + "): " + what + " measured " +
+         fixed(*x.value) + " " + x.unit + ", " + fixed(*x.percent_of_peak(), 0) + " % of its " +
+         fixed(*x.peak) + " " + x.unit + " peak (gpuenv bench " + x.key + ", " + date_of(x) +
+         "); likely causes: " + causes + ". See `nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE`";
+}
+
+void far_below_peak(const Machine& m, const Gpu& g, Decision* d) {
+  const std::string& uuid = *g.uuid;
+  auto warn = [&](const Measurement* x, const std::string& what, const std::string& causes) {
+    if (x && *x->percent_of_peak() < kFarBelowPeak)
+      d->notes.push_back({Severity::kWarning, "", below(g, *x, what, causes)});
+  };
+  warn(headline_gemm(m, uuid), "GEMM throughput", compute_causes(g));
+  warn(best_of(m, uuid, {"memcpy_d2d", "copy_kernel"}), "device memory bandwidth", memory_causes(g));
+  warn(best_of(m, uuid, {"h2d_pinned"}), "host to device bandwidth", link_causes(g));
+  warn(best_of(m, uuid, {"d2h_pinned"}), "device to host bandwidth", link_causes(g));
+}
+
+void wrong_results(const Machine& m, const Gpu& g, Decision* d) {
+  for (const auto& x : m.measurements) {
+    if (x.ok() || x.gpu_uuid != *g.uuid || x.key.rfind("p2p", 0) == 0) continue;
+    d->notes.push_back({Severity::kWarning, "",
+                        "GPU " + std::to_string(g.index) + ": " + x.key + " failed when last measured (" +
+                            x.detail + ", " + date_of(x) + "); run `gpuenv check --long`"});
+  }
+}
+
+}  // namespace
+
+Decision rule_measured(const Machine& m, const Options& o) {
+  Decision d;
+  if (m.measurements.empty()) return d;
+  std::vector<const Gpu*> gpus = visible_gpus(visible_devices(m, o));
+  p2p(m, gpus, &d);
+  for (const Gpu* g : gpus) {
+    if (!g->uuid) continue;
+    far_below_peak(m, *g, &d);
+    wrong_results(m, *g, &d);
+  }
+  return d;
+}
+
+}  // namespace gpuenv

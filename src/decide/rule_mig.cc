@@ -1,0 +1,110 @@
+// mig: MIG devices addressed by UUID, one per process, and the MIG states in
+// which CUDA can do nothing useful. docs/rules/mig.md
+#include "decide/launch.h"
+#include "decide/rules.h"
+#include "decide/visible.h"
+
+namespace gpuenv {
+namespace {
+
+Setting setting(std::string name, std::string value, std::string reason) {
+  Setting s;
+  s.name = std::move(name);
+  s.value = std::move(value);
+  s.reason = std::move(reason);
+  return s;
+}
+
+std::string gpu_label(const Gpu& g) {
+  return "GPU " + std::to_string(g.index) + (g.name ? " (" + *g.name + ")" : "");
+}
+
+std::string mig_label(const VisibleDevice& d) {
+  return d.mig->uuid + (d.mig->name ? " (" + *d.mig->name + ")" : "");
+}
+
+void warn_empty_mig(const Machine& m, Decision* d) {
+  for (const auto& g : m.gpus) {
+    if (!g.mig_enabled.value_or(false) || !g.mig_devices.empty() || g.problem) continue;
+    std::string i = std::to_string(g.index);
+    d->notes.push_back({Severity::kWarning, "",
+                        gpu_label(g) +
+                            " is in MIG mode with no MIG devices, so CUDA can use nothing "
+                            "on it; create them with nvidia-smi mig -i " +
+                            i +
+                            " -cgi <profile> -C "
+                            "(profiles: nvidia-smi mig -lgip), or leave MIG mode with nvidia-smi -i " +
+                            i + " -mig 0"});
+  }
+}
+
+std::vector<const VisibleDevice*> mig_devices(const Visibility& v) {
+  std::vector<const VisibleDevice*> out;
+  for (const auto& d : v.devices)
+    if (d.mig) out.push_back(&d);
+  return out;
+}
+
+// torchrun: each local rank gets the MIG device at its LOCAL_RANK.
+void pin_rank(const Visibility& v, int rank, Decision* d) {
+  if (rank >= static_cast<int>(v.devices.size()) || !v.devices[rank].mig) return;
+  const VisibleDevice& dev = v.devices[rank];
+  d->settings.push_back(setting("CUDA_VISIBLE_DEVICES", dev.mig->uuid,
+                                "local rank " + std::to_string(rank) + " gets MIG device " + mig_label(dev) +
+                                    ": a CUDA process can use one MIG device, so each rank names its own "
+                                    "by UUID (it is cuda:0 there)"));
+}
+
+std::optional<std::string> uuid(const VisibleDevice& d) {
+  return d.mig ? std::optional<std::string>(d.mig->uuid) : d.gpu->uuid;
+}
+
+void pin_all(const Visibility& v, const std::vector<const VisibleDevice*>& migs, Decision* d) {
+  std::string value;
+  for (const auto& dev : v.devices) {
+    auto id = uuid(dev);
+    if (!id) return;  // a whole GPU without a known UUID: keep what selects it now
+    value += (value.empty() ? "" : ",") + *id;
+  }
+  d->settings.push_back(setting("CUDA_VISIBLE_DEVICES", value,
+                                "MIG devices are addressed by UUID; CUDA uses one MIG device per process, "
+                                "here " +
+                                    mig_label(*migs[0])));
+  if (migs.size() > 1)
+    d->notes.push_back({Severity::kWarning, "",
+                        std::to_string(migs.size()) +
+                            " MIG devices are visible but a process uses "
+                            "only one (" +
+                            migs[0]->mig->uuid +
+                            "); run one process per MIG device, "
+                            "each with CUDA_VISIBLE_DEVICES set to its UUID"});
+}
+
+// Under torchrun each rank is pinned to one device, so what counts is how
+// many local ranks there are; otherwise, how many MIG devices are visible.
+void warn_distributed(const std::vector<const VisibleDevice*>& migs, const LaunchEnv& l, Decision* d) {
+  int sharing = l.local_rank ? l.local_world_size.value_or(1) : static_cast<int>(migs.size());
+  if (sharing < 2) return;
+  d->notes.push_back({Severity::kWarning, "",
+                      "NCCL, and so torch.distributed on GPUs, does not work across MIG devices: "
+                      "use whole GPUs for distributed training, or the gloo backend"});
+}
+
+}  // namespace
+
+Decision rule_mig(const Machine& m, const Options& o) {
+  Decision d;
+  warn_empty_mig(m, &d);
+  Visibility v = visible_devices(m, o);
+  std::vector<const VisibleDevice*> migs = mig_devices(v);
+  if (migs.empty()) return d;
+  LaunchEnv launch = launch_env(o);
+  if (launch.local_rank)
+    pin_rank(v, *launch.local_rank, &d);
+  else
+    pin_all(v, migs, &d);
+  warn_distributed(migs, launch, &d);
+  return d;
+}
+
+}  // namespace gpuenv

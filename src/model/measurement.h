@@ -1,0 +1,32 @@
+// Measurement: one figure that `gpuenv bench` or `gpuenv check` measured on
+// this machine, as kept in the store and carried in Machine::measurements.
+// Rules read measurements only through the Machine (decide/rule_measured.cc).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace gpuenv {
+
+struct Measurement {
+  std::string key;       // case key: "gemm_bf16_8192", "memcpy_d2d", "p2p", ...
+  std::string gpu_uuid;  // the GPU measured; "" for a figure over all GPUs
+  std::optional<std::string> peer_uuid;  // the other GPU of a pair (p2p)
+  std::optional<double> value;           // in `unit`; nullopt when the case failed
+  std::string unit;                      // "TFLOP/s", "GB/s", "us"
+  std::optional<double> peak;            // the GPU's spec peak in `unit`, when known
+  std::string status = "ok";             // ok|failed
+  std::string detail;                    // method or failure, one line
+  std::string measured_at;               // RFC 3339 UTC
+  std::optional<std::string> gpuenv_version;
+
+  bool ok() const { return status == "ok"; }
+  /// value as a percentage of peak, when both are known and peak > 0.
+  std::optional<double> percent_of_peak() const {
+    if (!value || !peak || *peak <= 0) return std::nullopt;
+    return 100.0 * *value / *peak;
+  }
+  friend bool operator==(const Measurement&, const Measurement&) = default;
+};
+
+}  // namespace gpuenv

@@ -1,0 +1,185 @@
+#include "model/snapshot.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuenv {
+namespace {
+
+// Every optional set, every list non-empty.
+Gpu full_gpu() {
+  Gpu g;
+  g.index = 1;
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.uuid = "GPU-00000000-0000-4000-8000-000000000001";
+  g.pci_bus_id = "00000000:1B:00.0";
+  g.compute_capability = ComputeCapability{9, 0};
+  g.memory_total_bytes = 85520809984ull;
+  g.memory_free_bytes = 84987281408ull;
+  g.mig_enabled = true;
+  g.mig_devices = {
+      {0, "MIG-00000000-0000-4000-8000-0000000000a0", "NVIDIA H100 MIG 1g.10gb", 10200547328ull, 9, 0}};
+  g.persistence_mode = false;
+  g.compute_mode = "exclusive_process";
+  g.pcie = {4, 5, 8, 16};
+  g.power_limit_mw = 700000;
+  g.max_sm_clock_mhz = 1980;
+  g.max_memory_clock_mhz = 2619;
+  g.nvlink_active_links = 18;
+  g.cpu_affinity = std::vector<int>{0, 1, 2, 3};
+  g.numa_node = 0;
+  g.multiprocessor_count = 132;
+  g.problem = Problem{"nvml", "gpu_lost", "nvmlDeviceGetMemoryInfo(1): GPU is lost", "reboot"};
+  return g;
+}
+
+Host full_host() {
+  Host h;
+  h.hostname = "node7";
+  h.online_cpus = 8;
+  h.affinity_cpus = std::vector<int>{0, 1, 2, 3};
+  h.cgroup_cpu_quota = 2.5;
+  h.usable_cpus = 3;
+  h.memory_total_bytes = 68719476736ull;
+  h.cgroup_memory_limit_bytes = 17179869184ull;
+  h.numa_nodes = {{0, {0, 1, 2, 3}, 34359738368ull}, {1, {4, 5, 6, 7}, std::nullopt}};
+  h.shm_bytes = 67108864;
+  h.container = "docker";
+  h.nvidia_device_nodes = {"/dev/nvidia0", "/dev/nvidiactl"};
+  h.ib_devices = {{"mlx5_0", "InfiniBand", "4: ACTIVE"}};
+  h.interfaces = {{"lo", true, true, false}, {"eth0", false, false, true}};
+  h.problems = {{"host", "cgroup_unreadable", "open(/sys/fs/cgroup/cpu.max): EACCES", "run as root"}};
+  return h;
+}
+
+Machine full_machine() {
+  Machine m;
+  m.gpuenv_version = "0.1.0";
+  m.sensed_at = "2026-11-29T12:00:00Z";
+  m.nvidia = {
+      "libnvidia-ml.so.1", "580.95.05", 13000, {{"cuda", "cuda_init_failed", "cuInit: 999", "check dmesg"}}};
+  m.gpus = {full_gpu()};
+  m.pairs = {{0, 1, "system", "chipset_not_supported", "not_supported"}};
+  m.host = full_host();
+  m.torch = Torch{"2.11.0+cu130", "13.0", "/venv/lib/python3.12/site-packages/torch"};
+  m.env = {{"CUDA_VISIBLE_DEVICES", "1"}, {"LOCAL_RANK", "0"}};
+  Measurement p2p;
+  p2p.key = "p2p";
+  p2p.gpu_uuid = *m.gpus[0].uuid;
+  p2p.peer_uuid = "GPU-00000000-0000-4000-8000-000000000002";
+  p2p.value = 361.5;
+  p2p.unit = "GB/s";
+  p2p.peak = 450.0;
+  p2p.detail = "cudaMemcpyPeerAsync, 256 MiB, median of 5";
+  p2p.measured_at = "2026-11-29T12:05:00Z";
+  p2p.gpuenv_version = "0.1.0";
+  m.measurements = {p2p};
+  return m;
+}
+
+Machine round_trip(const Machine& m) {
+  Machine back;
+  std::string err;
+  EXPECT_TRUE(machine_from_json(machine_to_json(m), &back, &err)) << err;
+  return back;
+}
+
+TEST(Snapshot, FullMachineRoundTrips) {
+  Machine m = full_machine();
+  EXPECT_EQ(round_trip(m), m);
+}
+
+TEST(Snapshot, EmptyMachineRoundTrips) {
+  Machine m;
+  EXPECT_EQ(round_trip(m), m);
+}
+
+TEST(Snapshot, UnknownIsWrittenAsNull) {
+  auto j = nlohmann::json::parse(machine_to_json(Machine{}));
+  EXPECT_TRUE(j["host"]["online_cpus"].is_null());
+  EXPECT_TRUE(j["torch"].is_null());
+  EXPECT_EQ(j["schema_version"], kSnapshotSchemaVersion);
+}
+
+TEST(Snapshot, UnknownFieldsAreIgnored) {
+  Machine m;
+  std::string err;
+  ASSERT_TRUE(machine_from_json(R"({"schema_version": 1, "from_the_future": {"x": [1]},
+                                    "host": {"online_cpus": 4, "new_field": true}})",
+                                &m, &err))
+      << err;
+  EXPECT_EQ(m.host.online_cpus, 4);
+}
+
+// A snapshot that parses nowhere near: the message names the field.
+struct Hostile {
+  const char* description;
+  std::string json;
+  std::string error;  // a part of the message
+};
+
+std::string with(const std::string& body) { return R"({"schema_version": 1, )" + body + "}"; }
+std::string gpu(const std::string& fields) { return with(R"("gpus": [{"index": 0, )" + fields + "}]"); }
+
+TEST(Snapshot, HostileSnapshotsNameTheField) {
+  std::vector<Hostile> rows = {
+      {"not JSON", "{", "not valid JSON"},
+      {"a number no double holds", with(R"("host": {"cgroup_cpu_quota": 1e999})"), "not valid JSON"},
+      {"not an object", "[1, 2]", "snapshot: expected a JSON object, got array"},
+      {"a string", R"("machine")", "snapshot: expected a JSON object, got string"},
+      {"no schema_version", "{}", "snapshot: schema_version is missing"},
+      {"newer schema", R"({"schema_version": 2})",
+       "schema_version: version 2 is newer than this gpuenv understands (1); upgrade gpuenv"},
+      {"schema_version as text", R"({"schema_version": "1"})",
+       "schema_version: expected an integer, got string"},
+      {"schema_version 0", R"({"schema_version": 0})", "schema_version: value 0 out of range"},
+      {"name is a number", gpu(R"("name": 5)"), "gpus[0].name: expected a string, got number"},
+      {"cc without a dot", gpu(R"("compute_capability": "9")"),
+       R"(gpus[0].compute_capability: expected "MAJOR.MINOR" such as "9.0", got "9")"},
+      {"cc as a number", gpu(R"("compute_capability": 9.0)"),
+       "gpus[0].compute_capability: expected a string, got number"},
+      {"cc with letters", gpu(R"("compute_capability": "9.a")"), R"(got "9.a")"},
+      {"negative memory", gpu(R"("memory_total_bytes": -1)"),
+       "gpus[0].memory_total_bytes: expected a non-negative integer, got number"},
+      {"fractional memory", gpu(R"("memory_total_bytes": 1.5)"),
+       "gpus[0].memory_total_bytes: expected a non-negative integer"},
+      {"negative index", with(R"("gpus": [{"index": -1}])"), "gpus[0].index: value -1 out of range"},
+      {"index missing", with(R"("gpus": [{}])"), "gpus[0].index: expected an integer, got null"},
+      {"power beyond 32 bits", gpu(R"("power_limit_mw": 5000000000)"),
+       "gpus[0].power_limit_mw: value out of range"},
+      {"negative power", gpu(R"("power_limit_mw": -5)"), "gpus[0].power_limit_mw: value -5 out of range"},
+      {"negative CPU in affinity", gpu(R"("cpu_affinity": [0, -3])"),
+       "gpus[0].cpu_affinity[1]: value -3 out of range"},
+      {"mig_enabled as text", gpu(R"("mig_enabled": "yes")"),
+       "gpus[0].mig_enabled: expected true or false, got string"},
+      {"MIG device without UUID", gpu(R"("mig_devices": [{"index": 0}])"),
+       "gpus[0].mig_devices[0].uuid: expected a string"},
+      {"pcie not an object", gpu(R"("pcie": 4)"), "gpus[0].pcie: expected an object, got number"},
+      {"gpus not a list", with(R"("gpus": {})"), "gpus: expected an array, got object"},
+      {"pair without b", with(R"("pairs": [{"a": 0}])"), "pairs[0].b: expected an integer, got null"},
+      {"quota as text", with(R"("host": {"cgroup_cpu_quota": "2"})"),
+       "host.cgroup_cpu_quota: expected a number, got string"},
+      {"NUMA CPUs not a list", with(R"("host": {"numa_nodes": [{"index": 0, "cpus": 3}]})"),
+       "host.numa_nodes[0].cpus: expected an array, got number"},
+      {"interface without a name", with(R"("host": {"interfaces": [{"up": true}]})"),
+       "host.interfaces[0].name: expected a string, got null"},
+      {"problem without a code", with(R"("host": {"problems": [{"source": "host"}]})"),
+       "host.problems[0].code: expected a string, got null"},
+      {"nvidia is a list", with(R"("nvidia": [])"), "nvidia: expected an object, got array"},
+      {"torch without version", with(R"("torch": {})"), "torch.version: expected a string, got null"},
+      {"env value not a string", with(R"("env": {"LOCAL_RANK": 0})"),
+       "env.LOCAL_RANK: expected a string, got number"},
+      {"env not an object", with(R"("env": ["A=1"])"), "env: expected an object of strings"},
+      {"measurement without a key", with(R"("measurements": [{"unit": "GB/s"}])"), "measurements[0].key: missing"},
+  };
+  for (const auto& row : rows) {
+    Machine m;
+    std::string err;
+    EXPECT_FALSE(machine_from_json(row.json, &m, &err)) << row.description;
+    EXPECT_NE(err.find(row.error), std::string::npos) << row.description << ": got \"" << err << "\"";
+  }
+}
+
+}  // namespace
+}  // namespace gpuenv

@@ -1,0 +1,352 @@
+#include "sense/nvml_device.h"
+
+#include <array>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include "sense/nvml_errors.h"
+
+namespace gpuenv {
+namespace {
+
+constexpr unsigned kCpuSetWords = 64;  // room for 4096 CPUs
+constexpr unsigned kBitsPerWord = sizeof(unsigned long) * CHAR_BIT;
+
+std::string call_name(const char* fn, const std::string& subject) {
+  return subject.empty() ? fn : std::string(fn) + "(" + subject + ")";
+}
+
+std::string gpu_subject(unsigned index) { return "GPU " + std::to_string(index); }
+
+/// Runs NVML calls about one subject (a GPU, a pair, the system): a call
+/// whose function is absent or that answers "absent" returns false quietly;
+/// any other failure becomes a Problem. After a fatal one (GPU lost) the
+/// GPU gets the Problem and later calls are skipped.
+class NvmlCaller {
+ public:
+  NvmlCaller(const Nvml& nvml, std::string subject, std::vector<Problem>* problems,
+             Gpu* gpu = nullptr)
+      : nvml_(nvml), subject_(std::move(subject)), problems_(problems), gpu_(gpu) {}
+
+  template <typename F, typename... Args>
+  bool operator()(const Fn<F>& fn, Args... args) {
+    if (stopped_) return false;
+    last_ = fn.call != nullptr ? fn.call(args...) : nvml::kErrorFunctionNotFound;
+    return last_ == nvml::kSuccess || report(fn.name);
+  }
+
+  /// The last call's return code (kErrorFunctionNotFound when absent).
+  nvml::Return last() const { return last_; }
+
+  /// True once the GPU stopped answering.
+  bool stopped() const { return stopped_; }
+
+ private:
+  bool report(const char* fn) {
+    if (nvml_error_means_absent(last_)) return false;
+    Problem p = nvml_problem(call_name(fn, subject_), last_, nvml_error_text(nvml_, last_));
+    if (gpu_ != nullptr && nvml_error_is_fatal_for_gpu(last_)) {
+      gpu_->problem = std::move(p);
+      stopped_ = true;
+    } else {
+      problems_->push_back(std::move(p));
+    }
+    return false;
+  }
+
+  const Nvml& nvml_;
+  std::string subject_;
+  std::vector<Problem>* problems_;
+  Gpu* gpu_;
+  bool stopped_ = false;
+  nvml::Return last_ = nvml::kSuccess;
+};
+
+template <std::size_t N>
+std::string c_string(const char (&buf)[N]) {
+  return std::string(buf, strnlen(buf, N));
+}
+
+std::optional<std::string> get_string(NvmlCaller& call, const Fn<nvml::DeviceGetStringFn>& fn,
+                                      nvml::Device d) {
+  static_assert(nvml::kDeviceNameBufferSize <= 96 && nvml::kUuidBufferSize <= 96);
+  char buf[96] = {};
+  if (!call(fn, d, buf, static_cast<unsigned>(sizeof buf))) return std::nullopt;
+  return c_string(buf);
+}
+
+std::optional<std::uint32_t> get_uint(NvmlCaller& call, const Fn<nvml::DeviceGetUintFn>& fn,
+                                      nvml::Device d) {
+  unsigned value = 0;
+  if (!call(fn, d, &value)) return std::nullopt;
+  return value;
+}
+
+std::optional<int> get_int(NvmlCaller& call, const Fn<nvml::DeviceGetUintFn>& fn, nvml::Device d) {
+  std::optional<std::uint32_t> v = get_uint(call, fn, d);
+  if (!v || *v > INT_MAX) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+// _v3/_v2 fill NVML's bus id string; the unversioned one only a legacy
+// 4-digit-domain one, so then the address is spelled from its numbers.
+std::optional<std::string> pci_bus_id(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
+  nvml::PciInfo pci{};
+  if (call(f.pci_info, d, &pci)) return c_string(pci.bus_id);
+  if (f.pci_info.call != nullptr) return std::nullopt;
+  nvml::PciInfoV1 v1{};
+  if (call(f.pci_info_v1, d, &v1)) return format_pci_bus_id(v1.domain, v1.bus, v1.device);
+  return std::nullopt;
+}
+
+std::optional<ComputeCapability> compute_capability(NvmlCaller& call, const NvmlFunctions& f,
+                                                    nvml::Device d) {
+  int major = 0, minor = 0;
+  if (!call(f.compute_capability, d, &major, &minor)) return std::nullopt;
+  return ComputeCapability{major, minor};
+}
+
+struct MemoryInfo {
+  std::uint64_t total, free;
+};
+
+// _v2 when the driver has it (falling back only when it says "not
+// supported": a rejected version word is a bug to see, not to hide).
+std::optional<MemoryInfo> memory_info(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
+  nvml::MemoryV2 v2{};
+  v2.version = nvml::kMemoryV2Version;
+  if (call(f.memory_v2, d, &v2)) return MemoryInfo{v2.total, v2.free};
+  if (f.memory_v2.call != nullptr && call.last() != nvml::kErrorNotSupported) return std::nullopt;
+  nvml::Memory v1{};
+  if (call(f.memory, d, &v1)) return MemoryInfo{v1.total, v1.free};
+  return std::nullopt;
+}
+
+void query_identity(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
+  g->name = get_string(call, f.name, d);
+  g->uuid = get_string(call, f.uuid, d);
+  g->pci_bus_id = pci_bus_id(call, f, d);
+  g->compute_capability = compute_capability(call, f, d);
+  if (std::optional<MemoryInfo> mem = memory_info(call, f, d)) {
+    g->memory_total_bytes = mem->total;
+    g->memory_free_bytes = mem->free;
+  }
+}
+
+MigDevice query_mig_device(NvmlCaller& call, const NvmlFunctions& f, nvml::Device mig,
+                           unsigned slot) {
+  MigDevice m;
+  m.index = static_cast<int>(slot);
+  m.uuid = get_string(call, f.uuid, mig).value_or("");
+  m.name = get_string(call, f.name, mig);
+  if (std::optional<MemoryInfo> mem = memory_info(call, f, mig)) m.memory_total_bytes = mem->total;
+  m.gpu_instance_id = get_int(call, f.gpu_instance_id, mig);
+  m.compute_instance_id = get_int(call, f.compute_instance_id, mig);
+  return m;
+}
+
+void query_mig(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
+  unsigned current = 0, pending = 0, slots = 0;
+  if (!call(f.mig_mode, d, &current, &pending)) return;
+  g->mig_enabled = current == nvml::kDeviceMigEnable;
+  if (!*g->mig_enabled || !call(f.max_mig_devices, d, &slots)) return;
+  for (unsigned slot = 0; slot < slots; ++slot) {
+    nvml::Device mig = nullptr;
+    if (call(f.mig_handle, d, slot, &mig))
+      g->mig_devices.push_back(query_mig_device(call, f, mig, slot));
+  }
+}
+
+void query_modes(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
+  int state = 0, mode = 0;
+  if (call(f.persistence_mode, d, &state)) g->persistence_mode = state == nvml::kFeatureEnabled;
+  if (call(f.compute_mode, d, &mode)) g->compute_mode = compute_mode_name(mode);
+}
+
+void query_pcie(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, PcieLink* link) {
+  link->gen_current = get_int(call, f.pcie_gen_current, d);
+  link->gen_max = get_int(call, f.pcie_gen_max, d);
+  link->width_current = get_int(call, f.pcie_width_current, d);
+  link->width_max = get_int(call, f.pcie_width_max, d);
+}
+
+std::optional<std::uint32_t> max_clock(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d,
+                                       int type) {
+  unsigned mhz = 0;
+  if (!call(f.max_clock, d, type, &mhz)) return std::nullopt;
+  return mhz;
+}
+
+void query_limits(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
+  g->power_limit_mw = get_uint(call, f.power_limit, d);
+  g->max_sm_clock_mhz = max_clock(call, f, d, nvml::kClockSm);
+  g->max_memory_clock_mhz = max_clock(call, f, d, nvml::kClockMem);
+}
+
+// Links that answer are counted; none answering (no NVLink) is unknown,
+// and so is a count cut short by the GPU getting lost.
+std::optional<int> active_nvlinks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
+  std::optional<int> active;
+  for (unsigned link = 0; link < nvml::kNvlinkMaxLinks; ++link) {
+    int state = nvml::kFeatureDisabled;
+    if (call(f.nvlink_state, d, link, &state))
+      active = active.value_or(0) + (state == nvml::kFeatureEnabled ? 1 : 0);
+  }
+  if (call.stopped()) return std::nullopt;
+  return active;
+}
+
+std::optional<std::vector<int>> cpu_affinity(NvmlCaller& call, const NvmlFunctions& f,
+                                             nvml::Device d) {
+  std::array<unsigned long, kCpuSetWords> set{};
+  if (!call(f.cpu_affinity, d, kCpuSetWords, set.data())) return std::nullopt;
+  std::vector<int> cpus;
+  for (unsigned cpu = 0; cpu < kCpuSetWords * kBitsPerWord; ++cpu)
+    if (set[cpu / kBitsPerWord] >> (cpu % kBitsPerWord) & 1ul)
+      cpus.push_back(static_cast<int>(cpu));
+  if (cpus.empty()) return std::nullopt;
+  return cpus;
+}
+
+void query_locality(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
+  g->nvlink_active_links = active_nvlinks(call, f, d);
+  g->cpu_affinity = cpu_affinity(call, f, d);
+  g->numa_node = get_int(call, f.numa_node, d);
+}
+
+Gpu query_gpu(const Nvml& nvml, unsigned index, nvml::Device* handle,
+              std::vector<Problem>* problems) {
+  Gpu g;
+  g.index = static_cast<int>(index);
+  nvml::Return rc = nvml.fn.handle.call(index, handle);
+  if (rc != nvml::kSuccess) {
+    *handle = nullptr;
+    g.problem = nvml_problem(call_name(nvml.fn.handle.name, gpu_subject(index)), rc,
+                             nvml_error_text(nvml, rc));
+    return g;
+  }
+  NvmlCaller call(nvml, gpu_subject(index), problems, &g);
+  query_identity(call, nvml.fn, *handle, &g);
+  query_mig(call, nvml.fn, *handle, &g);
+  query_modes(call, nvml.fn, *handle, &g);
+  query_pcie(call, nvml.fn, *handle, &g.pcie);
+  query_limits(call, nvml.fn, *handle, &g);
+  query_locality(call, nvml.fn, *handle, &g);
+  return g;
+}
+
+GpuPair query_pair(const Nvml& nvml, const Gpu& a, const Gpu& b, nvml::Device da, nvml::Device db,
+                   std::vector<Problem>* problems) {
+  NvmlCaller call(nvml, "GPU " + std::to_string(a.index) + ", GPU " + std::to_string(b.index),
+                  problems);
+  GpuPair p;
+  p.a = a.index;
+  p.b = b.index;
+  int level = 0, read = 0, nvlink = 0;
+  if (call(nvml.fn.topology, da, db, &level)) p.topology = topology_name(level);
+  if (call(nvml.fn.p2p_status, da, db, nvml::kP2pCapsRead, &read))
+    p.p2p_read = p2p_status_name(read);
+  if (call(nvml.fn.p2p_status, da, db, nvml::kP2pCapsNvlink, &nvlink))
+    p.p2p_nvlink = p2p_status_name(nvlink);
+  return p;
+}
+
+}  // namespace
+
+void query_nvml_system(const Nvml& nvml, Nvidia* nvidia) {
+  NvmlCaller call(nvml, "", &nvidia->problems);
+  char version[nvml::kDriverVersionBufferSize] = {};
+  if (call(nvml.fn.driver_version, version, nvml::kDriverVersionBufferSize))
+    nvidia->driver_version = c_string(version);
+  int cuda = 0;
+  if (call(nvml.fn.cuda_driver_version, &cuda)) nvidia->cuda_driver_version = cuda;
+}
+
+bool query_nvml_gpus(const Nvml& nvml, std::vector<Gpu>* gpus, std::vector<nvml::Device>* handles,
+                     std::vector<Problem>* problems) {
+  unsigned count = 0;
+  nvml::Return rc = nvml.fn.count.call(&count);
+  if (rc != nvml::kSuccess) {
+    problems->push_back(nvml_problem(nvml.fn.count.name, rc, nvml_error_text(nvml, rc)));
+    return false;
+  }
+  handles->assign(count, nullptr);
+  for (unsigned i = 0; i < count; ++i)
+    gpus->push_back(query_gpu(nvml, i, &(*handles)[i], problems));
+  return true;
+}
+
+std::vector<GpuPair> query_nvml_pairs(const Nvml& nvml, const std::vector<Gpu>& gpus,
+                                      const std::vector<nvml::Device>& handles,
+                                      std::vector<Problem>* problems) {
+  std::vector<GpuPair> pairs;
+  for (std::size_t a = 0; a < gpus.size(); ++a) {
+    for (std::size_t b = a + 1; b < gpus.size(); ++b) {
+      if (gpus[a].problem || gpus[b].problem) continue;
+      pairs.push_back(query_pair(nvml, gpus[a], gpus[b], handles[a], handles[b], problems));
+    }
+  }
+  return pairs;
+}
+
+std::string format_pci_bus_id(unsigned domain, unsigned bus, unsigned device) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%08X:%02X:%02X.0", domain, bus, device);
+  return buf;
+}
+
+std::optional<std::string> compute_mode_name(int mode) {
+  switch (mode) {
+    case nvml::kComputeModeDefault:
+      return "default";
+    case nvml::kComputeModeExclusiveThread:
+      return "exclusive_thread";
+    case nvml::kComputeModeProhibited:
+      return "prohibited";
+    case nvml::kComputeModeExclusiveProcess:
+      return "exclusive_process";
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<std::string> topology_name(int level) {
+  switch (level) {
+    case nvml::kTopologyInternal:
+      return "internal";
+    case nvml::kTopologySingle:
+      return "single";
+    case nvml::kTopologyMultiple:
+      return "multiple";
+    case nvml::kTopologyHostbridge:
+      return "hostbridge";
+    case nvml::kTopologyNode:
+      return "node";
+    case nvml::kTopologySystem:
+      return "system";
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string p2p_status_name(int status) {
+  switch (status) {
+    case nvml::kP2pStatusOk:
+      return "ok";
+    case nvml::kP2pStatusChipsetNotSupported:
+      return "chipset_not_supported";
+    case nvml::kP2pStatusGpuNotSupported:
+      return "gpu_not_supported";
+    case nvml::kP2pStatusIohTopologyNotSupported:
+      return "topology_not_supported";
+    case nvml::kP2pStatusDisabledByRegkey:
+      return "disabled_by_regkey";
+    case nvml::kP2pStatusNotSupported:
+      return "not_supported";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace gpuenv

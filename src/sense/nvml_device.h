@@ -1,0 +1,41 @@
+// Queries of a loaded, initialised NVML: the system, each GPU, each pair.
+// Failures become Problems; a GPU that stops answering (lost, needs a
+// reset) gets Gpu::problem and the rest are still queried.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/machine.h"
+#include "sense/nvml_library.h"
+
+namespace gpuenv {
+
+/// The driver version and the CUDA version it supports.
+void query_nvml_system(const Nvml& nvml, Nvidia* nvidia);
+
+/// Every GPU in NVML order, and its handle (null where the handle failed).
+/// False when NVML cannot count the GPUs (the Problem is in *problems).
+bool query_nvml_gpus(const Nvml& nvml, std::vector<Gpu>* gpus, std::vector<nvml::Device>* handles,
+                     std::vector<Problem>* problems);
+
+/// Each pair a < b of GPUs that have no problem: topology and P2P status.
+std::vector<GpuPair> query_nvml_pairs(const Nvml& nvml, const std::vector<Gpu>& gpus,
+                                      const std::vector<nvml::Device>& handles,
+                                      std::vector<Problem>* problems);
+
+/// NVML's spelling of a PCI address: "00000000:3B:00.0".
+std::string format_pci_bus_id(unsigned domain, unsigned bus, unsigned device);
+
+/// nvmlComputeMode_t -> default|exclusive_thread|prohibited|exclusive_process.
+std::optional<std::string> compute_mode_name(int mode);
+
+/// nvmlGpuTopologyLevel_t -> internal|single|multiple|hostbridge|node|system.
+std::optional<std::string> topology_name(int level);
+
+/// nvmlGpuP2PStatus_t -> ok|chipset_not_supported|gpu_not_supported|
+/// topology_not_supported|disabled_by_regkey|not_supported|unknown.
+std::string p2p_status_name(int status);
+
+}  // namespace gpuenv

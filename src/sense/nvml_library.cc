@@ -1,0 +1,68 @@
+#include "sense/nvml_library.h"
+
+#include <vector>
+
+#include "sense/nvml_errors.h"
+
+namespace gpuenv {
+namespace {
+
+std::vector<Symbol> symbol_table(NvmlFunctions* f) {
+  return {
+      {{"nvmlInit_v2", "nvmlInit"}, &f->init, true},
+      {{"nvmlShutdown"}, &f->shutdown, true},
+      {{"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}, &f->count, true},
+      {{"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}, &f->handle, true},
+      {{"nvmlErrorString"}, &f->error_string, false},
+      {{"nvmlSystemGetDriverVersion"}, &f->driver_version, false},
+      {{"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"},
+       &f->cuda_driver_version,
+       false},
+      {{"nvmlDeviceGetName"}, &f->name, false},
+      {{"nvmlDeviceGetUUID"}, &f->uuid, false},
+      {{"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"}, &f->pci_info, false},
+      {{"nvmlDeviceGetPciInfo"}, &f->pci_info_v1, false},
+      {{"nvmlDeviceGetCudaComputeCapability"}, &f->compute_capability, false},
+      {{"nvmlDeviceGetMemoryInfo_v2"}, &f->memory_v2, false},
+      {{"nvmlDeviceGetMemoryInfo"}, &f->memory, false},
+      {{"nvmlDeviceGetMigMode"}, &f->mig_mode, false},
+      {{"nvmlDeviceGetMaxMigDeviceCount"}, &f->max_mig_devices, false},
+      {{"nvmlDeviceGetMigDeviceHandleByIndex"}, &f->mig_handle, false},
+      {{"nvmlDeviceGetGpuInstanceId"}, &f->gpu_instance_id, false},
+      {{"nvmlDeviceGetComputeInstanceId"}, &f->compute_instance_id, false},
+      {{"nvmlDeviceGetPersistenceMode"}, &f->persistence_mode, false},
+      {{"nvmlDeviceGetComputeMode"}, &f->compute_mode, false},
+      {{"nvmlDeviceGetCurrPcieLinkGeneration"}, &f->pcie_gen_current, false},
+      {{"nvmlDeviceGetMaxPcieLinkGeneration"}, &f->pcie_gen_max, false},
+      {{"nvmlDeviceGetCurrPcieLinkWidth"}, &f->pcie_width_current, false},
+      {{"nvmlDeviceGetMaxPcieLinkWidth"}, &f->pcie_width_max, false},
+      {{"nvmlDeviceGetPowerManagementLimit"}, &f->power_limit, false},
+      {{"nvmlDeviceGetMaxClockInfo"}, &f->max_clock, false},
+      {{"nvmlDeviceGetNvLinkState"}, &f->nvlink_state, false},
+      {{"nvmlDeviceGetCpuAffinity"}, &f->cpu_affinity, false},
+      {{"nvmlDeviceGetNumaNodeId"}, &f->numa_node, false},
+      {{"nvmlDeviceGetTopologyCommonAncestor"}, &f->topology, false},
+      {{"nvmlDeviceGetP2PStatus"}, &f->p2p_status, false},
+  };
+}
+
+}  // namespace
+
+bool load_nvml(const std::string& library, Nvml* nvml, Problem* err) {
+  std::string text;
+  if (!nvml->library.open(library, &text)) {
+    *err = nvml_library_not_found(library, text);
+    return false;
+  }
+  if (!nvml->library.resolve(symbol_table(&nvml->fn), &text)) {
+    *err = nvml_symbol_missing(library, text);
+    return false;
+  }
+  return true;
+}
+
+const char* nvml_error_text(const Nvml& nvml, nvml::Return rc) {
+  return nvml.fn.error_string.call != nullptr ? nvml.fn.error_string.call(rc) : nullptr;
+}
+
+}  // namespace gpuenv

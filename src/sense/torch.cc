@@ -1,0 +1,158 @@
+// sense_torch: the torch that python3 would import, found by reading files
+// only (starting Python costs ~1 s with torch, and may not be possible).
+//
+// The interpreter: $VIRTUAL_ENV, else $CONDA_PREFIX, else the first
+// python3 on $PATH (a venv if pyvenv.cfg sits beside its bin/, otherwise
+// the prefix of the file its symlinks end at). Its site directories are
+// searched in sys.path order (user site first where Python enables it) for
+// torch/version.py. Environment variables are the process's own; paths are
+// read under SenseOptions::root. Not covered: $PYTHONPATH, .pth files,
+// editable installs, and relative $PATH entries.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "sense/fs.h"
+#include "sense/host_parse.h"
+#include "sense/sense.h"
+
+namespace gpuenv {
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// "python3.11" -> 11; -1 otherwise.
+int minor_version(const std::string& name) {
+  if (name.rfind("python3.", 0) != 0 || name.size() == 8 || name.size() > 11)
+    return -1;
+  int minor = 0;
+  for (char c : name.substr(8)) {
+    if (c < '0' || c > '9') return -1;
+    minor = minor * 10 + (c - '0');
+  }
+  return minor;
+}
+
+// "3.11" for each lib/python3.X under `prefix`, newest first.
+std::vector<std::string> python_versions(const std::string& root,
+                                         const std::string& prefix) {
+  std::vector<std::string> names;
+  std::string err;
+  fs::list_dir(fs::under(root, prefix + "/lib"), &names, &err);
+  std::vector<int> minors;
+  for (const std::string& n : names)
+    if (int m = minor_version(n); m >= 0) minors.push_back(m);
+  std::sort(minors.rbegin(), minors.rend());
+  std::vector<std::string> out;
+  for (int m : minors) out.push_back("3." + std::to_string(m));
+  return out;
+}
+
+struct Search {
+  std::string root;
+  std::vector<std::string> sites;  // in sys.path order
+};
+
+void add_user_site(Search* s, const std::vector<std::string>& versions) {
+  std::string home = env("HOME");
+  if (home.empty()) return;
+  for (const std::string& v : versions)
+    s->sites.push_back(home + "/.local/lib/python" + v + "/site-packages");
+}
+
+// Debian's python3 also reads /usr/local/lib/python3.X/dist-packages (where
+// pip installs) and /usr/lib/python3/dist-packages (where apt installs).
+void add_prefix_sites(Search* s, const std::string& prefix,
+                      const std::vector<std::string>& versions) {
+  for (const std::string& v : versions) {
+    if (prefix == "/usr") s->sites.push_back("/usr/local/lib/python" + v + "/dist-packages");
+    s->sites.push_back(prefix + "/lib/python" + v + "/site-packages");
+    s->sites.push_back(prefix + "/lib/python" + v + "/dist-packages");
+  }
+  s->sites.push_back(prefix + "/lib/python3/dist-packages");
+}
+
+// A venv, and with include-system-site-packages the user site and the base
+// installation (`home` in pyvenv.cfg is the base's bin directory).
+void add_venv(Search* s, const std::string& venv) {
+  std::vector<std::string> versions = python_versions(s->root, venv);
+  std::string text, err;
+  fs::read_file(fs::under(s->root, venv + "/pyvenv.cfg"), &text, &err);
+  auto cfg = parse_key_values(text);
+  bool system = cfg["include-system-site-packages"] == "true" && !cfg["home"].empty();
+  if (system) add_user_site(s, versions);
+  add_prefix_sites(s, venv, versions);
+  if (system) add_prefix_sites(s, fs::dirname(fs::normalize(cfg["home"])), versions);
+}
+
+// A plain installation: the user site, then the prefix's own.
+void add_installation(Search* s, const std::string& prefix,
+                      std::vector<std::string> versions) {
+  if (versions.empty()) versions = python_versions(s->root, prefix);
+  add_user_site(s, versions);
+  add_prefix_sites(s, prefix, versions);
+}
+
+// The file that `python` ends at through its symlinks, if it is one that
+// could run.
+std::optional<std::string> resolve_python(const Search& s, const std::string& python) {
+  std::string resolved, err;
+  if (!fs::resolve(s.root, python, &resolved, &err)) return std::nullopt;
+  std::string real = fs::under(s.root, resolved);
+  if (!fs::exists(real) || fs::is_dir(real)) return std::nullopt;
+  if (s.root == "/" && access(real.c_str(), X_OK) != 0) return std::nullopt;
+  return resolved;
+}
+
+// The first python3 on $PATH: a venv, or the prefix its symlinks end in.
+bool add_path_python(Search* s) {
+  std::string path = env("PATH");
+  for (std::size_t i = 0; i <= path.size();) {
+    std::size_t colon = std::min(path.find(':', i), path.size());
+    std::string dir = path.substr(i, colon - i);
+    i = colon + 1;
+    if (dir.empty() || dir[0] != '/') continue;
+    std::optional<std::string> resolved = resolve_python(*s, dir + "/python3");
+    if (!resolved) continue;
+    std::string venv = fs::dirname(fs::normalize(dir));
+    if (fs::exists(fs::under(s->root, venv + "/pyvenv.cfg"))) return add_venv(s, venv), true;
+    int minor = minor_version(fs::basename(*resolved));
+    std::vector<std::string> versions;
+    if (minor >= 0) versions.push_back("3." + std::to_string(minor));
+    add_installation(s, fs::dirname(fs::dirname(*resolved)), versions);
+    return true;
+  }
+  return false;
+}
+
+std::optional<Torch> torch_in(const std::string& root, const std::string& site) {
+  std::string dir = site + "/torch", text, err;
+  TorchVersionFile file;
+  if (!fs::read_file(fs::under(root, dir + "/version.py"), &text, &err) ||
+      !parse_torch_version_py(text, &file, &err))
+    return std::nullopt;
+  return Torch{file.version, file.cuda, dir};
+}
+
+}  // namespace
+
+std::optional<Torch> sense_torch(const SenseOptions& opts) {
+  Search s{opts.root.empty() ? "/" : opts.root, {}};
+  if (std::string venv = env("VIRTUAL_ENV"); !venv.empty()) {
+    add_venv(&s, fs::normalize(venv));
+  } else if (std::string conda = env("CONDA_PREFIX"); !conda.empty()) {
+    add_installation(&s, fs::normalize(conda), {});
+  } else if (!add_path_python(&s)) {
+    return std::nullopt;
+  }
+  for (const std::string& site : s.sites)
+    if (auto torch = torch_in(s.root, site)) return torch;
+  return std::nullopt;
+}
+
+}  // namespace gpuenv

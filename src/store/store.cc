@@ -1,0 +1,250 @@
+#include "store/store.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+namespace gpuenv::store {
+namespace {
+
+constexpr int kBusyTimeoutMs = 60000;
+constexpr int kSchemaVersion = 1;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS machines(
+  fingerprint TEXT PRIMARY KEY,
+  description TEXT NOT NULL,
+  first_seen TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs(
+  id INTEGER PRIMARY KEY,
+  fingerprint TEXT NOT NULL REFERENCES machines(fingerprint),
+  command TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  gpuenv_version TEXT NOT NULL,
+  hostname TEXT NOT NULL,
+  passed INTEGER);
+CREATE TABLE IF NOT EXISTS measurements(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  key TEXT NOT NULL,
+  gpu_uuid TEXT NOT NULL,
+  peer_uuid TEXT,
+  value REAL,
+  unit TEXT NOT NULL,
+  peak REAL,
+  status TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  measured_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS runs_by_machine ON runs(fingerprint, id);
+CREATE INDEX IF NOT EXISTS measurements_by_run ON measurements(run_id);
+)sql";
+
+constexpr const char* kSelect =
+    "SELECT r.id, r.command, r.gpuenv_version, m.key, m.gpu_uuid, m.peer_uuid, m.value, m.unit, m.peak, "
+    "m.status, m.detail, m.measured_at FROM measurements m JOIN runs r ON r.id = m.run_id "
+    "WHERE r.fingerprint = ?1 ";
+
+std::string sqlite_error(sqlite3* db, const std::string& what) {
+  return what + ": " + (db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+/// A prepared statement, finalized when destroyed.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
+  ~Stmt() { sqlite3_finalize(s_); }
+  bool ok() const { return rc_ == SQLITE_OK; }
+  sqlite3_stmt* get() const { return s_; }
+  void text(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.c_str(), -1, SQLITE_TRANSIENT); }
+  void text(int i, const std::optional<std::string>& v) {
+    v ? text(i, *v) : (void)sqlite3_bind_null(s_, i);
+  }
+  void real(int i, const std::optional<double>& v) {
+    v ? (void)sqlite3_bind_double(s_, i, *v) : (void)sqlite3_bind_null(s_, i);
+  }
+  void boolean(int i, const std::optional<bool>& v) {
+    v ? (void)sqlite3_bind_int(s_, i, *v ? 1 : 0) : (void)sqlite3_bind_null(s_, i);
+  }
+  int step() { return sqlite3_step(s_); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+  int rc_;
+};
+
+std::string column_text(sqlite3_stmt* s, int i) {
+  const unsigned char* t = sqlite3_column_text(s, i);
+  return t ? reinterpret_cast<const char*>(t) : "";
+}
+
+std::optional<double> column_real(sqlite3_stmt* s, int i) {
+  if (sqlite3_column_type(s, i) == SQLITE_NULL) return std::nullopt;
+  return sqlite3_column_double(s, i);
+}
+
+HistoryRow read_row(sqlite3_stmt* s) {
+  HistoryRow row;
+  row.run_id = sqlite3_column_int64(s, 0);
+  row.command = column_text(s, 1);
+  Measurement& m = row.m;
+  m.gpuenv_version = column_text(s, 2);
+  m.key = column_text(s, 3);
+  m.gpu_uuid = column_text(s, 4);
+  if (sqlite3_column_type(s, 5) != SQLITE_NULL) m.peer_uuid = column_text(s, 5);
+  m.value = column_real(s, 6);
+  m.unit = column_text(s, 7);
+  m.peak = column_real(s, 8);
+  m.status = column_text(s, 9);
+  m.detail = column_text(s, 10);
+  m.measured_at = column_text(s, 11);
+  return row;
+}
+
+sqlite3* open_db(const std::string& path, int flags, std::string* err) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    *err = sqlite_error(db, "sqlite3_open_v2(" + path + ")");
+    sqlite3_close(db);
+    return nullptr;
+  }
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  return db;
+}
+
+}  // namespace
+
+std::string default_path(const std::function<const char*(const char*)>& getenv) {
+  auto var = [&](const char* name) -> std::string {
+    const char* v = getenv(name);
+    return v && *v ? v : "";
+  };
+  if (auto dir = var("GPUENV_CACHE_DIR"); !dir.empty()) return dir + "/gpuenv.db";
+  if (auto xdg = var("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/gpuenv/gpuenv.db";
+  if (auto home = var("HOME"); !home.empty()) return home + "/.cache/gpuenv/gpuenv.db";
+  return "";
+}
+
+Store::~Store() { sqlite3_close(db_); }
+
+std::unique_ptr<Store> Store::open(const std::string& path, std::string* err) {
+  if (path.empty()) {
+    *err = "no place for the measurement store: set GPUENV_CACHE_DIR, XDG_CACHE_HOME or HOME, or pass --db FILE";
+    return nullptr;
+  }
+  std::error_code ec;
+  auto dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    *err = "cannot create " + dir.string() + ": " + ec.message();
+    return nullptr;
+  }
+  sqlite3* db = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err);
+  if (!db) return nullptr;
+  std::unique_ptr<Store> s(new Store(db, path));
+  if (!s->init(err)) return nullptr;
+  return s;
+}
+
+std::unique_ptr<Store> Store::open_existing(const std::string& path, std::string* err) {
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::exists(path, ec)) return nullptr;
+  sqlite3* db = open_db(path, SQLITE_OPEN_READWRITE, err);
+  if (!db) db = open_db(path, SQLITE_OPEN_READONLY, err);
+  if (!db) return nullptr;
+  return std::unique_ptr<Store>(new Store(db, path));
+}
+
+bool Store::exec(const char* sql, std::string* err) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) == SQLITE_OK) return true;
+  *err = path_ + ": " + (msg ? msg : sqlite3_errmsg(db_));
+  sqlite3_free(msg);
+  return false;
+}
+
+// Switching to WAL takes a lock of its own that the busy handler does not
+// always wait for; a few retries cover several processes opening at once.
+bool Store::init(std::string* err) {
+  bool wal = false;
+  for (int attempt = 0; attempt < 200 && !wal; ++attempt) {
+    wal = exec("PRAGMA journal_mode=WAL", err);
+    if (!wal) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!wal || !exec("PRAGMA synchronous=NORMAL", err) || !exec("BEGIN IMMEDIATE", err)) return false;
+  if (!exec(kSchema, err)) return exec("ROLLBACK", err), false;
+  std::string version = "PRAGMA user_version=" + std::to_string(kSchemaVersion);
+  if (!exec(version.c_str(), err)) return exec("ROLLBACK", err), false;
+  return exec("COMMIT", err);
+}
+
+bool Store::insert(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err) {
+  Stmt machine(db_, "INSERT OR IGNORE INTO machines(fingerprint, description, first_seen) VALUES(?1, ?2, ?3)");
+  Stmt runs(db_, "INSERT INTO runs(fingerprint, command, started_at, gpuenv_version, hostname, passed) "
+                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  Stmt meas(db_, "INSERT INTO measurements(run_id, key, gpu_uuid, peer_uuid, value, unit, peak, status, detail, "
+                 "measured_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  if (!machine.ok() || !runs.ok() || !meas.ok()) return *err = sqlite_error(db_, path_), false;
+  machine.text(1, run.fingerprint), machine.text(2, run.machine), machine.text(3, run.started_at);
+  if (machine.step() != SQLITE_DONE) return *err = sqlite_error(db_, path_ + ": machines"), false;
+  runs.text(1, run.fingerprint), runs.text(2, run.command), runs.text(3, run.started_at);
+  runs.text(4, run.gpuenv_version), runs.text(5, run.hostname), runs.boolean(6, run.passed);
+  if (runs.step() != SQLITE_DONE) return *err = sqlite_error(db_, path_ + ": runs"), false;
+  *id = sqlite3_last_insert_rowid(db_);
+  for (const auto& m : ms) {
+    sqlite3_reset(meas.get());
+    sqlite3_bind_int64(meas.get(), 1, *id);
+    meas.text(2, m.key), meas.text(3, m.gpu_uuid), meas.text(4, m.peer_uuid), meas.real(5, m.value);
+    meas.text(6, m.unit), meas.real(7, m.peak), meas.text(8, m.status), meas.text(9, m.detail);
+    meas.text(10, m.measured_at);
+    if (meas.step() != SQLITE_DONE) return *err = sqlite_error(db_, path_ + ": measurements"), false;
+  }
+  return true;
+}
+
+bool Store::add_run(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err) {
+  if (!exec("BEGIN IMMEDIATE", err)) return false;
+  if (!insert(run, ms, id, err)) {
+    std::string ignored;
+    exec("ROLLBACK", &ignored);
+    return false;
+  }
+  return exec("COMMIT", err);
+}
+
+bool Store::query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err) {
+  Stmt s(db_, sql);
+  if (!s.ok()) return *err = sqlite_error(db_, path_), false;
+  s.text(1, fingerprint);
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) out->push_back(read_row(s.get()));
+  if (rc != SQLITE_DONE) return *err = sqlite_error(db_, path_), false;
+  return true;
+}
+
+bool Store::latest(const std::string& fingerprint, std::vector<Measurement>* out, std::string* err) {
+  static const std::string sql = std::string(kSelect) +
+      "AND m.id IN (SELECT MAX(m2.id) FROM measurements m2 JOIN runs r2 ON r2.id = m2.run_id "
+      "WHERE r2.fingerprint = ?1 GROUP BY m2.key, m2.gpu_uuid, IFNULL(m2.peer_uuid, '')) "
+      "ORDER BY m.key, m.gpu_uuid, m.peer_uuid";
+  std::vector<HistoryRow> rows;
+  if (!query(sql.c_str(), fingerprint, &rows, err)) return false;
+  for (auto& r : rows) out->push_back(std::move(r.m));
+  return true;
+}
+
+bool Store::history(const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err) {
+  static const std::string sql = std::string(kSelect) + "ORDER BY m.id";
+  return query(sql.c_str(), fingerprint, out, err);
+}
+
+bool Store::count(std::int64_t* n, std::string* err) {
+  Stmt s(db_, "SELECT COUNT(*) FROM measurements");
+  if (!s.ok() || s.step() != SQLITE_ROW) return *err = sqlite_error(db_, path_), false;
+  *n = sqlite3_column_int64(s.get(), 0);
+  return true;
+}
+
+}  // namespace gpuenv::store

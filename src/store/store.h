@@ -1,0 +1,75 @@
+// The measurement store: one SQLite database (WAL, busy timeout) keeping
+// every `gpuenv bench` / `gpuenv check` run with its figures, keyed by the
+// machine's fingerprint. Several processes (8 ranks of a job) may write at
+// once; each run is one transaction, and none is lost.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/measurement.h"
+
+struct sqlite3;
+
+namespace gpuenv::store {
+
+/// The database path: $GPUENV_CACHE_DIR/gpuenv.db, else
+/// $XDG_CACHE_HOME/gpuenv/gpuenv.db, else $HOME/.cache/gpuenv/gpuenv.db;
+/// "" when none is set. `getenv` is std::getenv outside tests.
+std::string default_path(const std::function<const char*(const char*)>& getenv);
+
+/// One run of bench or check on one machine.
+struct Run {
+  std::string fingerprint;
+  std::string machine;   // describe_machine()
+  std::string command;   // bench|check
+  std::string started_at;  // RFC 3339 UTC
+  std::string gpuenv_version;
+  std::string hostname;
+  std::optional<bool> passed;  // check's verdict
+};
+
+/// A stored measurement with the run it came from.
+struct HistoryRow {
+  std::int64_t run_id = 0;
+  std::string command;
+  Measurement m;
+};
+
+class Store {
+ public:
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  /// Opens the database, creating it (and its directory) and the schema when
+  /// missing. nullptr with the reason in *err.
+  static std::unique_ptr<Store> open(const std::string& path, std::string* err);
+  /// Opens an existing database only: nullptr and no error when the file is
+  /// absent (sensing must not create files).
+  static std::unique_ptr<Store> open_existing(const std::string& path, std::string* err);
+
+  /// Adds the run and its measurements in one transaction; the new run id in *id.
+  bool add_run(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
+  /// The newest measurement of each (key, GPU, peer) on this machine.
+  bool latest(const std::string& fingerprint, std::vector<Measurement>* out, std::string* err);
+  /// Every measurement on this machine, oldest first.
+  bool history(const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err);
+  /// Rows in the measurements table (all machines).
+  bool count(std::int64_t* n, std::string* err);
+
+ private:
+  explicit Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  bool exec(const char* sql, std::string* err);
+  bool init(std::string* err);
+  bool insert(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
+  bool query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err);
+  sqlite3* db_;
+  std::string path_;
+};
+
+}  // namespace gpuenv::store

@@ -1,0 +1,592 @@
+/* A stand-in libnvidia-ml.so.1 for tests: the NVML subset gpuenv uses,
+ * answering from a scenario file (see scenario.h) named by the environment
+ * variable FAKE_NVML_SCENARIO, read at nvmlInit time so one process can
+ * switch scenarios. FAKE_NVML_TRACE names a file that receives the name of
+ * every call, one a line. Built twice: as is (a current driver, R580), and
+ * with -DFAKE_NVML_OLD (an old driver exporting only the unversioned names
+ * and none of the optional functions), so absent symbols are really absent.
+ * Signatures and struct layouts follow nvml.h; nothing here includes it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario.h"
+
+typedef int nvmlReturn_t;
+typedef struct fake_device* nvmlDevice_t;
+
+enum {
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+  NVML_ERROR_UNKNOWN = 999
+};
+
+/* nvmlPciInfo_t as _v2/_v3 fill it. */
+typedef struct {
+  char busIdLegacy[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
+} nvmlPciInfo_t;
+
+/* The struct the unversioned nvmlDeviceGetPciInfo filled (NVML before v2). */
+typedef struct {
+  char busId[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+  unsigned int reserved0, reserved1, reserved2, reserved3;
+} nvmlPciInfo_v1_t;
+
+typedef struct {
+  unsigned long long total, free, used;
+} nvmlMemory_t;
+
+typedef struct {
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+
+#define NVML_MEMORY_V2_VERSION ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
+
+/* C99 has no _Static_assert: a negative array size fails the build. */
+typedef char fake_assert_pci[sizeof(nvmlPciInfo_t) == 68 ? 1 : -1];
+typedef char fake_assert_pci_v1[sizeof(nvmlPciInfo_v1_t) == 52 ? 1 : -1];
+typedef char fake_assert_memory[sizeof(nvmlMemory_t) == 24 ? 1 : -1];
+typedef char fake_assert_memory_v2[sizeof(nvmlMemory_v2_t) == 40 ? 1 : -1];
+
+#define FAKE_MAX_GPUS 16
+#define FAKE_MAX_MIGS 8
+#define FAKE_MAX_LINKS 18
+
+/* A device handle: a whole GPU (slot < 0) or one of its MIG devices. */
+struct fake_device {
+  int gpu;
+  int slot;
+};
+
+static scn_scenario g_scn;
+static int g_initialized;
+static FILE* g_trace;
+static int g_queries[FAKE_MAX_GPUS];
+static struct fake_device g_gpus[FAKE_MAX_GPUS];
+static struct fake_device g_migs[FAKE_MAX_GPUS][FAKE_MAX_MIGS];
+
+static int gpu_count(void) {
+  int n = scn_count(&g_scn, "gpu");
+  return n < FAKE_MAX_GPUS ? n : FAKE_MAX_GPUS;
+}
+
+static const scn_record* gpu_record(int gpu) { return scn_nth(&g_scn, "gpu", gpu); }
+
+static const scn_record* mig_record(int gpu, int slot) {
+  int i;
+  long long g, s;
+  for (i = 0; i < g_scn.n; ++i) {
+    const scn_record* r = &g_scn.rec[i];
+    if (strcmp(r->kind, "mig") == 0 && scn_get_ll(r, "gpu", &g) && scn_get_ll(r, "slot", &s) &&
+        g == gpu && s == slot)
+      return r;
+  }
+  return NULL;
+}
+
+/* The record a handle's string/memory queries read: its gpu or mig line. */
+static const scn_record* device_record(const struct fake_device* d) {
+  return d->slot < 0 ? gpu_record(d->gpu) : mig_record(d->gpu, d->slot);
+}
+
+static int valid_device(const struct fake_device* d) {
+  if (d == NULL || d->gpu < 0 || d->gpu >= gpu_count()) return 0;
+  if (d->slot < 0) return d == &g_gpus[d->gpu];
+  if (d->slot >= FAKE_MAX_MIGS) return 0;
+  return d == &g_migs[d->gpu][d->slot] && mig_record(d->gpu, d->slot) != NULL;
+}
+
+/* One more query on a GPU: GPU_IS_LOST once past a `fault lost=` budget. */
+static nvmlReturn_t touch(int gpu) {
+  int i;
+  long long lost, after;
+  ++g_queries[gpu];
+  for (i = 0; i < g_scn.n; ++i) {
+    const scn_record* r = &g_scn.rec[i];
+    if (strcmp(r->kind, "fault") != 0 || !scn_get_ll(r, "lost", &lost) || lost != gpu) continue;
+    if (!scn_get_ll(r, "after", &after)) after = 2;
+    if (g_queries[gpu] > after) return NVML_ERROR_GPU_IS_LOST;
+  }
+  return NVML_SUCCESS;
+}
+
+/* What every entry point does first: trace, check init and the handle,
+ * apply injected faults, count the query. */
+static nvmlReturn_t enter(const char* fn, const struct fake_device* d) {
+  nvmlReturn_t rc;
+  scn_trace(g_trace, fn);
+  if (!g_initialized) return NVML_ERROR_UNINITIALIZED;
+  if (d != NULL && !valid_device(d)) return NVML_ERROR_INVALID_ARGUMENT;
+  rc = scn_fault(&g_scn, fn, d ? d->gpu : -1);
+  if (rc != NVML_SUCCESS) return rc;
+  return d ? touch(d->gpu) : NVML_SUCCESS;
+}
+
+static nvmlReturn_t enter_pair(const char* fn, const struct fake_device* a,
+                               const struct fake_device* b) {
+  nvmlReturn_t rc = enter(fn, a);
+  if (rc != NVML_SUCCESS) return rc;
+  if (!valid_device(b) || a->slot >= 0 || b->slot >= 0 || a == b)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  return touch(b->gpu);
+}
+
+static nvmlReturn_t copy_string(const char* value, char* out, unsigned int len) {
+  if (value == NULL) return NVML_ERROR_NOT_SUPPORTED;
+  if (out == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (strlen(value) + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
+  memcpy(out, value, strlen(value) + 1);
+  return NVML_SUCCESS;
+}
+
+/* A whole-number key of a GPU's line into *out. */
+static nvmlReturn_t gpu_uint(const char* fn, nvmlDevice_t d, const char* key, unsigned int* out) {
+  long long v;
+  nvmlReturn_t rc = enter(fn, d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (out == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->slot >= 0 || !scn_get_ll(gpu_record(d->gpu), key, &v)) return NVML_ERROR_NOT_SUPPORTED;
+  *out = (unsigned int)v;
+  return NVML_SUCCESS;
+}
+
+/* Half of an "a/b" key of a GPU's line (which = 0: a, 1: b). */
+static nvmlReturn_t gpu_half(const char* fn, nvmlDevice_t d, const char* key, int which,
+                             unsigned int* out) {
+  long long a, b;
+  nvmlReturn_t rc = enter(fn, d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (out == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->slot >= 0 || !scn_get_pair(gpu_record(d->gpu), key, &a, &b))
+    return NVML_ERROR_NOT_SUPPORTED;
+  *out = (unsigned int)(which ? b : a);
+  return NVML_SUCCESS;
+}
+
+/* ---- Init and system ---- */
+
+static void close_trace(void) {
+  if (g_trace != NULL) fclose(g_trace);
+  g_trace = NULL;
+}
+
+static nvmlReturn_t init(const char* fn) {
+  char err[256];
+  const char* path = getenv("FAKE_NVML_SCENARIO");
+  const char* trace = getenv("FAKE_NVML_TRACE");
+  int fault, i;
+  close_trace();
+  if (trace != NULL) g_trace = fopen(trace, "a");
+  scn_trace(g_trace, fn);
+  memset(g_queries, 0, sizeof(g_queries));
+  for (i = 0; i < FAKE_MAX_GPUS; ++i) {
+    g_gpus[i].gpu = i;
+    g_gpus[i].slot = -1;
+  }
+  if (path == NULL || scn_load(&g_scn, path, err, sizeof(err)) != 0) {
+    fprintf(stderr, "fake_nvml: %s\n", path ? err : "FAKE_NVML_SCENARIO is not set");
+    close_trace();
+    return NVML_ERROR_UNKNOWN;
+  }
+  fault = scn_fault_value(&g_scn, "init");
+  if (fault == 0) fault = scn_fault(&g_scn, fn, -1);
+  if (fault != 0) close_trace();
+  g_initialized = (fault == 0);
+  return fault;
+}
+
+nvmlReturn_t nvmlInit(void) { return init("nvmlInit"); }
+
+nvmlReturn_t nvmlShutdown(void) {
+  scn_trace(g_trace, "nvmlShutdown");
+  close_trace();
+  if (!g_initialized) return NVML_ERROR_UNINITIALIZED;
+  g_initialized = 0;
+  return NVML_SUCCESS;
+}
+
+/* Closes the trace if the library is unloaded without nvmlShutdown. */
+__attribute__((destructor)) static void unload(void) { close_trace(); }
+
+const char* nvmlErrorString(nvmlReturn_t rc) {
+  switch (rc) {
+    case 0:
+      return "Success";
+    case 1:
+      return "Uninitialized";
+    case 2:
+      return "Invalid Argument";
+    case 3:
+      return "Not Supported";
+    case 4:
+      return "Insufficient Permissions";
+    case 6:
+      return "Not Found";
+    case 7:
+      return "Insufficient Size";
+    case 8:
+      return "Insufficient External Power";
+    case 9:
+      return "Driver Not Loaded";
+    case 11:
+      return "Interrupt Request Issue";
+    case 15:
+      return "GPU is lost";
+    case 16:
+      return "GPU requires restart";
+    case 18:
+      return "Driver/library version mismatch";
+    case 25:
+      return "Argument version mismatch";
+    default:
+      return "Unknown Error";
+  }
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  nvmlReturn_t rc = enter("nvmlSystemGetDriverVersion", NULL);
+  if (rc != NVML_SUCCESS) return rc;
+  return copy_string(scn_get(scn_nth(&g_scn, "system", 0), "driver"), version, length);
+}
+
+static nvmlReturn_t cuda_driver_version(const char* fn, int* version) {
+  long long v;
+  nvmlReturn_t rc = enter(fn, NULL);
+  if (rc != NVML_SUCCESS) return rc;
+  if (version == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!scn_get_ll(scn_nth(&g_scn, "system", 0), "cuda", &v)) return NVML_ERROR_NOT_SUPPORTED;
+  *version = (int)v;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion(int* version) {
+  return cuda_driver_version("nvmlSystemGetCudaDriverVersion", version);
+}
+
+static nvmlReturn_t device_count(const char* fn, unsigned int* count) {
+  nvmlReturn_t rc = enter(fn, NULL);
+  if (rc != NVML_SUCCESS) return rc;
+  if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  *count = (unsigned int)gpu_count();
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCount(unsigned int* count) {
+  return device_count("nvmlDeviceGetCount", count);
+}
+
+static nvmlReturn_t handle_by_index(const char* fn, unsigned int index, nvmlDevice_t* device) {
+  nvmlReturn_t rc = enter(fn, NULL);
+  if (rc != NVML_SUCCESS) return rc;
+  if (device == NULL || index >= (unsigned int)gpu_count()) return NVML_ERROR_INVALID_ARGUMENT;
+  rc = scn_fault(&g_scn, fn, (int)index);
+  if (rc == NVML_SUCCESS) rc = touch((int)index);
+  if (rc == NVML_SUCCESS) *device = &g_gpus[index];
+  return rc;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device) {
+  return handle_by_index("nvmlDeviceGetHandleByIndex", index, device);
+}
+
+/* ---- Identity ---- */
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* name, unsigned int length) {
+  nvmlReturn_t rc = enter("nvmlDeviceGetName", d);
+  if (rc != NVML_SUCCESS) return rc;
+  return copy_string(scn_get(device_record(d), "name"), name, length);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char* uuid, unsigned int length) {
+  nvmlReturn_t rc = enter("nvmlDeviceGetUUID", d);
+  if (rc != NVML_SUCCESS) return rc;
+  return copy_string(scn_get(device_record(d), "uuid"), uuid, length);
+}
+
+/* "00000000:3B:00.0" from the gpu line's pci key into numbers. */
+static nvmlReturn_t pci_address(nvmlDevice_t d, unsigned int* dom, unsigned int* bus,
+                                unsigned int* dev) {
+  const char* pci = scn_get(gpu_record(d->gpu), "pci");
+  if (d->slot >= 0 || pci == NULL) return NVML_ERROR_NOT_SUPPORTED;
+  if (sscanf(pci, "%x:%x:%x.", dom, bus, dev) != 3) return NVML_ERROR_UNKNOWN;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t d, nvmlPciInfo_v1_t* pci) {
+  nvmlReturn_t rc = enter("nvmlDeviceGetPciInfo", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (pci == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  memset(pci, 0, sizeof(*pci));
+  rc = pci_address(d, &pci->domain, &pci->bus, &pci->device);
+  if (rc != NVML_SUCCESS) return rc;
+  snprintf(pci->busId, sizeof(pci->busId), "%04X:%02X:%02X.0", pci->domain & 0xffffu,
+           pci->bus & 0xffu, pci->device & 0xffu);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int* major, int* minor) {
+  const char* cc;
+  nvmlReturn_t rc = enter("nvmlDeviceGetCudaComputeCapability", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (major == NULL || minor == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  cc = scn_get(gpu_record(d->gpu), "cc");
+  if (d->slot >= 0 || cc == NULL) return NVML_ERROR_NOT_SUPPORTED;
+  return sscanf(cc, "%d.%d", major, minor) == 2 ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
+}
+
+/* ---- Memory ---- */
+
+/* total, reserved and free of a gpu or mig line (used is what is left). */
+static nvmlReturn_t memory(nvmlDevice_t d, long long* total, long long* reserved, long long* free) {
+  const scn_record* r = device_record(d);
+  if (!scn_get_ll(r, "mem", total)) return NVML_ERROR_NOT_SUPPORTED;
+  if (!scn_get_ll(r, "reserved", reserved)) *reserved = 0;
+  if (!scn_get_ll(r, "free", free)) *free = *total - *reserved;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* m) {
+  long long total, reserved, free;
+  nvmlReturn_t rc = enter("nvmlDeviceGetMemoryInfo", d);
+  if (rc == NVML_SUCCESS && m == NULL) rc = NVML_ERROR_INVALID_ARGUMENT;
+  if (rc == NVML_SUCCESS) rc = memory(d, &total, &reserved, &free);
+  if (rc != NVML_SUCCESS) return rc;
+  m->total = (unsigned long long)total;
+  m->free = (unsigned long long)free;
+  m->used = (unsigned long long)(total - free); /* v1 counts the reserved part as used */
+  return NVML_SUCCESS;
+}
+
+/* ---- Modes, links, clocks, power ---- */
+
+nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, int* mode) {
+  return gpu_uint("nvmlDeviceGetPersistenceMode", d, "persistence", (unsigned int*)mode);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, int* mode) {
+  return gpu_uint("nvmlDeviceGetComputeMode", d, "compute_mode", (unsigned int*)mode);
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int* gen) {
+  return gpu_half("nvmlDeviceGetCurrPcieLinkGeneration", d, "pcie_gen", 0, gen);
+}
+
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int* gen) {
+  return gpu_half("nvmlDeviceGetMaxPcieLinkGeneration", d, "pcie_gen", 1, gen);
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int* width) {
+  return gpu_half("nvmlDeviceGetCurrPcieLinkWidth", d, "pcie_width", 0, width);
+}
+
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int* width) {
+  return gpu_half("nvmlDeviceGetMaxPcieLinkWidth", d, "pcie_width", 1, width);
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t d, unsigned int* limit) {
+  return gpu_uint("nvmlDeviceGetPowerManagementLimit", d, "power", limit);
+}
+
+/* nvmlClockType_t: 0 graphics, 1 SM, 2 memory, 3 video. */
+nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned int* clock) {
+  if (type == 1) return gpu_uint("nvmlDeviceGetMaxClockInfo", d, "sm_clock", clock);
+  if (type == 2) return gpu_uint("nvmlDeviceGetMaxClockInfo", d, "mem_clock", clock);
+  if (type == 0 || type == 3) return gpu_uint("nvmlDeviceGetMaxClockInfo", d, "-", clock);
+  return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/* nvlinks=active/total: links below active are up, the rest of total down,
+ * links past total not supported. */
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int* active) {
+  long long up, total;
+  nvmlReturn_t rc = enter("nvmlDeviceGetNvLinkState", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (active == NULL || link >= FAKE_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->slot >= 0 || !scn_get_pair(gpu_record(d->gpu), "nvlinks", &up, &total))
+    return NVML_ERROR_NOT_SUPPORTED;
+  if ((long long)link >= total) return NVML_ERROR_NOT_SUPPORTED;
+  *active = (long long)link < up;
+  return NVML_SUCCESS;
+}
+
+/* ---- Locality ---- */
+
+/* Sets the bits of "0-31,64-95" in set (words of 64 bits). */
+static void set_cpus(const char* list, unsigned int words, unsigned long* set) {
+  const char* p = list;
+  while (*p) {
+    char* end;
+    long lo = strtol(p, &end, 10), hi = lo, c;
+    if (*end == '-') hi = strtol(end + 1, &end, 10);
+    for (c = lo; c <= hi; ++c)
+      if (c >= 0 && (unsigned long)c / 64 < words) set[c / 64] |= 1ul << (c % 64);
+    p = (*end == ',') ? end + 1 : end;
+    if (end == p && *p != '\0') break; /* malformed: stop */
+  }
+}
+
+nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t d, unsigned int words, unsigned long* set) {
+  const char* cpus;
+  nvmlReturn_t rc = enter("nvmlDeviceGetCpuAffinity", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (set == NULL || words == 0) return NVML_ERROR_INVALID_ARGUMENT;
+  cpus = scn_get(gpu_record(d->gpu), "cpus");
+  if (d->slot >= 0 || cpus == NULL) return NVML_ERROR_NOT_SUPPORTED;
+  memset(set, 0, words * sizeof(*set));
+  set_cpus(cpus, words, set);
+  return NVML_SUCCESS;
+}
+
+/* ---- Pairs ---- */
+
+/* The pair line for a and b (either order), else the `pairs` default. */
+static const scn_record* pair_record(int a, int b) {
+  int i;
+  long long x, y;
+  for (i = 0; i < g_scn.n; ++i) {
+    const scn_record* r = &g_scn.rec[i];
+    if (strcmp(r->kind, "pair") != 0 || !scn_get_ll(r, "a", &x) || !scn_get_ll(r, "b", &y))
+      continue;
+    if ((x == a && y == b) || (x == b && y == a)) return r;
+  }
+  return scn_nth(&g_scn, "pairs", 0);
+}
+
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int* level) {
+  long long v;
+  nvmlReturn_t rc = enter_pair("nvmlDeviceGetTopologyCommonAncestor", a, b);
+  if (rc != NVML_SUCCESS) return rc;
+  if (level == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!scn_get_ll(pair_record(a->gpu, b->gpu), "topo", &v)) return NVML_ERROR_NOT_SUPPORTED;
+  *level = (int)v;
+  return NVML_SUCCESS;
+}
+
+/* nvmlGpuP2PCapsIndex_t: 0 read, 1 write, 2 NVLink, 3 atomics, 4 prop. */
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, int caps, int* status) {
+  long long v;
+  nvmlReturn_t rc = enter_pair("nvmlDeviceGetP2PStatus", a, b);
+  if (rc != NVML_SUCCESS) return rc;
+  if (status == NULL || caps < 0 || caps > 4) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!scn_get_ll(pair_record(a->gpu, b->gpu), caps == 2 ? "nvlink" : "p2p", &v))
+    return NVML_ERROR_NOT_SUPPORTED;
+  *status = (int)v;
+  return NVML_SUCCESS;
+}
+
+/* ---- What only a current driver exports ---- */
+#ifndef FAKE_NVML_OLD
+
+nvmlReturn_t nvmlInit_v2(void) { return init("nvmlInit_v2"); }
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
+  return cuda_driver_version("nvmlSystemGetCudaDriverVersion_v2", version);
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  return device_count("nvmlDeviceGetCount_v2", count);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+  return handle_by_index("nvmlDeviceGetHandleByIndex_v2", index, device);
+}
+
+static nvmlReturn_t pci_info(const char* fn, nvmlDevice_t d, nvmlPciInfo_t* pci) {
+  long long id = 0;
+  nvmlReturn_t rc = enter(fn, d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (pci == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  memset(pci, 0, sizeof(*pci));
+  rc = pci_address(d, &pci->domain, &pci->bus, &pci->device);
+  if (rc != NVML_SUCCESS) return rc;
+  scn_get_ll(gpu_record(d->gpu), "devid", &id);
+  pci->pciDeviceId = (unsigned int)id;
+  snprintf(pci->busId, sizeof(pci->busId), "%08X:%02X:%02X.0", pci->domain, pci->bus, pci->device);
+  snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:%02X.0", pci->domain & 0xffffu,
+           pci->bus & 0xffu, pci->device & 0xffu);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t d, nvmlPciInfo_t* pci) {
+  return pci_info("nvmlDeviceGetPciInfo_v2", d, pci);
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* pci) {
+  return pci_info("nvmlDeviceGetPciInfo_v3", d, pci);
+}
+
+/* Rejects a version word other than NVML_STRUCT_VERSION(Memory, 2), as
+ * NVML does: the check that catches `version = 2`. */
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t* m) {
+  long long total, reserved, free;
+  nvmlReturn_t rc = enter("nvmlDeviceGetMemoryInfo_v2", d);
+  if (rc == NVML_SUCCESS && m == NULL) rc = NVML_ERROR_INVALID_ARGUMENT;
+  if (rc == NVML_SUCCESS && m->version != NVML_MEMORY_V2_VERSION)
+    rc = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  if (rc == NVML_SUCCESS) rc = memory(d, &total, &reserved, &free);
+  if (rc != NVML_SUCCESS) return rc;
+  m->total = (unsigned long long)total;
+  m->reserved = (unsigned long long)reserved;
+  m->free = (unsigned long long)free;
+  m->used = (unsigned long long)(total - reserved - free);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t d, unsigned int* node) {
+  return gpu_uint("nvmlDeviceGetNumaNodeId", d, "numa", node);
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int* current, unsigned int* pending) {
+  nvmlReturn_t rc = gpu_uint("nvmlDeviceGetMigMode", d, "mig", current);
+  if (rc == NVML_SUCCESS && pending == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (rc == NVML_SUCCESS) *pending = *current;
+  return rc;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int* count) {
+  return gpu_uint("nvmlDeviceGetMaxMigDeviceCount", d, "migmax", count);
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index,
+                                                 nvmlDevice_t* mig) {
+  long long on = 0;
+  nvmlReturn_t rc = enter("nvmlDeviceGetMigDeviceHandleByIndex", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (mig == NULL || d->slot >= 0 || index >= FAKE_MAX_MIGS) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!scn_get_ll(gpu_record(d->gpu), "mig", &on) || on != 1) return NVML_ERROR_INVALID_ARGUMENT;
+  if (mig_record(d->gpu, (int)index) == NULL) return NVML_ERROR_NOT_FOUND;
+  g_migs[d->gpu][index].gpu = d->gpu;
+  g_migs[d->gpu][index].slot = (int)index;
+  *mig = &g_migs[d->gpu][index];
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t mig_uint(const char* fn, nvmlDevice_t d, const char* key, unsigned int* out) {
+  long long v;
+  nvmlReturn_t rc = enter(fn, d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (out == NULL || d->slot < 0) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!scn_get_ll(device_record(d), key, &v)) return NVML_ERROR_NOT_SUPPORTED;
+  *out = (unsigned int)v;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int* id) {
+  return mig_uint("nvmlDeviceGetGpuInstanceId", d, "gi", id);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int* id) {
+  return mig_uint("nvmlDeviceGetComputeInstanceId", d, "ci", id);
+}
+
+#endif /* FAKE_NVML_OLD */

@@ -1,0 +1,1 @@
+__global__ void gpuenv_fixture(int* p) { p[threadIdx.x] = threadIdx.x; }

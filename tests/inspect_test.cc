@@ -1,0 +1,128 @@
+// End to end: `gpuenv inspect` on the committed fixtures (tests/fatbins/)
+// against the committed machine snapshots (tests/machines/).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "process.h"
+
+namespace gpuenv {
+namespace {
+
+using testing::run_gpuenv;
+using testing::write_temp_file;
+
+std::string fixture(const std::string& name) { return GPUENV_TESTS_DIR "/fatbins/" + name; }
+std::string machine(const std::string& name) { return GPUENV_TESTS_DIR "/machines/" + name + ".json"; }
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+testing::ProcessResult inspect(std::vector<std::string> args, const std::string& m = "") {
+  args.insert(args.begin(), "inspect");
+  if (!m.empty()) args.insert(args.end(), {"--machine", machine(m)});
+  return run_gpuenv(args);
+}
+
+TEST(Inspect, CountsPerArchitectureAndRunsNatively) {
+  auto r = inspect({fixture("sm80_sm90_ptx90.fatbin")}, "h200");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, fixture("sm80_sm90_ptx90.fatbin") +
+                       ": fatbin, 1 fatbin, 3 entries (1 compressed)\n"
+                       "  sm_80: 1 cubin\n"
+                       "  sm_90: 1 cubin\n"
+                       "  compute_90 PTX (ISA 9.0): 1, 1 compressed\n"
+                       "  GPU 0 NVIDIA H200 (Hopper, 9.0): native: runs the sm_90 cubin natively\n");
+}
+
+TEST(Inspect, ExitCodes) {
+  struct Row {
+    std::string file, machine;
+    int exit_code;
+    std::string says;
+  } rows[] = {
+      {"sm80_sm90_ptx90.fatbin", "a100x8-nvlink", 0, "GPU 0-7 NVIDIA A100-SXM4-80GB (Ampere, 8.0): native: runs the sm_80 cubin"},
+      {"sm80_sm90_ptx90.fatbin", "rtx5090", 4, "PTX JIT only: no cubin for 12.0; the driver JIT-compiles the compute_90 PTX"},
+      {"sm80_sm90_ptx90.fatbin", "t4", 1, "cannot run: no cubin or PTX usable on 7.5 (it has: sm_80, sm_90, compute_90)"},
+      {"sm90a.fatbin", "h200", 0, "native: runs the sm_90a cubin natively"},
+      {"sm90a.fatbin", "b200x8", 1, "no kernel image is available for execution on the device"},
+      {"sm100f.fatbin", "b200x8", 0, "GPU 0-7 NVIDIA B200 (Blackwell, 10.0): native: runs the sm_100f cubin"},
+      {"sm100f.fatbin", "rtx5090", 1, "cannot run"},
+      {"sm75_sm86.o", "rtx3090-rtx4090", 0, "GPU 1 NVIDIA GeForce RTX 4090 (Ada Lovelace, 8.9): native: runs the sm_86 cubin"},
+      {"sm75_sm86.o", "jetson-orin", 1, "GPU 0 Orin (Ampere, 8.7): cannot run"},
+      {"sm89_ptx89.so", "h200", 4, "compute_89"},
+      {"rdc_sm80.o", "h200", 4, "__nv_relfatbin only (device-link input)"},
+      {"sm80_sm90_ptx90.fatbin", "none", 0, "No NVIDIA GPU found"},
+  };
+  for (const Row& row : rows) {
+    auto r = inspect({fixture(row.file)}, row.machine);
+    EXPECT_EQ(r.exit_code, row.exit_code) << row.file << " on " << row.machine << ": " << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, row.says)) << row.file << " on " << row.machine << ": " << r.out;
+  }
+}
+
+TEST(Inspect, WithoutAnyGpuExitsZero) {
+  auto r = inspect({fixture("sm90a.fatbin")});  // live sensing, no NVML: no GPU
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "sm_90a: 1 cubin")) << r.out;
+  EXPECT_TRUE(contains(r.out, "compute_90a PTX (ISA 9.0): 1")) << r.out;
+  EXPECT_TRUE(contains(r.out, "No NVIDIA GPU found")) << r.out;
+}
+
+TEST(Inspect, Json) {
+  auto r = inspect({"--json", fixture("compressed.fatbin"), fixture("sm75_sm86.o")}, "rtx3090-rtx4090");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["exit_code"], 0);
+  const auto& f = j["files"][0];
+  EXPECT_EQ(f["format"], "fatbin");
+  EXPECT_EQ(f["fatbins"], 1);
+  EXPECT_EQ(f["entries"], 3);
+  EXPECT_EQ(f["compressed"], 3);
+  EXPECT_EQ(f["cubins"]["sm_80"]["count"], 1);
+  EXPECT_EQ(f["cubins"]["sm_80"]["compressed"], 1);
+  EXPECT_EQ(f["ptx"]["compute_90"]["isa"], nlohmann::json::array({"9.0"}));
+  EXPECT_EQ(f["verdicts"][0]["verdict"], "native");
+  EXPECT_EQ(f["verdicts"][0]["image"], "sm_80");
+  EXPECT_EQ(f["verdicts"][1]["gpu"], 1);
+  const auto& o = j["files"][1];
+  EXPECT_EQ(o["format"], "elf");
+  EXPECT_EQ(o["section"], ".nv_fatbin");
+  EXPECT_EQ(o["cubins"], nlohmann::json({{"sm_75", {{"count", 1}, {"compressed", 0}}},
+                                         {"sm_86", {{"count", 1}, {"compressed", 0}}}}));
+  EXPECT_EQ(o["verdicts"][1]["image"], "sm_86");
+}
+
+TEST(Inspect, BadFilesExit3AndTheRestIsStillReported) {
+  auto r = inspect({"/nonexistent/libx.so", fixture("kernel.cu"), fixture("sm90a.fatbin")}, "h200");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(contains(r.err, "gpuenv: open(/nonexistent/libx.so): No such file or directory")) << r.err;
+  EXPECT_TRUE(contains(r.err, "kernel.cu: neither an ELF file nor a fatbin")) << r.err;
+  EXPECT_TRUE(contains(r.out, "sm_90a: 1 cubin")) << r.out;
+  auto j = inspect({"--json", "/nonexistent/libx.so"}, "h200");
+  EXPECT_EQ(j.exit_code, 3);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["files"][0]["error"],
+            "open(/nonexistent/libx.so): No such file or directory");
+}
+
+TEST(Inspect, TruncatedFileNamesTheOffset) {
+  std::ifstream in(fixture("sm80_sm90_ptx90.fatbin"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string cut = write_temp_file("cut.fatbin", bytes.substr(0, 3000));
+  auto r = inspect({cut}, "h200");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(contains(r.err, cut + ": offset 0x0: fatbin of 16 + ")) << r.err;
+}
+
+TEST(Inspect, NoCudaCodeAndUsage) {
+  auto r = inspect({GPUENV_BIN}, "h200");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, std::string(GPUENV_BIN) + ": no CUDA code (no .nv_fatbin section)\n");
+  EXPECT_EQ(run_gpuenv({"inspect"}).exit_code, 2);  // a file is required
+  auto h = run_gpuenv({"inspect", "--help"});
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_TRUE(contains(h.out, "--machine")) << h.out;
+}
+
+}  // namespace
+}  // namespace gpuenv
