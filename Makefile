@@ -1,5 +1,5 @@
 # gpuenv — quick start: `make run`, `make test` (Debian 12, as root or with sudo).
-.PHONY: all build deps run test test-unit test-asan test-gpu clean
+.PHONY: all build deps run test test-unit test-asan test-gpu test-gpu-bench clean
 
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ pkg-config clang libclang-rt-14-dev \
@@ -41,6 +41,10 @@ test: test-unit test-asan
 # On a machine with an NVIDIA GPU: the real driver path end to end.
 test-gpu: build
 	./tests/gpu/run.sh
+
+# Only gpuenv bench and gpuenv check against PyTorch (part of test-gpu).
+test-gpu-bench: build
+	./tests/gpu/bench.sh
 
 clean:
 	rm -rf build build-asan

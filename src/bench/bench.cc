@@ -90,12 +90,12 @@ std::vector<Planned> plan_cases(const std::vector<Case>& cases, const Context& c
   for (const auto& c : cases) {
     if (!selected(ctx.options, c.key)) continue;
     if (c.scope != Scope::kDevice && ctx.devices.size() < 2) {
-      out.push_back({&c, {ctx.devices}, "needs 2 or more GPUs (" + std::to_string(ctx.devices.size()) + " visible)"});
+      out.push_back({c, {ctx.devices}, "needs 2 or more GPUs (" + std::to_string(ctx.devices.size()) + " visible)"});
       continue;
     }
     for (auto& t : targets(c.scope, ctx.devices)) {
       std::optional<std::string> skip = c.filter ? c.filter(ctx, t) : std::nullopt;
-      out.push_back({&c, std::move(t), std::move(skip)});
+      out.push_back({c, std::move(t), std::move(skip)});
     }
   }
   return out;
@@ -113,12 +113,12 @@ std::vector<Result> run_cases(Backend& backend, const Context& ctx, const std::v
       r.status = Status::kSkipped;
       r.message = *p.skip;
     } else {
-      r = p.c->run(backend, ctx, p.target);
+      r = p.c.run(backend, ctx, p.target);
     }
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    r.key = p.c->key;
-    r.description = p.c->description;
-    r.scope = p.c->scope;
+    r.key = p.c.key;
+    r.description = p.c.description;
+    r.scope = p.c.scope;
     r.target = p.target;
     finish(&r);
     out.push_back(std::move(r));

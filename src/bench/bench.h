@@ -121,7 +121,7 @@ std::vector<Case> check_cases(const Options& o, bool long_check);
 
 /// One case on one target, or a case skipped with the reason.
 struct Planned {
-  const Case* c = nullptr;
+  Case c;
   Target target;
   std::optional<std::string> skip;
 };

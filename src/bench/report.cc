@@ -155,9 +155,9 @@ std::string history_json(const std::string& machine, const std::string& fingerpr
 }
 
 std::string progress_line(size_t index, size_t count, const Planned& p) {
-  std::string where = p.c->scope == Scope::kAll ? "all GPUs" : "GPU " + std::to_string(p.target.devices.empty() ? 0 : p.target.devices[0].ordinal);
-  if (p.c->scope == Scope::kPair && p.target.devices.size() == 2) where += "->" + std::to_string(p.target.devices[1].ordinal);
-  return fmt::format("[{}/{}] {}: {} ({})", index + 1, count, where, p.c->key, p.c->description);
+  std::string where = p.c.scope == Scope::kAll ? "all GPUs" : "GPU " + std::to_string(p.target.devices.empty() ? 0 : p.target.devices[0].ordinal);
+  if (p.c.scope == Scope::kPair && p.target.devices.size() == 2) where += "->" + std::to_string(p.target.devices[1].ordinal);
+  return fmt::format("[{}/{}] {}: {} ({})", index + 1, count, where, p.c.key, p.c.description);
 }
 
 }  // namespace gpuenv::bench

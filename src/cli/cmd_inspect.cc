@@ -303,7 +303,7 @@ json file_json(const FileReport& r) {
     return j;
   }
   j["format"] = r.fatbin.elf ? "elf" : "fatbin";
-  j["section"] = !r.fatbin.elf ? "" : r.relocatable ? "__nv_relfatbin" : ".nv_fatbin";
+  j["section"] = !r.fatbin.elf ? json() : json(r.relocatable ? "__nv_relfatbin" : ".nv_fatbin");
   j.update(counts_json(r.used));
   if (r.device_link) j["device_link"] = counts_json(*r.device_link);
   j["verdicts"] = json::array();

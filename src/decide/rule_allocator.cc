@@ -100,8 +100,7 @@ std::optional<Note> user_blocker(const std::string& name, const std::string& bas
   if (value_of(base, "expandable_segments"))
     return info("your " + name + " already sets expandable_segments; gpuenv adds nothing");
   if (value_of(base, "backend") == "cudaMallocAsync")
-    return info("your " + name +
-                " selects backend:cudaMallocAsync, which has no "
+    return info("your " + name + " selects backend:cudaMallocAsync, which has no " +
                 "expandable_segments; gpuenv adds nothing");
   return std::nullopt;
 }
@@ -123,8 +122,8 @@ Decision rule_allocator(const Machine& m, const Options& o) {
   }
   std::string reason =
       "segments that grow in place instead of fixed cached blocks, so "
-      "fragmentation stops causing OOMs; " +
-      why_name(m, t, name, o.getenv(name));
+      "fragmentation stops causing OOMs; ";
+  reason += why_name(m, t, name, o.getenv(name));
   if (!base.empty()) reason += "; keeps your " + base;
   d.settings.push_back(setting(name, base.empty() ? kExpand : base + "," + kExpand, reason));
   return d;

@@ -115,8 +115,7 @@ std::optional<std::string> unjudgeable(const Machine& m) {
   auto v = parse_torch_version(t.version);
   if (!v || !v->official_build())
     return "torch " + t.version +
-           " is not an official wheel, so gpuenv can't tell which "
-           "GPUs it carries SASS for";
+           " is not an official wheel, so gpuenv can't tell which GPUs it carries SASS for";
   return std::nullopt;
 }
 
@@ -138,8 +137,8 @@ Note no_code(const Torch& t, const std::vector<VisibleDevice>& none) {
   return {Severity::kWarning, "",
           "torch " + t.version + " carries neither SASS nor usable PTX for " +
               describe_devices(none) +
-              ": its CUDA kernels fail with \"no kernel image is "
-              "available\"; fix: install a torch build whose CUDA variant supports this GPU"};
+              ": its CUDA kernels fail with \"no kernel image is available\"; fix: install a "
+              "torch build whose CUDA variant supports this GPU"};
 }
 
 // CUDA_CACHE_MAXSIZE when a visible GPU needs JIT-compiled kernels, and the

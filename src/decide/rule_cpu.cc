@@ -43,12 +43,16 @@ int local_processes(const Context& c) {
   return std::max<int>(1, c.visible.devices.size());
 }
 
-std::optional<int> usable_cpus(const Host& h) { return h.usable_cpus ? h.usable_cpus : h.online_cpus; }
+std::optional<int> usable_cpus(const Host& h) {
+  std::optional<int> n = h.usable_cpus ? h.usable_cpus : h.online_cpus;
+  return n && *n > 0 ? n : std::nullopt;
+}
 
 // With a cgroup quota, each process's fair share of it; nullopt without one.
 std::optional<int> quota_share(const Context& c) {
-  if (!c.m.host.cgroup_cpu_quota) return std::nullopt;
-  int quota = static_cast<int>(std::ceil(*c.m.host.cgroup_cpu_quota));
+  const std::optional<double>& q = c.m.host.cgroup_cpu_quota;
+  if (!q || !(*q > 0)) return std::nullopt;
+  int quota = static_cast<int>(std::ceil(std::min(*q, 1e6)));
   return std::max(1, quota / c.processes);
 }
 
@@ -73,6 +77,7 @@ std::vector<int> intersect(const std::vector<int>& a, const std::vector<int>& b)
   std::sort(x.begin(), x.end());
   std::sort(y.begin(), y.end());
   std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(out));
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -115,11 +120,9 @@ Note note(Severity s, std::string msg) { return {s, "", std::move(msg)}; }
 bool rank_has_gpu(const Context& c, int rank, Decision* d) {
   int visible = static_cast<int>(c.visible.devices.size());
   if (rank < visible && rank < c.processes) return true;
-  d->notes.push_back(note(Severity::kWarning, "LOCAL_RANK=" + std::to_string(rank) + " but " +
-                                                  std::to_string(visible) +
-                                                  " device(s) are visible and LOCAL_WORLD_SIZE is " +
-                                                  std::to_string(c.processes) +
-                                                  ": this rank has no GPU of its own, so no CPU binding"));
+  std::string msg = "LOCAL_RANK=" + std::to_string(rank) + " but " + std::to_string(visible) +
+                    " device(s) are visible and LOCAL_WORLD_SIZE is " + std::to_string(c.processes);
+  d->notes.push_back(note(Severity::kWarning, msg + ": this rank has no GPU of its own, so no CPU binding"));
   return false;
 }
 

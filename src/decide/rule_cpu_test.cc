@@ -54,12 +54,22 @@ std::vector<RuleCase> sharing_rows() {
        {},
        {},
        {{Severity::kInfo, "OMP_NUM_THREADS left alone: the number of usable CPUs is unknown"}}},
+      {"a nonsense CPU count is unknown",
+       with_host(machine::h100(), -4, std::nullopt),
+       {},
+       {},
+       {{Severity::kInfo, "OMP_NUM_THREADS left alone"}}},
       {"malformed LOCAL_WORLD_SIZE",
        machine::h100(8),
        {{"LOCAL_WORLD_SIZE", "eight"}},
        omp(14),
        {{Severity::kWarning, "LOCAL_WORLD_SIZE=eight is not a positive integer: counting one process per"}}},
   };
+}
+
+Machine with_quota(Machine m, double quota) {
+  m.host.cgroup_cpu_quota = quota;
+  return m;
 }
 
 std::vector<RuleCase> binding_rows() {
@@ -84,6 +94,12 @@ std::vector<RuleCase> binding_rows() {
        {},
        cpu_range(80, 16),
        {{"OMP_NUM_THREADS", "4 threads: the cgroup CPU quota shared by 8 processes"}}},
+      {"an absurd quota caps nothing",
+       with_quota(machine::a100_nvlink_8(), 1e300),
+       torchrun(5, 8),
+       omp(16),
+       {},
+       cpu_range(80, 16)},
       {"two ranks on GPUs 4,5 split socket 1",
        machine::a100_nvlink_8(),
        {{"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"}, {"CUDA_VISIBLE_DEVICES", "4,5"}},

@@ -23,18 +23,16 @@ std::string mig_label(const VisibleDevice& d) {
   return d.mig->uuid + (d.mig->name ? " (" + *d.mig->name + ")" : "");
 }
 
+Note warning(std::string msg) { return {Severity::kWarning, "", std::move(msg)}; }
+
 void warn_empty_mig(const Machine& m, Decision* d) {
   for (const auto& g : m.gpus) {
     if (!g.mig_enabled.value_or(false) || !g.mig_devices.empty() || g.problem) continue;
     std::string i = std::to_string(g.index);
-    d->notes.push_back({Severity::kWarning, "",
-                        gpu_label(g) +
-                            " is in MIG mode with no MIG devices, so CUDA can use nothing "
-                            "on it; create them with nvidia-smi mig -i " +
-                            i +
-                            " -cgi <profile> -C "
-                            "(profiles: nvidia-smi mig -lgip), or leave MIG mode with nvidia-smi -i " +
-                            i + " -mig 0"});
+    std::string create = "nvidia-smi mig -i " + i + " -cgi <profile> -C (profiles: nvidia-smi mig -lgip)";
+    d->notes.push_back(
+        warning(gpu_label(g) + " is in MIG mode with no MIG devices, so CUDA can use nothing on it; " +
+                "create them with " + create + ", or leave MIG mode with nvidia-smi -i " + i + " -mig 0"));
   }
 }
 
@@ -49,10 +47,10 @@ std::vector<const VisibleDevice*> mig_devices(const Visibility& v) {
 void pin_rank(const Visibility& v, int rank, Decision* d) {
   if (rank >= static_cast<int>(v.devices.size()) || !v.devices[rank].mig) return;
   const VisibleDevice& dev = v.devices[rank];
+  std::string why = "local rank " + std::to_string(rank) + " gets MIG device " + mig_label(dev);
   d->settings.push_back(setting("CUDA_VISIBLE_DEVICES", dev.mig->uuid,
-                                "local rank " + std::to_string(rank) + " gets MIG device " + mig_label(dev) +
-                                    ": a CUDA process can use one MIG device, so each rank names its own "
-                                    "by UUID (it is cuda:0 there)"));
+                                why + ": a CUDA process can use one MIG device, so each rank names its own "
+                                      "by UUID (it is cuda:0 there)"));
 }
 
 std::optional<std::string> uuid(const VisibleDevice& d) {
@@ -66,18 +64,15 @@ void pin_all(const Visibility& v, const std::vector<const VisibleDevice*>& migs,
     if (!id) return;  // a whole GPU without a known UUID: keep what selects it now
     value += (value.empty() ? "" : ",") + *id;
   }
-  d->settings.push_back(setting("CUDA_VISIBLE_DEVICES", value,
-                                "MIG devices are addressed by UUID; CUDA uses one MIG device per process, "
-                                "here " +
-                                    mig_label(*migs[0])));
-  if (migs.size() > 1)
-    d->notes.push_back({Severity::kWarning, "",
-                        std::to_string(migs.size()) +
-                            " MIG devices are visible but a process uses "
-                            "only one (" +
-                            migs[0]->mig->uuid +
-                            "); run one process per MIG device, "
-                            "each with CUDA_VISIBLE_DEVICES set to its UUID"});
+  std::string used = mig_label(*migs[0]);
+  d->settings.push_back(
+      setting("CUDA_VISIBLE_DEVICES", value,
+              "MIG devices are addressed by UUID; CUDA uses one MIG device per process, here " + used));
+  if (migs.size() < 2) return;
+  d->notes.push_back(warning(std::to_string(migs.size()) +
+                             " MIG devices are visible but a process uses only one (" + migs[0]->mig->uuid +
+                             "); run one process per MIG device, each with " +
+                             "CUDA_VISIBLE_DEVICES set to its UUID"));
 }
 
 // Under torchrun each rank is pinned to one device, so what counts is how
@@ -85,9 +80,9 @@ void pin_all(const Visibility& v, const std::vector<const VisibleDevice*>& migs,
 void warn_distributed(const std::vector<const VisibleDevice*>& migs, const LaunchEnv& l, Decision* d) {
   int sharing = l.local_rank ? l.local_world_size.value_or(1) : static_cast<int>(migs.size());
   if (sharing < 2) return;
-  d->notes.push_back({Severity::kWarning, "",
-                      "NCCL, and so torch.distributed on GPUs, does not work across MIG devices: "
-                      "use whole GPUs for distributed training, or the gloo backend"});
+  d->notes.push_back(
+      warning("NCCL, and so torch.distributed on GPUs, does not work across MIG devices: use whole GPUs for "
+              "distributed training, or the gloo backend"));
 }
 
 }  // namespace

@@ -105,7 +105,10 @@ void p2p(const Machine& m, const Visibility& v, Decision* d) {
       bad.push_back("GPU " + std::to_string(p.a) + "-" + std::to_string(p.b) + " (" + *p.p2p_read + ")");
   if (bad.empty()) return;
   size_t n = bad.size();
-  if (n > 3) bad.resize(3), bad.push_back("... " + std::to_string(n) + " pairs in all");
+  if (n > 3) {
+    bad.resize(3);
+    bad.push_back("... " + std::to_string(n) + " pairs in all");
+  }
   d->settings.push_back(setting("NCCL_P2P_DISABLE", "1",
                                 "the driver reports no P2P reads between " + join(bad, ", ") +
                                     "; NCCL goes through host memory (if P2P should work, check PCIe "

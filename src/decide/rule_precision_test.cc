@@ -25,6 +25,7 @@ MachineBuilder volta_and_pascal() {
 }
 
 std::vector<Row> rows() {
+  // clang-format off
   return {
       {"GTX 1080: no tensor cores", machine::gtx1080(), {}, expect("float32", "0", "0"), {}},
       {"V100: fp16 only", machine::v100(), {}, expect("float16", "0", "0"), {}},
@@ -32,16 +33,10 @@ std::vector<Row> rows() {
       {"A10", machine::a10(), {}, expect("bfloat16", "0", "0"), {}},
       {"8x A100 NVLink", machine::a100_nvlink_8(), {}, expect("bfloat16", "0", "0"), {}},
       {"A100 MIG", machine::a100_mig(), {}, expect("bfloat16", "0", "0"), {}},
-      {"RTX 3090 + 4090: the 3090 lacks FP8",
-       machine::rtx3090_4090(),
-       {},
-       expect("bfloat16", "0", "0"),
-       {}},
-      {"CUDA_VISIBLE_DEVICES=1: only the 4090",
-       machine::rtx3090_4090(),
-       {{"CUDA_VISIBLE_DEVICES", "1"}},
-       expect("bfloat16", "1", "0"),
-       {}},
+      {"RTX 3090 + 4090: the 3090 lacks FP8", machine::rtx3090_4090(), {},
+       expect("bfloat16", "0", "0"), {}},
+      {"CUDA_VISIBLE_DEVICES=1: only the 4090", machine::rtx3090_4090(),
+       {{"CUDA_VISIBLE_DEVICES", "1"}}, expect("bfloat16", "1", "0"), {}},
       {"L4: Ada has FP8", machine::l4(), {}, expect("bfloat16", "1", "0"), {}},
       {"H100", machine::h100(), {}, expect("bfloat16", "1", "0"), {}},
       {"H200", machine::h200(), {}, expect("bfloat16", "1", "0"), {}},
@@ -52,28 +47,18 @@ std::vector<Row> rows() {
       {"B300", one_gpu("NVIDIA B300", {10, 3}), {}, expect("bfloat16", "1", "1"), {}},
       {"GB10", one_gpu("NVIDIA GB10", {12, 1}), {}, expect("bfloat16", "1", "1"), {}},
       {"no GPU", machine::none(), {}, {}, {}},
-      {"the lowest GPU decides: Volta + Pascal",
-       volta_and_pascal(),
-       {},
-       expect("float32", "0", "0"),
-       {}},
-      {"CUDA_VISIBLE_DEVICES=0: only the Volta",
-       volta_and_pascal(),
-       {{"CUDA_VISIBLE_DEVICES", "0"}},
-       expect("float16", "0", "0"),
-       {}},
-      {"capability not sensed",
-       without_cc(machine::b200()),
-       {},
-       {},
+      {"the lowest GPU decides: Volta + Pascal", volta_and_pascal(), {},
+       expect("float32", "0", "0"), {}},
+      {"CUDA_VISIBLE_DEVICES=0: only the Volta", volta_and_pascal(),
+       {{"CUDA_VISIBLE_DEVICES", "0"}}, expect("float16", "0", "0"), {}},
+      {"capability not sensed", without_cc(machine::b200()), {}, {},
        {"precision left alone: the compute capability of NVIDIA B200 (cc unknown)"}},
-      {"a GPU beyond the table: dtype only",
-       one_gpu("next", {13, 0}),
-       {},
+      {"a GPU beyond the table: dtype only", one_gpu("next", {13, 0}), {},
        {{"GPUENV_AUTOCAST_DTYPE", "bfloat16"}},
        {"GPUENV_FP8 and GPUENV_FP4 left unset: gpuenv does not know the tensor cores of next "
         "(cc 13.0)"}},
   };
+  // clang-format on
 }
 
 TEST(Precision, Table) {

@@ -24,12 +24,9 @@ std::vector<VisibleDevice> without_tf32(const std::vector<VisibleDevice>& device
 Decision enable(const Visibility& v) {
   std::string gpus = describe_devices(v.devices);
   Decision d;
-  d.settings.push_back(setting("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1",
-                               "fp32 matmuls on TF32 tensor cores (10-bit mantissa, fp32 range) "
-                               "of " +
-                                   gpus +
-                                   ": ~3x on H200 for an fp32 GPT-2 loop "
-                                   "(54.9k -> 161k tokens/s)"));
+  std::string why = "fp32 matmuls on TF32 tensor cores (10-bit mantissa, fp32 range) of " + gpus;
+  why += ": ~3x on H200 for an fp32 GPT-2 loop (54.9k -> 161k tokens/s)";
+  d.settings.push_back(setting("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1", why));
   d.settings.push_back(setting("GPUENV_TF32", "1", "for scripts: TF32 tensor cores on " + gpus));
   return d;
 }

@@ -24,6 +24,7 @@ MachineBuilder ada_and_pascal() {
 }
 
 std::vector<Row> rows() {
+  // clang-format off
   return {
       {"GTX 1080: Pascal", machine::gtx1080(), {}, kOff, {}},
       {"V100: Volta", machine::v100(), {}, kOff, {}},
@@ -40,28 +41,17 @@ std::vector<Row> rows() {
       {"Jetson Orin", machine::jetson_orin(), {}, kOn, {}},
       {"no GPU", machine::none(), {}, {}, {}},
       {"mixed box with a Pascal GPU", ada_and_pascal(), {}, kOff, {}},
-      {"CUDA_VISIBLE_DEVICES hides the Pascal GPU",
-       ada_and_pascal(),
-       {{"CUDA_VISIBLE_DEVICES", "0"}},
-       kOn,
+      {"CUDA_VISIBLE_DEVICES hides the Pascal GPU", ada_and_pascal(),
+       {{"CUDA_VISIBLE_DEVICES", "0"}}, kOn, {}},
+      {"CUDA_VISIBLE_DEVICES keeps only the Pascal GPU", ada_and_pascal(),
+       {{"CUDA_VISIBLE_DEVICES", "1"}}, kOff, {}},
+      {"CUDA_VISIBLE_DEVICES hides every GPU", machine::h100(), {{"CUDA_VISIBLE_DEVICES", ""}}, {},
        {}},
-      {"CUDA_VISIBLE_DEVICES keeps only the Pascal GPU",
-       ada_and_pascal(),
-       {{"CUDA_VISIBLE_DEVICES", "1"}},
-       kOff,
-       {}},
-      {"CUDA_VISIBLE_DEVICES hides every GPU",
-       machine::h100(),
-       {{"CUDA_VISIBLE_DEVICES", ""}},
-       {},
-       {}},
-      {"capability not sensed",
-       without_cc(machine::h100()),
-       {},
-       {},
+      {"capability not sensed", without_cc(machine::h100()), {}, {},
        {"TF32 left alone: the compute capability of NVIDIA H100 80GB HBM3 (cc unknown)"}},
       {"a future GPU beyond the table", one_gpu("next", {13, 0}), {}, kOn, {}},
   };
+  // clang-format on
 }
 
 TEST(Tf32, Table) {

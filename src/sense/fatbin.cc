@@ -58,7 +58,8 @@ bool parse_entry(const ByteReader& r, std::uint64_t pos, std::uint64_t end, Fatb
                          " bytes runs past its container's end at " + hex(r.base() + end));
   e->offset = r.base() + pos;
   e->stored_bytes = payload;
-  read_entry_fields(r, pos, e);  // inside [pos, pos + 64): cannot fail
+  if (!read_entry_fields(r, pos, e))  // inside [pos, pos + 64): cannot fail
+    return fail(err, at(r, pos) + "fatbin entry header unreadable");
   if (e->arch < 0) return fail(err, at(r, pos) + "fatbin entry architecture is not a number below 1000");
   if (e->stored_bytes > payload)
     return fail(err, at(r, pos) + "fatbin entry compressed size " + std::to_string(e->stored_bytes) +

@@ -109,7 +109,9 @@ struct NvmlWatch::Impl {
       }
       if (!found) return *err = "NVML does not list " + want, false;
       handles.push_back(found);
-      gpus.push_back({want});
+      WatchedGpu g;
+      g.uuid = want;
+      gpus.push_back(std::move(g));
     }
     return true;
   }

@@ -3,8 +3,8 @@
  * variable FAKE_NVML_SCENARIO, read at nvmlInit time so one process can
  * switch scenarios. FAKE_NVML_TRACE names a file that receives the name of
  * every call, one a line. Built twice: as is (a current driver, R580), and
- * with -DFAKE_NVML_OLD (an old driver exporting only the unversioned names
- * and none of the optional functions), so absent symbols are really absent.
+ * with -DFAKE_NVML_OLD (an R418-era driver: only the unversioned names, and
+ * no NUMA or MIG functions), so absent symbols are really absent.
  * Signatures and struct layouts follow nvml.h; nothing here includes it. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -57,12 +57,15 @@ def median_time(cmd, runs=3):
 
 def ours(path):
     t, p = median_time([BIN, "inspect", "--json", "--machine", "tests/machines/none.json", path])
-    f = json.loads(p.stdout)["files"][0]
+    try:
+        f = json.loads(p.stdout)["files"][0]
+    except ValueError:
+        return t, None, f"exit {p.returncode}: {p.stderr.strip()}"
     if "error" in f:
         return t, None, f["error"]
     c = collections.Counter({k: v["count"] for k, v in f["cubins"].items()})
     c.update({k: v["count"] for k, v in f["ptx"].items()})
-    return t, c, f.get("section", "")
+    return t, c, f["section"]
 
 NAME = re.compile(r"^(ELF|PTX) file\s+\d+: .*\.(sm_\d+[af]?)\.(cubin|ptx)$")
 
@@ -85,7 +88,7 @@ def main(files):
     print("-" * len(head))
     bad = False
     for path in files:
-        t_ours, c_ours, section = ours(path)
+        t_ours, c_ours, info = ours(path)
         t_theirs, c_theirs = theirs(path)
         mb = os.path.getsize(path) / 1e6
         same = c_ours == c_theirs
@@ -94,13 +97,13 @@ def main(files):
         print(f"{os.path.basename(path)[:44]:44} {mb:6.0f} {n_ours:8} {sum(c_theirs.values()):9} "
               f"{'yes' if same else 'NO':>5} {t_ours * 1e3:10.1f} {t_theirs * 1e3:12.1f} {ratio:6.1%}")
         if c_ours is None:
-            print(f"    inspect failed: {section}")
+            print(f"    inspect failed: {info}")
         elif not same:
             for k in sorted(set(c_ours) | set(c_theirs)):
                 if c_ours[k] != c_theirs[k]:
                     print(f"    {k}: inspect {c_ours[k]}, cuobjdump {c_theirs[k]}")
         elif c_ours:
-            print("    " + ", ".join(f"{k}: {v}" for k, v in sorted(c_ours.items())))
+            print(f"    {info}: " + ", ".join(f"{k}: {v}" for k, v in sorted(c_ours.items())))
         bad |= not same or (t_theirs > 0.5 and ratio > 0.10)
     lib = torch_lib()
     if lib:

@@ -48,4 +48,7 @@ $BIN run --cache-root "$CACHE" -- $PY tests/gpu/gpt_train.py --compile --steps 5
 # A new container: the default caches under /tmp and ~ start empty.
 rm -rf /tmp/torchinductor_$(id -un) ~/.triton/cache
 env -u TORCHINDUCTOR_CACHE_DIR -u TRITON_CACHE_DIR TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 $PY tests/gpu/gpt_train.py --compile --steps 5 --label compile-default-new-container | tee -a "$OUT/compile.jsonl"
+
+echo "== gpuenv bench and gpuenv check, side by side with PyTorch"
+check tests/gpu/bench.sh
 exit $fail

@@ -1,0 +1,119 @@
+#include "act/init.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "process.h"
+
+namespace gpuenv {
+namespace {
+
+Setting setting(const std::string& name, const std::string& value) {
+  Setting s;
+  s.name = name;
+  s.value = value;
+  return s;
+}
+
+Plan plan_of(std::vector<Setting> settings) {
+  Plan p;
+  p.settings = std::move(settings);
+  return p;
+}
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/gpuenv-init-test-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream b;
+  b << in.rdbuf();
+  return b.str();
+}
+
+mode_t mode_of(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
+}
+
+TEST(InitFiles, EnvFileLeavesOutWhatDotenvCannotCarry) {
+  Plan p = plan_of({setting("A", "1"), setting("B", "two\nlines"), setting("C", "x=y 'q' $z"),
+                    setting("D", "cr\rhere")});
+  std::vector<std::string> skipped;
+  std::string text = render_env_file(p, &skipped);
+  EXPECT_EQ(skipped, (std::vector<std::string>{"B", "D"}));
+  EXPECT_NE(text.find("\nA=1\nC=x=y 'q' $z\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("B="), std::string::npos);
+  EXPECT_EQ(text[0], '#');  // a comment header, which docker --env-file skips
+}
+
+TEST(InitFiles, ProfileScriptReadsBackByteForByte) {
+  std::string nasty = "it's \"$HOME\" `id` \\ \n second line";
+  Plan p = plan_of({setting("GPUENV_T1", nasty), setting("GPUENV_T2", "plain")});
+  std::string script, err;
+  ASSERT_TRUE(render_profile_script(p, &script, &err)) << err;
+  std::string file = testing::write_temp_file("gpuenv.sh", script);
+  auto r = testing::run_process({"sh", "-c", ". \"$1\"; printf '%s|%s' \"$GPUENV_T1\" \"$GPUENV_T2\"",
+                                 "sh", file});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, nasty + "|plain");
+}
+
+TEST(InitFiles, ProfileScriptRefusesNul) {
+  std::string script, err;
+  EXPECT_FALSE(render_profile_script(plan_of({setting("A", std::string("a\0b", 3))}), &script, &err));
+  EXPECT_NE(err.find("NUL"), std::string::npos) << err;
+}
+
+TEST(InitFiles, AtomicWriteCreatesDirAndIgnoresUmask) {
+  std::string parent = temp_dir() + "/etc";
+  ASSERT_EQ(mkdir(parent.c_str(), 0755), 0);
+  std::string dir = parent + "/gpuenv";  // missing: write_file_atomic makes it
+  mode_t old = umask(0077);
+  std::string err;
+  bool ok = write_file_atomic(dir + "/env", "A=1\n", 0644, &err);
+  umask(old);
+  ASSERT_TRUE(ok) << err;
+  EXPECT_EQ(slurp(dir + "/env"), "A=1\n");
+  EXPECT_EQ(mode_of(dir + "/env"), 0644u);
+  ASSERT_TRUE(write_file_atomic(dir + "/env", "A=2\n", 0600, &err)) << err;
+  EXPECT_EQ(slurp(dir + "/env"), "A=2\n");
+  EXPECT_EQ(mode_of(dir + "/env"), 0600u);
+}
+
+TEST(InitFiles, AtomicWriteNamesTheFailingCall) {
+  std::string err;
+  EXPECT_FALSE(write_file_atomic("/proc/gpuenv-no/such/env", "x", 0644, &err));
+  EXPECT_NE(err.find("/proc/gpuenv-no/such"), std::string::npos) << err;
+}
+
+TEST(InitFiles, WritePlanFilesReportsEachOutcome) {
+  std::string dir = temp_dir();
+  PlanFiles files{dir + "/etc", "/proc/gpuenv-not-writable"};
+  std::vector<LogEvent> events;
+  write_plan_files(plan_of({setting("A", "1"), setting("B", "x\ny")}), files,
+                   [&](const LogEvent& e) { events.push_back(e); });
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].msg, "skipped");
+  EXPECT_EQ(events[0].fields["name"], "B");
+  EXPECT_EQ(events[1].msg, "wrote");
+  EXPECT_EQ(events[1].fields["path"], dir + "/etc/env");
+  EXPECT_EQ(events[2].msg, "write failed");
+  EXPECT_EQ(events[2].level, Severity::kWarning);
+  EXPECT_EQ(mode_of(dir + "/etc/env"), 0644u);
+}
+
+TEST(InitFiles, DefaultCommandIsAShell) {
+  std::vector<std::string> cmd = default_command();
+  ASSERT_EQ(cmd.size(), 1u);
+  EXPECT_EQ(access(cmd[0].c_str(), X_OK), 0) << cmd[0];
+}
+
+}  // namespace
+}  // namespace gpuenv

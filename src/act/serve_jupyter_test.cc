@@ -1,0 +1,123 @@
+#include "act/serve_jupyter.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "act/serve_common.h"
+
+namespace gpuenv {
+namespace {
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/gpuenv-jupyter-test-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+mode_t mode_of(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
+}
+
+std::string contents(const std::string& path) {
+  std::string out, err;
+  read_file(path, &out, &err);
+  return out;
+}
+
+TEST(ServeJupyter, ProgramsInFallbackOrder) {
+  EXPECT_EQ(jupyter_programs(),
+            (std::vector<std::string>{"jupyter-lab", "jupyter-server", "jupyter-notebook"}));
+}
+
+TEST(ServeJupyter, ArgvCarriesNoTokenAndFailsOnABusyPort) {
+  JupyterOptions o;
+  o.port = 9999;
+  o.ip = "127.0.0.1";
+  o.root_dir = "/data";
+  EXPECT_EQ(jupyter_argv("/usr/bin/jupyter-lab", o, false),
+            (std::vector<std::string>{"/usr/bin/jupyter-lab", "--no-browser", "--ip=127.0.0.1",
+                                      "--port=9999", "--port-retries=0", "--notebook-dir=/data"}));
+  EXPECT_EQ(jupyter_argv("jupyter-server", o, true).back(), "--allow-root");
+}
+
+TEST(ServeJupyter, UrlPerProgramAndAddress) {
+  JupyterOptions o;
+  EXPECT_EQ(jupyter_url("/opt/conda/bin/jupyter-lab", o), "http://127.0.0.1:8888/lab");
+  EXPECT_EQ(jupyter_url("jupyter-notebook", o), "http://127.0.0.1:8888/tree");
+  o.ip = "::1";
+  o.port = 80;
+  EXPECT_EQ(jupyter_url("jupyter-server", o), "http://[::1]:80/");
+}
+
+TEST(ServeJupyter, GeneratedTokensAre128BitHexAndDiffer) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 20; ++i) {
+    std::string t, err;
+    ASSERT_TRUE(generate_token(&t, &err)) << err;
+    EXPECT_EQ(t.size(), 32u);
+    EXPECT_EQ(t.find_first_not_of("0123456789abcdef"), std::string::npos) << t;
+    seen.insert(t);
+  }
+  EXPECT_EQ(seen.size(), 20u);
+}
+
+TEST(ServeJupyter, ValidToken) {
+  EXPECT_TRUE(valid_token("abc-DEF_123.~"));
+  EXPECT_FALSE(valid_token(""));
+  EXPECT_FALSE(valid_token("has space"));
+  EXPECT_FALSE(valid_token("new\nline"));
+  EXPECT_FALSE(valid_token("caf\xc3\xa9"));
+}
+
+TEST(ServeJupyter, GeneratesA0600FileWithoutNewlineWhateverTheUmask) {
+  std::string file = temp_dir() + "/sub/dir/jupyter_token", token, err;
+  TokenSource source;
+  mode_t old = umask(0);
+  bool ok = ensure_token_file(file, "", &token, &source, &err);
+  umask(old);
+  ASSERT_TRUE(ok) << err;
+  EXPECT_EQ(source, TokenSource::kGenerated);
+  EXPECT_EQ(contents(file), token);  // Jupyter reads the file verbatim
+  EXPECT_EQ(mode_of(file), 0600u);
+  EXPECT_EQ(mode_of(file.substr(0, file.rfind('/'))), 0700u);
+  std::string again;
+  ASSERT_TRUE(ensure_token_file(file, "", &again, &source, &err)) << err;
+  EXPECT_EQ(source, TokenSource::kFile);
+  EXPECT_EQ(again, token) << "the stored token is reused";
+}
+
+TEST(ServeJupyter, AFileTokenIsTrimmedAndTightened) {
+  std::string file = temp_dir() + "/token", token, err;
+  ASSERT_TRUE(create_exclusive(file, "  mytoken-1234567890\n", 0644, &err));
+  TokenSource source;
+  ASSERT_TRUE(ensure_token_file(file, "", &token, &source, &err)) << err;
+  EXPECT_EQ(token, "mytoken-1234567890");
+  EXPECT_EQ(contents(file), "mytoken-1234567890");
+  EXPECT_EQ(mode_of(file), 0600u);
+}
+
+TEST(ServeJupyter, AnEnvTokenReplacesTheFile) {
+  std::string file = temp_dir() + "/token", token, err;
+  ASSERT_TRUE(create_exclusive(file, "old", 0600, &err));
+  TokenSource source;
+  ASSERT_TRUE(ensure_token_file(file, "from-env-0123456789", &token, &source, &err)) << err;
+  EXPECT_EQ(source, TokenSource::kEnv);
+  EXPECT_EQ(contents(file), "from-env-0123456789");
+  EXPECT_EQ(mode_of(file), 0600u);
+  EXPECT_FALSE(ensure_token_file(file, "bad token", &token, &source, &err));
+  EXPECT_NE(err.find("GPUENV_JUPYTER_TOKEN"), std::string::npos) << err;
+}
+
+TEST(ServeJupyter, AnEmptyTokenFileIsAnError) {
+  std::string file = temp_dir() + "/token", token, err;
+  ASSERT_TRUE(create_exclusive(file, "\n", 0600, &err));
+  TokenSource source;
+  EXPECT_FALSE(ensure_token_file(file, "", &token, &source, &err));
+  EXPECT_NE(err.find(file + ": expected one token"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace gpuenv

@@ -1,0 +1,89 @@
+#include "act/supervise.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+
+namespace gpuenv {
+namespace {
+
+ChildExit run(const std::vector<std::string>& argv, std::string* err) {
+  Supervisor s;
+  return s.run(argv, err);
+}
+
+TEST(Supervise, ReturnsTheExitCode) {
+  std::string err;
+  ChildExit e = run({"sh", "-c", "exit 7"}, &err);
+  EXPECT_TRUE(e.started);
+  EXPECT_EQ(e.code, 7);
+  EXPECT_EQ(e.signal, 0);
+  EXPECT_EQ(err, "");
+}
+
+TEST(Supervise, DeathBySignalIs128PlusTheSignal) {
+  std::string err;
+  ChildExit e = run({"sh", "-c", "kill -KILL $$"}, &err);
+  EXPECT_TRUE(e.started);
+  EXPECT_EQ(e.code, 128 + SIGKILL);
+  EXPECT_EQ(e.signal, SIGKILL);
+}
+
+TEST(Supervise, NotFoundIs127NotExecutableIs126) {
+  std::string err;
+  ChildExit e = run({"gpuenv-no-such-command"}, &err);
+  EXPECT_FALSE(e.started);
+  EXPECT_EQ(e.code, 127);
+  EXPECT_NE(err.find("cannot run gpuenv-no-such-command"), std::string::npos) << err;
+  e = run({"/etc/hostname"}, &err);
+  EXPECT_FALSE(e.started);
+  EXPECT_EQ(e.code, 126);
+}
+
+TEST(Supervise, ForwardsASignalSentToThisProcess) {
+  std::string err;
+  Supervisor s;  // first, so that the sender thread starts with SIGUSR1 blocked too
+  char dir[] = "/tmp/gpuenv-supervise-XXXXXX";
+  std::string ready = std::string(mkdtemp(dir)) + "/ready";
+  std::thread sender([ready] {
+    for (int i = 0; i < 1000 && access(ready.c_str(), F_OK) != 0; ++i) usleep(10 * 1000);
+    kill(getpid(), SIGUSR1);  // process-directed: the supervisor takes it and forwards it
+  });
+  ChildExit e = s.run({"sh", "-c", "trap 'exit 9' USR1; : > \"$0\"; while :; do sleep 0.05; done",
+                       ready},
+                      &err);
+  sender.join();
+  EXPECT_EQ(e.code, 9) << err;
+}
+
+TEST(Supervise, TheChildGetsItsOwnProcessGroupAndAnEmptyMask) {
+  std::string err;
+  // The child's pgid is its pid; and a signal the supervisor blocks is not
+  // blocked in the child (SigBlk is all zeros).
+  ChildExit e = run({"sh", "-c",
+                     "[ \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\" ] && "
+                     "grep -q '^SigBlk:[[:space:]]*0*$' /proc/$$/status"},
+                    &err);
+  EXPECT_EQ(e.code, 0) << err;
+}
+
+TEST(Supervise, RestoresTheSignalMask) {
+  sigset_t before, after;
+  sigprocmask(SIG_BLOCK, nullptr, &before);
+  {
+    Supervisor s;
+  }
+  sigprocmask(SIG_BLOCK, nullptr, &after);
+  for (int sig : forwarded_signals()) EXPECT_EQ(sigismember(&before, sig), sigismember(&after, sig));
+}
+
+TEST(Supervise, SignalNames) {
+  EXPECT_EQ(signal_name(SIGTERM), "SIGTERM");
+  EXPECT_EQ(signal_name(SIGINT), "SIGINT");
+  EXPECT_EQ(signal_name(1000), "signal 1000");
+}
+
+}  // namespace
+}  // namespace gpuenv

@@ -1,0 +1,160 @@
+#include <gtest/gtest.h>
+
+#include "builders.h"
+#include "decide/decide.h"
+#include "decide/rules.h"
+#include "rule_expect.h"
+
+namespace gpuenv {
+namespace {
+
+using namespace testing;
+
+std::string uuid(const Machine& m, int i) { return *m.gpus.at(i).uuid; }
+
+Measurement figure(const std::string& key, const std::string& gpu, std::optional<double> value,
+                   const std::string& unit, std::optional<double> peak = std::nullopt,
+                   std::optional<std::string> peer = std::nullopt) {
+  Measurement x;
+  x.key = key, x.gpu_uuid = gpu, x.peer_uuid = peer, x.value = value, x.unit = unit, x.peak = peak;
+  x.detail = "method", x.measured_at = "2025-03-04T05:06:07Z";
+  return x;
+}
+
+Measurement failed(Measurement x, const std::string& detail) {
+  x.status = "failed", x.value.reset(), x.detail = detail;
+  return x;
+}
+
+/// m with the figures added.
+Machine with(Machine m, std::vector<Measurement> (*figures)(const Machine&)) {
+  m.measurements = figures(m);
+  return m;
+}
+
+std::vector<Measurement> healthy(const Machine& m) {
+  std::vector<Measurement> out;
+  for (int i = 0; i < static_cast<int>(m.gpus.size()); ++i) {
+    out.push_back(figure("gemm_bf16_8192", uuid(m, i), 780, "TFLOP/s", 989.4));
+    out.push_back(figure("memcpy_d2d", uuid(m, i), 4300, "GB/s", 4800));
+    out.push_back(figure("h2d_pinned", uuid(m, i), 55, "GB/s", 63));
+  }
+  return out;
+}
+
+std::vector<Measurement> slow_p2p(const Machine& m) {
+  auto out = healthy(m);
+  out.push_back(figure("p2p", uuid(m, 0), 3.1, "GB/s", std::nullopt, uuid(m, 1)));
+  out.push_back(figure("p2p_via_host", uuid(m, 0), 24.5, "GB/s", std::nullopt, uuid(m, 1)));
+  out.push_back(figure("p2p", uuid(m, 1), 40, "GB/s", std::nullopt, uuid(m, 0)));
+  out.push_back(figure("p2p_via_host", uuid(m, 1), 24.5, "GB/s", std::nullopt, uuid(m, 0)));
+  return out;
+}
+
+std::vector<Measurement> fast_p2p(const Machine& m) {
+  auto out = healthy(m);
+  out.push_back(figure("p2p", uuid(m, 0), 390, "GB/s", std::nullopt, uuid(m, 1)));
+  out.push_back(figure("p2p_via_host", uuid(m, 0), 24.5, "GB/s", std::nullopt, uuid(m, 1)));
+  return out;
+}
+
+std::vector<Measurement> broken_p2p(const Machine& m) {
+  auto out = healthy(m);
+  out.push_back(failed(figure("p2p", uuid(m, 1), 0, "GB/s", std::nullopt, uuid(m, 2)),
+                       "wrong result: the peer copy delivered 12 wrong words"));
+  return out;
+}
+
+std::vector<Measurement> slow_gpu1(const Machine& m) {
+  auto out = healthy(m);
+  out.push_back(figure("gemm_bf16_4096", uuid(m, 1), 900, "TFLOP/s", 989.4));  // a smaller size: not the headline
+  for (auto& x : out)
+    if (x.gpu_uuid == uuid(m, 1) && x.key == "gemm_bf16_8192") x.value = 412;
+  return out;
+}
+
+std::vector<Measurement> slow_memory_and_link(const Machine& m) {
+  auto out = healthy(m);
+  for (auto& x : out) {
+    if (x.key == "memcpy_d2d") x.value = 2000;
+    if (x.key == "h2d_pinned") x.value = 14;
+  }
+  out.push_back(figure("copy_kernel", uuid(m, 0), 2100, "GB/s", 4800));  // the better of the two counts
+  return out;
+}
+
+std::vector<Measurement> wrong_gemm(const Machine& m) {
+  auto out = healthy(m);
+  out.push_back(failed(figure("gemm_fp16_8192", uuid(m, 0), 0, "TFLOP/s", 989.4),
+                       "wrong result: relative error 0.8 over 256 sampled entries"));
+  return out;
+}
+
+std::vector<Measurement> unknown_peak(const Machine& m) {
+  return {figure("gemm_bf16_8192", uuid(m, 0), 10, "TFLOP/s"), figure("memcpy_d2d", uuid(m, 0), 10, "GB/s")};
+}
+
+Machine x8_width(Machine m) {
+  m.gpus[0].pcie.width_current = 8;
+  return m;
+}
+
+std::vector<RuleCase> p2p_rows() {
+  Machine h100x2 = machine::h100(2).with_nvlink(), h100x3 = machine::h100(3).with_nvlink();
+  const std::map<std::string, std::string> off = {{"NCCL_P2P_DISABLE", "1"}};
+  return {
+      {"never measured: nothing", h100x2, {}, {}},
+      {"healthy figures: nothing", with(h100x2, healthy), {}, {}},
+      {"P2P faster than the host path: nothing", with(h100x2, fast_p2p), {}, {}},
+      {"P2P slower than through host memory", with(h100x2, slow_p2p), {}, off, {}, {},
+       {{"NCCL_P2P_DISABLE",
+         "measured by gpuenv bench: GPU 0->1 3.1 GB/s peer to peer against 24.5 GB/s through host memory "
+         "(2025-03-04); NCCL goes through host memory instead"}}},
+      {"P2P measured broken", with(h100x3, broken_p2p), {}, off, {}, {},
+       {{"NCCL_P2P_DISABLE", "GPU 1->2 peer copy failed (wrong result: the peer copy delivered 12 wrong words"}}},
+      {"the broken pair is not visible", with(h100x3, broken_p2p), {{"CUDA_VISIBLE_DEVICES", "0,1"}}, {}},
+      {"the slow pair is half visible", with(h100x2, slow_p2p), {{"CUDA_VISIBLE_DEVICES", "0"}}, {}},
+  };
+}
+
+std::vector<RuleCase> peak_rows() {
+  Machine h200x2 = machine::h200(2).with_nvlink(), h200 = machine::h200();
+  return {
+      {"one GPU far below its GEMM peak", with(h200x2, slow_gpu1), {}, {},
+       {{Severity::kWarning,
+         "GPU 1 (NVIDIA H200): GEMM throughput measured 412.0 TFLOP/s, 42 % of its 989.4 TFLOP/s peak "
+         "(gpuenv bench gemm_bf16_8192, 2025-03-04); likely causes: SM clocks held low or throttled (max 1980 MHz), "
+         "a power cap (limit 700 W), temperature"}}},
+      {"its GPU is not visible", with(h200x2, slow_gpu1), {{"CUDA_VISIBLE_DEVICES", "0"}}, {}},
+      {"memory and the host link far below", with(h200, slow_memory_and_link), {}, {},
+       {{Severity::kWarning, "device memory bandwidth measured 2100.0 GB/s, 44 % of its 4800.0 GB/s peak "
+                             "(gpuenv bench copy_kernel"},
+        {Severity::kWarning, "host to device bandwidth measured 14.0 GB/s, 22 % of its 63.0 GB/s peak"}}},
+      {"a link at half width is named", with(x8_width(h200), slow_memory_and_link), {}, {},
+       {{Severity::kWarning, "memory clock held low (max 3201 MHz)"},
+        {Severity::kWarning, "likely causes: the PCIe link runs at x8 of x16 (reseat the card or check the slot)"}}},
+      {"a wrong result is reported", with(h200, wrong_gemm), {}, {},
+       {{Severity::kWarning, "GPU 0: gemm_fp16_8192 failed when last measured (wrong result: relative error 0.8 "
+                             "over 256 sampled entries, 2025-03-04); run `gpuenv check --long`"}}},
+      {"no peak known: no verdict", with(h200, unknown_peak), {}, {}},
+  };
+}
+
+TEST(MeasuredRule, P2pFromMeasurements) { run_table(rule_measured, p2p_rows()); }
+TEST(MeasuredRule, FarBelowPeak) { run_table(rule_measured, peak_rows()); }
+
+// The measured rule runs after nccl: its NCCL_P2P_DISABLE wins, and explain
+// shows the measurement as the reason.
+TEST(MeasuredRule, OverridesTheNcclRuleInThePlan) {
+  Machine m = with(machine::h100(2).with_nvlink(), slow_p2p);
+  Plan plan = decide(m, options_with({}));
+  const Setting* s = plan.find("NCCL_P2P_DISABLE");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->rule, "measured");
+  EXPECT_NE(s->reason.find("3.1 GB/s peer to peer"), std::string::npos) << s->reason;
+  Plan unmeasured = decide(machine::h100(2).with_nvlink(), options_with({}));
+  EXPECT_EQ(unmeasured.find("NCCL_P2P_DISABLE"), nullptr);
+}
+
+}  // namespace
+}  // namespace gpuenv

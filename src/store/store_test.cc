@@ -1,0 +1,180 @@
+#include "store/store.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+
+#include "builders.h"
+#include "store/fingerprint.h"
+
+namespace gpuenv::store {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace gpuenv::testing;
+
+std::string temp_dir() {
+  std::string tmpl = (fs::temp_directory_path() / "gpuenv-store-XXXXXX").string();
+  return mkdtemp(tmpl.data());
+}
+
+Measurement meas(const std::string& key, double value, const std::string& gpu = "GPU-a",
+                 std::optional<std::string> peer = std::nullopt) {
+  Measurement m;
+  m.key = key, m.gpu_uuid = gpu, m.peer_uuid = peer, m.value = value, m.unit = "GB/s", m.peak = 100;
+  m.detail = "d", m.measured_at = "2025-01-01T00:00:00Z", m.gpuenv_version = "0.1.0";
+  return m;
+}
+
+Run run(const std::string& fp = "fp-1", const std::string& at = "2025-01-01T00:00:00Z") {
+  return {fp, "1x NVIDIA H200", "bench", at, "0.1.0", "host", std::nullopt};
+}
+
+TEST(Store, DefaultPath) {
+  auto env = [](std::map<std::string, std::string> vars) {
+    return [vars](const char* name) -> const char* {
+      auto it = vars.find(name);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    };
+  };
+  EXPECT_EQ(default_path(env({{"GPUENV_CACHE_DIR", "/c"}, {"XDG_CACHE_HOME", "/x"}, {"HOME", "/h"}})), "/c/gpuenv.db");
+  EXPECT_EQ(default_path(env({{"XDG_CACHE_HOME", "/x"}, {"HOME", "/h"}})), "/x/gpuenv/gpuenv.db");
+  EXPECT_EQ(default_path(env({{"GPUENV_CACHE_DIR", ""}, {"HOME", "/h"}})), "/h/.cache/gpuenv/gpuenv.db");
+  EXPECT_EQ(default_path(env({})), "");
+}
+
+TEST(Store, CreatesItsDirectoryAndKeepsRuns) {
+  std::string dir = temp_dir() + "/a/b";
+  std::string err;
+  auto db = Store::open(dir + "/gpuenv.db", &err);
+  ASSERT_TRUE(db) << err;
+  std::int64_t id1 = 0, id2 = 0;
+  ASSERT_TRUE(db->add_run(run(), {meas("copy", 10), meas("p2p", 5, "GPU-a", "GPU-b")}, &id1, &err)) << err;
+  ASSERT_TRUE(db->add_run(run("fp-1", "2025-01-02T00:00:00Z"), {meas("copy", 12)}, &id2, &err)) << err;
+  ASSERT_TRUE(db->add_run(run("fp-other"), {meas("copy", 99)}, &id2, &err)) << err;
+  EXPECT_GT(id2, id1);
+
+  std::vector<Measurement> latest;
+  ASSERT_TRUE(db->latest("fp-1", &latest, &err)) << err;
+  ASSERT_EQ(latest.size(), 2u);
+  EXPECT_EQ(latest[0].key, "copy");
+  EXPECT_EQ(*latest[0].value, 12);  // the newer one
+  EXPECT_EQ(latest[1].key, "p2p");
+  EXPECT_EQ(latest[1].peer_uuid, "GPU-b");
+  EXPECT_EQ(latest[1], meas("p2p", 5, "GPU-a", "GPU-b"));  // every field round-trips
+
+  std::vector<HistoryRow> rows;
+  ASSERT_TRUE(db->history("fp-1", &rows, &err)) << err;
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(*rows[0].m.value, 10);
+  EXPECT_EQ(*rows[2].m.value, 12);
+  EXPECT_EQ(rows[2].command, "bench");
+  EXPECT_EQ(rows[0].run_id, id1);
+}
+
+TEST(Store, NullsStayNull) {
+  std::string err;
+  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  ASSERT_TRUE(db) << err;
+  Measurement m = meas("gemm", 1);
+  m.value.reset(), m.peak.reset(), m.status = "failed";
+  std::int64_t id = 0;
+  ASSERT_TRUE(db->add_run(run(), {m}, &id, &err)) << err;
+  std::vector<Measurement> latest;
+  ASSERT_TRUE(db->latest("fp-1", &latest, &err));
+  ASSERT_EQ(latest.size(), 1u);
+  EXPECT_EQ(latest[0], m);
+}
+
+TEST(Store, OpenExistingNeverCreates) {
+  std::string dir = temp_dir(), err;
+  EXPECT_FALSE(Store::open_existing(dir + "/none.db", &err));
+  EXPECT_TRUE(err.empty()) << err;
+  EXPECT_FALSE(fs::exists(dir + "/none.db"));
+  EXPECT_FALSE(Store::open_existing("", &err));
+  ASSERT_TRUE(Store::open(dir + "/g.db", &err));
+  EXPECT_TRUE(Store::open_existing(dir + "/g.db", &err));
+}
+
+TEST(Store, ErrorsNameTheFile) {
+  std::string dir = temp_dir(), err;
+  fs::create_directories(dir + "/db-is-a-dir.db");
+  EXPECT_FALSE(Store::open(dir + "/db-is-a-dir.db", &err));
+  EXPECT_NE(err.find("db-is-a-dir.db"), std::string::npos) << err;
+  std::string garbage = dir + "/garbage.db";
+  FILE* f = std::fopen(garbage.c_str(), "w");
+  std::fputs("this is not a database, not at all, and long enough to be read as a header", f);
+  std::fclose(f);
+  err.clear();
+  EXPECT_FALSE(Store::open(garbage, &err));
+  EXPECT_NE(err.find("garbage.db"), std::string::npos) << err;
+  EXPECT_FALSE(Store::open("", &err));
+  EXPECT_NE(err.find("GPUENV_CACHE_DIR"), std::string::npos) << err;
+}
+
+// 8 ranks of a job write at once: WAL and the busy timeout lose nothing.
+TEST(StoreConcurrency, EightProcessesLoseNothing) {
+  constexpr int kProcesses = 8, kInserts = 40;
+  std::string path = temp_dir() + "/gpuenv.db";
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::string err;
+      auto db = Store::open(path, &err);  // every child creates and migrates at once too
+      bool ok = db != nullptr;
+      for (int i = 0; ok && i < kInserts; ++i) {
+        std::int64_t id = 0;
+        ok = db->add_run(run("fp-" + std::to_string(p)), {meas("copy", i)}, &id, &err);
+      }
+      if (!ok) std::fprintf(stderr, "rank %d: %s\n", p, err.c_str());
+      _exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::string err;
+  auto db = Store::open(path, &err);
+  ASSERT_TRUE(db) << err;
+  std::int64_t n = 0;
+  ASSERT_TRUE(db->count(&n, &err)) << err;
+  EXPECT_EQ(n, kProcesses * kInserts);
+  std::vector<HistoryRow> rows;
+  ASSERT_TRUE(db->history("fp-3", &rows, &err));
+  EXPECT_EQ(rows.size(), static_cast<size_t>(kInserts));
+}
+
+TEST(StoreFingerprint, StableAndSensitiveToWhatMatters) {
+  Machine a = machine::h100(2).with_nvlink();
+  EXPECT_EQ(fingerprint(a), fingerprint(a));
+  EXPECT_EQ(fingerprint(a).size(), 3u + 16);
+  EXPECT_EQ(fingerprint(a).rfind("fp-", 0), 0u);
+  Machine reordered = a;
+  std::swap(reordered.gpus[0], reordered.gpus[1]);
+  EXPECT_EQ(fingerprint(reordered), fingerprint(a));  // UUIDs, not order
+  Machine hostname = a;
+  hostname.host.hostname = "elsewhere";
+  EXPECT_EQ(fingerprint(hostname), fingerprint(a));
+  Machine driver = a;
+  driver.nvidia.driver_version = "999.1";
+  EXPECT_NE(fingerprint(driver), fingerprint(a));
+  Machine cuda = a;
+  cuda.nvidia.cuda_driver_version = 12080;
+  EXPECT_NE(fingerprint(cuda), fingerprint(a));
+  Machine swapped = a;
+  swapped.gpus[1].uuid = "GPU-ffffffff-0000-0000-0000-000000000000";
+  EXPECT_NE(fingerprint(swapped), fingerprint(a));
+  EXPECT_EQ(describe_machine(machine::h200()), "1x NVIDIA H200, driver " + *machine::h200().build().nvidia.driver_version + ", CUDA 13.0");
+  EXPECT_EQ(describe_machine(machine::none()).rfind("no GPU", 0), 0u);
+}
+
+}  // namespace
+}  // namespace gpuenv::store

@@ -1,0 +1,204 @@
+// End to end: `gpuenv init` as a container entrypoint. Signals reach the
+// command, its exit code comes back, orphans are reaped, the plan files are
+// written.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "container_support.h"
+#include "process.h"
+
+namespace gpuenv {
+namespace {
+
+using testing::Background;
+using testing::run_gpuenv;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream b;
+  b << in.rdbuf();
+  return b.str();
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+class InitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gpuenv-init-e2e-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { testing::run_process({"rm", "-rf", dir_}); }
+
+  // gpuenv init with the plan files in the temp dir, then `args`.
+  std::vector<std::string> init(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {GPUENV_BIN, "init", "--etc-dir", dir_ + "/etc", "--profile-d",
+                                     dir_ + "/profile.d"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  std::vector<std::string> init_args(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = init(args);
+    argv.erase(argv.begin());
+    return argv;
+  }
+  std::string machine() const { return testing::tests_dir() + "/machines/h100.json"; }
+
+  // Starts init with a child that traps `sig`, waits until the trap is set,
+  // sends `sig` to init and returns init's exit code.
+  int signal_round_trip(const char* sig_name, int sig, int trap_code) {
+    std::string script = "trap 'exit " + std::to_string(trap_code) + "' " + sig_name +
+                         "; echo ready; while :; do sleep 0.05; done";
+    Background b(init({"--", "sh", "-c", script}), {});
+    EXPECT_TRUE(b.wait_for_log("ready", 20000)) << b.log();
+    kill(b.pid(), sig);
+    int code = -1;
+    EXPECT_TRUE(b.wait_exit(20000, &code)) << b.log();
+    return code;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(InitTest, ForwardsSigtermAndReturnsTheChildsExitCode) {
+  EXPECT_EQ(signal_round_trip("TERM", SIGTERM, 42), 42);
+}
+
+TEST_F(InitTest, ForwardsSigint) { EXPECT_EQ(signal_round_trip("INT", SIGINT, 43), 43); }
+
+TEST_F(InitTest, ForwardsSighupAndSigusr1) {
+  EXPECT_EQ(signal_round_trip("HUP", SIGHUP, 44), 44);
+  EXPECT_EQ(signal_round_trip("USR1", SIGUSR1, 45), 45);
+}
+
+TEST_F(InitTest, ExitCodesPassThrough) {
+  EXPECT_EQ(run_gpuenv(init_args({"--", "sh", "-c", "exit 3"})).exit_code, 3);
+  EXPECT_EQ(run_gpuenv(init_args({"true"})).exit_code, 0);
+  auto killed = run_gpuenv(init_args({"sh", "-c", "kill -KILL $$"}));
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
+  EXPECT_TRUE(contains(killed.err, "ended by SIGKILL")) << killed.err;
+}
+
+TEST_F(InitTest, CommandNotFound127NotExecutable126) {
+  auto r = run_gpuenv(init_args({"gpuenv-no-such-command"}));
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_TRUE(contains(r.err, "cannot run gpuenv-no-such-command")) << r.err;
+  EXPECT_EQ(run_gpuenv(init_args({"/etc/hostname"})).exit_code, 126);
+}
+
+TEST_F(InitTest, ReapsOrphansAndLeavesNoZombie) {
+  // The subshell exits at once, so `sleep 0.5` is orphaned and re-parented
+  // to init (a child subreaper), which must reap it when it exits.
+  Background b(init({"sh", "-c", "(sleep 0.5 &); echo ready; sleep 2; exit 5"}), {});
+  ASSERT_TRUE(b.wait_for_log("ready", 20000)) << b.log();
+  usleep(200 * 1000);
+  EXPECT_EQ(testing::children_of(b.pid()).size(), 2u) << "sh and the orphaned sleep";
+  usleep(800 * 1000);  // the orphan has exited by now
+  EXPECT_EQ(testing::children_of(b.pid()).size(), 1u) << "only sh is left";
+  for (pid_t c : testing::children_of(b.pid()))
+    EXPECT_NE(testing::process_state(c), 'Z') << "zombie " << c << "\n" << b.log();
+  int code = -1;
+  ASSERT_TRUE(b.wait_exit(20000, &code));
+  EXPECT_EQ(code, 5);
+}
+
+TEST_F(InitTest, CommandArgumentsKeepTheirOrder) {
+  auto r = run_gpuenv(init_args({"--", "printf", "<%s>", "-c", "--", "--machine", "x"}));
+  EXPECT_EQ(r.out, "<-c><--><--machine><x>");
+  r = run_gpuenv(init_args({"printf", "<%s>", "-c", "--log-format"}));
+  EXPECT_EQ(r.out, "<-c><--log-format>");
+}
+
+TEST_F(InitTest, WritesThePlanFilesAndAppliesThePlan) {
+  auto r = run_gpuenv(init_args({"--machine", machine(), "--", "sh", "-c", "echo $TORCH_CUDA_ARCH_LIST"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "9.0\n");
+  auto dotenv = run_gpuenv({"env", "--format", "dotenv", "--machine", machine()});
+  std::string env_file = slurp(dir_ + "/etc/env");
+  EXPECT_TRUE(contains(env_file, dotenv.out)) << env_file;
+  struct stat st;
+  ASSERT_EQ(stat((dir_ + "/etc/env").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  auto sourced = testing::run_process(
+      {"sh", "-c", ". \"$1\" && echo \"$TORCH_CUDA_ARCH_LIST $CUDA_DEVICE_ORDER\"", "sh",
+       dir_ + "/profile.d/gpuenv.sh"});
+  EXPECT_EQ(sourced.out, "9.0 PCI_BUS_ID\n");
+}
+
+TEST_F(InitTest, BannerNamesGpusAndSettings) {
+  auto r = run_gpuenv(init_args({"--machine", machine(), "true"}));
+  EXPECT_TRUE(contains(r.err, "1 GPU, driver")) << r.err;
+  EXPECT_TRUE(contains(r.err, "NVIDIA H100")) << r.err;
+  EXPECT_TRUE(contains(r.err, "  TORCH_CUDA_ARCH_LIST=9.0\n")) << r.err;
+  EXPECT_EQ(r.out, "");  // stdout is the command's
+}
+
+TEST_F(InitTest, WithoutAGpuStartsInCpuModeWithAWarning) {
+  auto r = run_gpuenv(init_args({"sh", "-c", "echo started"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "started\n");
+  EXPECT_TRUE(contains(r.err, "gpuenv: warning: no NVIDIA GPU: running in CPU mode")) << r.err;
+}
+
+TEST_F(InitTest, JsonLogsAreOneObjectPerLine) {
+  auto r = run_gpuenv(init_args({"--log-format", "json", "--", "sh", "-c", "exit 4"}));
+  EXPECT_EQ(r.exit_code, 4);
+  std::istringstream lines(r.err);
+  std::string line;
+  std::vector<std::string> msgs;
+  while (std::getline(lines, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << line;
+    ASSERT_TRUE(j.contains("time") && j.contains("level")) << line;
+    msgs.push_back(j["msg"]);
+    if (j["msg"] == "exited") EXPECT_EQ(j["code"], 4);
+    if (j["msg"] == "cpu mode") EXPECT_EQ(j["level"], "warning");
+  }
+  EXPECT_EQ(msgs.front(), "machine");
+  EXPECT_NE(std::find(msgs.begin(), msgs.end(), "cpu mode"), msgs.end());
+  EXPECT_EQ(std::count(msgs.begin(), msgs.end(), "wrote"), 2);
+  EXPECT_EQ(msgs.back(), "exited");
+  EXPECT_EQ(run_gpuenv(init_args({"--log-format", "yaml", "true"})).exit_code, 2);
+}
+
+TEST_F(InitTest, UnwritableDirsWarnAndGoOn) {
+  auto r = run_gpuenv({"init", "--etc-dir", "/proc/gpuenv-no", "--profile-d", "/proc/gpuenv-no",
+                       "sh", "-c", "echo ran"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ran\n");
+  EXPECT_TRUE(contains(r.err, "gpuenv: warning: cannot write /proc/gpuenv-no/env")) << r.err;
+}
+
+TEST_F(InitTest, DirsFromTheEnvironment) {
+  auto r = run_gpuenv({"init", "true"}, {{{"GPUENV_ETC_DIR", dir_ + "/e"},
+                                          {"GPUENV_PROFILE_D", dir_ + "/p"}}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(access((dir_ + "/e/env").c_str(), R_OK), 0);
+  EXPECT_EQ(access((dir_ + "/p/gpuenv.sh").c_str(), R_OK), 0);
+}
+
+TEST_F(InitTest, AValueWithANewlineIsLeftOutOfTheEnvFileOnly) {
+  // A variable the user set is kept as is, newline included.
+  std::map<std::string, std::string> env = {{"PYTORCH_CUDA_ALLOC_CONF", "a\nb"}};
+  auto r = run_gpuenv(init_args({"--machine", machine(), "sh", "-c", "printf %s \"$PYTORCH_CUDA_ALLOC_CONF\""}),
+                      {env});
+  EXPECT_EQ(r.out, "a\nb");
+  EXPECT_TRUE(contains(r.err, "PYTORCH_CUDA_ALLOC_CONF left out of " + dir_ + "/etc/env")) << r.err;
+  EXPECT_FALSE(contains(slurp(dir_ + "/etc/env"), "PYTORCH_CUDA_ALLOC_CONF"));
+  EXPECT_TRUE(contains(slurp(dir_ + "/profile.d/gpuenv.sh"), "PYTORCH_CUDA_ALLOC_CONF='a\nb'"));
+}
+
+TEST_F(InitTest, NoCommandRunsAShell) {
+  auto r = run_gpuenv(init_args({}), {{{"SHELL", "/bin/sh"}}, "echo $((6 * 7))\n"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "42\n");
+}
+
+}  // namespace
+}  // namespace gpuenv
