@@ -221,6 +221,7 @@ MachineBuilder& MachineBuilder::no_nvml(const std::string& code) {
                                 "install the NVIDIA driver, or start the container with --gpus all"});
   m_.gpus.clear();
   m_.pairs.clear();
+  nvlinks_.clear();  // keeps with_nvlink() in step with GPUs added afterwards
   return *this;
 }
 

@@ -93,6 +93,20 @@ TEST(Inspect, Json) {
   EXPECT_EQ(o["verdicts"][1]["image"], "sm_86");
 }
 
+TEST(Inspect, CountsFatbinsWithoutAnImage) {
+  // The library's own fatbin has sm_89 and compute_89; the static CUDA
+  // runtime's has only an sm_89 cubin, which no 9.0 GPU can load.
+  auto r = inspect({fixture("sm89_ptx89.so")}, "h200");
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_TRUE(contains(r.out, "      1 of 2 fatbins have no image for 9.0 (built only for other targets)")) << r.out;
+  auto j = nlohmann::json::parse(inspect({"--json", fixture("sm89_ptx89.so")}, "h200").out);
+  const auto& v = j["files"][0]["verdicts"][0];
+  EXPECT_EQ(v["verdict"], "ptx_jit");
+  EXPECT_EQ(v["image"], "compute_89");
+  EXPECT_EQ(v["fatbins_without_image"], 1);
+  EXPECT_EQ(v["fatbins_jit"], 1);
+}
+
 TEST(Inspect, BadFilesExit3AndTheRestIsStillReported) {
   auto r = inspect({"/nonexistent/libx.so", fixture("kernel.cu"), fixture("sm90a.fatbin")}, "h200");
   EXPECT_EQ(r.exit_code, 3);
@@ -118,6 +132,11 @@ TEST(Inspect, NoCudaCodeAndUsage) {
   auto r = inspect({GPUENV_BIN}, "h200");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, std::string(GPUENV_BIN) + ": no CUDA code (no .nv_fatbin section)\n");
+  auto cubin = inspect({fixture("sm80.cubin")}, "h200");
+  EXPECT_EQ(cubin.exit_code, 0) << cubin.err;
+  EXPECT_EQ(cubin.out, fixture("sm80.cubin") +
+                           ": a cubin itself (ELF machine EM_CUDA), not a file that embeds fatbins: "
+                           "nothing to count\n");
   EXPECT_EQ(run_gpuenv({"inspect"}).exit_code, 2);  // a file is required
   auto h = run_gpuenv({"inspect", "--help"});
   EXPECT_EQ(h.exit_code, 0);

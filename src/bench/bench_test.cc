@@ -252,7 +252,7 @@ TEST(BenchRun, Measurements) {
   ASSERT_EQ(ms.size(), 2u + 2 + 2 + 1);
   EXPECT_EQ(ms[0].key, "memcpy_d2d");
   EXPECT_EQ(ms[0].unit, "GB/s");
-  EXPECT_EQ(*ms[0].percent_of_peak(), 1000.0 / 4800 * 100);
+  EXPECT_DOUBLE_EQ(*ms[0].percent_of_peak(), 1000.0 / 4800 * 100);
   EXPECT_EQ(ms[0].measured_at, "2025-01-02T03:04:05Z");
   EXPECT_EQ(ms[0].gpuenv_version, GPUENV_VERSION);
   EXPECT_EQ(ms[2].key, "p2p");

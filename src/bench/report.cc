@@ -129,7 +129,7 @@ std::string render_history(const std::string& machine, const std::vector<store::
   for (const auto& r : rows) by_case[history_key(r.m)].push_back(&r);
   std::string out = "gpuenv bench --history: " + printable(machine) + "\n";
   for (const auto& [key, list] : by_case) {
-    out += "\n" + printable(key) + "\n";
+    out += fmt::format("\n{}\n", printable(key));
     for (const auto* r : list) {
       const Measurement& m = r->m;
       std::string value = m.value ? format_value(*m.value, m.unit) : "failed";

@@ -63,6 +63,9 @@ std::function<int()> setup_run(CLI::App* sub, Context* ctx) {
   auto command = std::make_shared<std::vector<std::string>>();
   ctx->add_common_flags(sub);
   sub->add_option("command", *command, "The command and its arguments")->option_text("CMD...");
+  // The command starts at the first argument that is not one of run's own
+  // flags (or after `--`); from there on every argument is the command's.
+  sub->positionals_at_end(true);
   sub->prefix_command();
   return [ctx, sub, command] {
     std::vector<std::string> argv = *command;

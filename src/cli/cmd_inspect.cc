@@ -181,6 +181,8 @@ std::string count_rows(const Counts& c, const std::string& indent) {
 std::string file_line(const FileReport& r) {
   const Counts& c = r.used;
   std::string path = printable(r.path);
+  if (c.entries == 0 && r.fatbin.elf_machine == kElfMachineCuda)
+    return path + ": a cubin itself (ELF machine EM_CUDA), not a file that embeds fatbins: nothing to count\n";
   if (c.entries == 0 && !r.device_link) return path + ": no CUDA code (no .nv_fatbin section)\n";
   std::string where = r.fatbin.elf ? "ELF" : "fatbin";
   if (r.relocatable) where += ", __nv_relfatbin only (device-link input)";

@@ -177,7 +177,7 @@ void get(const Reader& r, std::optional<bool>* v) {
   if (!r.is_null()) *v = r.boolean();
 }
 void get(const Reader& r, std::optional<int>* v) {
-  if (!r.is_null()) *v = static_cast<int>(r.integer(-kIntMax, kIntMax));
+  if (!r.is_null()) *v = static_cast<int>(r.integer(0, kIntMax));  // every int field is a count, index or version
 }
 void get(const Reader& r, std::optional<std::uint32_t>* v) {
   if (!r.is_null()) *v = static_cast<std::uint32_t>(r.integer(0, 0xffffffffLL));

@@ -222,6 +222,7 @@ bool parse_elf(const ByteReader& f, FatbinFile* out, std::string* err) {
   ElfSections s;
   if (!check_elf_ident(f, err) || !read_section_table(f, &s, err)) return false;
   out->elf = true;
+  f.u16(0x12, &out->elf_machine);
   for (std::uint64_t i = 0; i < s.count; ++i) {
     int kind = fatbin_section_kind(s, i);
     if (kind == 0) continue;

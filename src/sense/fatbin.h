@@ -68,6 +68,7 @@ inline constexpr std::uint64_t kFatbinFlagArchSpecific = 0x100000;  // sm_90a
 inline constexpr std::uint64_t kFatbinFlagFamily = 0x200000;        // sm_100f
 
 inline constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
+inline constexpr std::uint16_t kElfMachineCuda = 190;  // EM_CUDA: a cubin itself
 inline constexpr std::uint64_t kFatbinEntryHeaderMin = 64;
 
 /// One entry: a cubin, a PTX text or an LTO-IR module, as its header says.
@@ -101,6 +102,7 @@ struct FatbinContainer {
 /// Everything found in one file.
 struct FatbinFile {
   bool elf = false;  // an ELF file; false: a raw fatbin
+  std::uint16_t elf_machine = 0;  // e_machine: 62 x86-64, 183 AArch64, 190 a cubin (EM_CUDA)
   std::vector<FatbinContainer> containers;
   std::vector<FatbinEntry> entries;
   int executable_sections = 0;   // .nv_fatbin sections seen

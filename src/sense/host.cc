@@ -298,6 +298,14 @@ bool numa_from_hwloc(std::vector<NumaNode>* nodes, std::string* err) {
     return *err = errno_text("hwloc_topology_init"), false;
   // Whole nodes, as sysfs and NVML report them, not only the CPUs we may use.
   hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  // Only NUMA nodes and their CPUs: no caches, I/O or GPU plugins (the
+  // cuda/nvml/opencl components would initialise the very drivers detect
+  // avoids, and each costs milliseconds).
+  hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+  hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PU, HWLOC_TYPE_FILTER_KEEP_ALL);
+  hwloc_topology_set_type_filter(topo, HWLOC_OBJ_NUMANODE, HWLOC_TYPE_FILTER_KEEP_ALL);
+  hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+                                "cuda,nvml,opencl,rsmi,levelzero,gl,pci");
   bool ok = hwloc_topology_load(topo) == 0;
   if (!ok) *err = errno_text("hwloc_topology_load");
   int n = ok ? hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE) : 0;

@@ -1,5 +1,7 @@
 #include "sense/sense.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
@@ -17,6 +19,23 @@ std::string utc_now() {
   return buf;
 }
 
+/// GPUENV_TRACE=1 prints how long each sensing step took, on stderr.
+class PhaseTimer {
+ public:
+  PhaseTimer() : on_(std::getenv("GPUENV_TRACE") != nullptr) {}
+  template <typename F>
+  void time(const char* name, F&& step) {
+    auto start = std::chrono::steady_clock::now();
+    step();
+    if (!on_) return;
+    std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
+    std::fprintf(stderr, "gpuenv: trace: sense %s %.2f ms\n", name, ms.count());
+  }
+
+ private:
+  bool on_;
+};
+
 }  // namespace
 
 std::map<std::string, std::string> sense_env() {
@@ -30,9 +49,10 @@ Machine sense_machine(const SenseOptions& opts) {
   Machine m;
   m.gpuenv_version = GPUENV_VERSION;
   m.sensed_at = utc_now();
-  sense_nvidia(opts, &m);
-  sense_host(opts, &m.host);
-  m.torch = sense_torch(opts);
+  PhaseTimer timer;
+  timer.time("nvidia", [&] { sense_nvidia(opts, &m); });
+  timer.time("host", [&] { sense_host(opts, &m.host); });
+  timer.time("torch", [&] { m.torch = sense_torch(opts); });
   m.env = sense_env();
   return m;
 }

@@ -157,9 +157,11 @@ std::unique_ptr<Store> Store::open_existing(const std::string& path, std::string
   return std::unique_ptr<Store>(new Store(db, path));
 }
 
-bool Store::exec(const char* sql, std::string* err) {
+bool Store::exec(const char* sql, std::string* err, int* rc) {
   char* msg = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) == SQLITE_OK) return true;
+  int code = sqlite3_exec(db_, sql, nullptr, nullptr, &msg);
+  if (rc) *rc = code;
+  if (code == SQLITE_OK) return true;
   *err = path_ + ": " + (msg ? msg : sqlite3_errmsg(db_));
   sqlite3_free(msg);
   return false;
@@ -169,8 +171,9 @@ bool Store::exec(const char* sql, std::string* err) {
 // always wait for; a few retries cover several processes opening at once.
 bool Store::init(std::string* err) {
   bool wal = false;
-  for (int attempt = 0; attempt < 200 && !wal; ++attempt) {
-    wal = exec("PRAGMA journal_mode=WAL", err);
+  int rc = SQLITE_BUSY;
+  for (int attempt = 0; attempt < 500 && !wal && (rc & 0xff) == SQLITE_BUSY; ++attempt) {
+    wal = exec("PRAGMA journal_mode=WAL", err, &rc);
     if (!wal) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (!wal || !exec("PRAGMA synchronous=NORMAL", err) || !exec("BEGIN IMMEDIATE", err)) return false;

@@ -64,7 +64,7 @@ class Store {
 
  private:
   explicit Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  bool exec(const char* sql, std::string* err);
+  bool exec(const char* sql, std::string* err, int* rc = nullptr);
   bool init(std::string* err);
   bool insert(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
   bool query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err);

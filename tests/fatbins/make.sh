@@ -40,6 +40,8 @@ fatbin sm90a.fatbin -gencode arch=compute_90a,code=[sm_90a,compute_90a]
 fatbin sm100f.fatbin -gencode arch=compute_100f,code=[sm_100f,compute_100f]
 fatbin compressed.fatbin -Xfatbin -compress-all -gencode arch=compute_80,code=sm_80 \
   -gencode arch=compute_90,code=[sm_90,compute_90]
+# A cubin by itself: an ELF file for the GPU (EM_CUDA), with no fatbin.
+"$nvcc" -cubin -o "$out/sm80.cubin" -gencode arch=compute_80,code=sm_80 "$src" || skip sm80.cubin
 # A host object: .nv_fatbin in an ELF relocatable file.
 elf sm75_sm86.o .nv_fatbin -c -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86
 # Relocatable device code (-rdc): __nv_relfatbin, not .nv_fatbin.

@@ -16,6 +16,13 @@ fail=0
 check() { if "$@"; then echo "ok: $*"; else echo "FAILED: $*"; fail=1; fi; }
 export PYTHONUNBUFFERED=1
 
+# cuBLASLt: the toolkit's, else the copy PyTorch's wheels bring.
+if [ -z "${GPUENV_CUBLASLT_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublasLt.so.13 ' &&
+   [ ! -e /usr/local/cuda/lib64/libcublasLt.so.13 ]; then
+  lt=$($PY -c 'import glob, site; print(next(iter(sorted(glob.glob(site.getsitepackages()[0] + "/nvidia/**/libcublasLt.so.13", recursive=True))), ""))' 2>/dev/null)
+  [ -n "$lt" ] && export GPUENV_CUBLASLT_LIBRARY=$lt
+fi
+
 echo "== torch reference, before"
 $PY tests/gpu/torch_reference.py > "$OUT/torch_before.json"; cat "$OUT/torch_before.json"
 
