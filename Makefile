@@ -3,7 +3,8 @@
 
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ pkg-config clang libclang-rt-14-dev \
-  libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev libsqlite3-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev libsqlite3-dev \
+  openssh-server openssh-client jupyter-server
 
 all: build
 

@@ -125,6 +125,25 @@ TEST(Cli, RunPassesExitCodeStdinAndEnvironment) {
   EXPECT_EQ(env.out, "1");
 }
 
+TEST(Cli, RunGivesTheCommandEveryArgumentVerbatim) {
+  std::string file = snapshot(testing::machine::h200());
+  const std::string print = "printf '%s|' \"$@\"";
+  struct Row {
+    std::vector<std::string> args;
+    std::string expected;
+  } rows[] = {
+      {{"run", "--machine", file, "--", "sh", "-c", print, "sh", "--label", "x", "--", "y"}, "--label|x|--|y|"},
+      {{"run", "--machine", file, "sh", "-c", print, "sh", "--machine", "z"}, "--machine|z|"},
+      {{"run", "--ptx", "--machine=" + file, "sh", "-c", print, "sh", "--", "--"}, "--|--|"},
+      {{"run", "--machine", file, "--ptx", "--", "sh", "-c", print, "sh", "-h"}, "-h|"},
+  };
+  for (const auto& row : rows) {
+    auto r = run_gpuenv(row.args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, row.expected);
+  }
+}
+
 TEST(Cli, RunReportsCommandsThatCannotStart) {
   std::string file = snapshot(testing::machine::h200());
   auto r = run_gpuenv({"run", "--machine", file, "--", "/nonexistent/cmd"});

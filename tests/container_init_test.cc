@@ -89,7 +89,8 @@ TEST_F(InitTest, CommandNotFound127NotExecutable126) {
   auto r = run_gpuenv(init_args({"gpuenv-no-such-command"}));
   EXPECT_EQ(r.exit_code, 127);
   EXPECT_TRUE(contains(r.err, "cannot run gpuenv-no-such-command")) << r.err;
-  EXPECT_EQ(run_gpuenv(init_args({"/etc/hostname"})).exit_code, 126);
+  std::string plain = testing::write_temp_file("not-executable", "#!/bin/sh\n");  // mode 0644
+  EXPECT_EQ(run_gpuenv(init_args({plain})).exit_code, 126);
 }
 
 TEST_F(InitTest, ReapsOrphansAndLeavesNoZombie) {

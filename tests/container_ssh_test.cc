@@ -95,8 +95,8 @@ class SshTest : public ::testing::Test {
 
 TEST_F(SshTest, KeyLoginWorksAndSessionsGetThePlan) {
   // A value the user set is kept by the plan: quotes, #, $ and \ must survive sshd_config.
-  std::string tricky = "expandable_segments:True # it's \"quoted\" $HOME \\n";
-  std::map<std::string, std::string> env = {{"PYTORCH_CUDA_ALLOC_CONF", tricky}};
+  std::string tricky = "bf16 # it's \"quoted\" $HOME \\n";
+  std::map<std::string, std::string> env = {{"GPUENV_AUTOCAST_DTYPE", tricky}};
   auto b = start(env);
   ProcessResult r = ssh(user_->name(), "env");
   ASSERT_EQ(r.exit_code, 0) << r.err << "\n" << b->log();
@@ -108,7 +108,7 @@ TEST_F(SshTest, KeyLoginWorksAndSessionsGetThePlan) {
   ASSERT_GT(want.size(), 5u);
   for (const auto& [name, value] : want.items()) EXPECT_EQ(session[name], value) << name;
   EXPECT_EQ(session["TORCH_CUDA_ARCH_LIST"], "9.0");
-  EXPECT_EQ(session["PYTORCH_CUDA_ALLOC_CONF"], tricky);
+  EXPECT_EQ(session["GPUENV_AUTOCAST_DTYPE"], tricky);
   EXPECT_EQ(session["PATH"], getenv("PATH")) << "PATH passes through";
   EXPECT_EQ(session["USER"], user_->name());
   EXPECT_EQ(ssh(user_->name(), "id -u").out, std::to_string(user_->uid()) + "\n");

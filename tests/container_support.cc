@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -80,6 +82,44 @@ void signal_groups(const std::vector<pid_t>& pids, int sig) {
   }
 }
 
+// The pids of the Background programs still running: never reaped by mistake.
+std::set<pid_t>& live_programs() {
+  static std::set<pid_t> live;
+  return live;
+}
+
+pid_t parent_of(pid_t pid) {
+  std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  size_t paren = stat.rfind(')');
+  return paren == std::string::npos ? 0 : std::atoi(stat.c_str() + paren + 4);
+}
+
+// Reaps this process's zombie children that no running Background owns.
+void reap_strays() {
+  for (;;) {
+    siginfo_t info{};
+    if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
+    if (live_programs().count(info.si_pid)) return;
+    waitpid(info.si_pid, nullptr, 0);
+  }
+}
+
+// Waits (up to 2 s) until no process of `group` is left that this process
+// must reap: the ones orphaned when their parent died come here, as this
+// process is a child subreaper.
+void reap_orphans(const std::vector<pid_t>& group) {
+  for (int waited = 0; waited < 2000; waited += 10) {
+    reap_strays();
+    bool pending = false;
+    for (pid_t p : group) {
+      char state = process_state(p);
+      pending = pending || (state != 0 && (state != 'Z' || parent_of(p) == getpid()));
+    }
+    if (!pending) return;
+    sleep_ms(10);
+  }
+}
+
 bool run_ok(std::vector<std::string> argv) {
   std::string sbin = "/usr/sbin/" + argv[0];  // useradd, userdel: PATH may lack sbin
   if (access(sbin.c_str(), X_OK) == 0) argv[0] = sbin;
@@ -102,6 +142,7 @@ Background::Background(const std::vector<std::string>& argv,
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   default_signals(&attr);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);  // orphans come here, to be reaped (see reap_orphans)
   std::vector<std::string> args = argv, envs = clean_env(env);
   std::vector<char*> cargs = c_strings(args), cenv = c_strings(envs);
   int rc = posix_spawnp(&pid_, cargs[0], &fa, &attr, cargs.data(), cenv.data());
@@ -109,6 +150,7 @@ Background::Background(const std::vector<std::string>& argv,
   posix_spawnattr_destroy(&attr);
   close(log_fd);
   if (rc != 0) throw std::runtime_error(std::string("posix_spawnp: ") + strerror(rc));
+  live_programs().insert(pid_);
 }
 
 Background::~Background() {
@@ -134,6 +176,7 @@ bool Background::wait_exit(int timeout_ms, int* exit_code) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       reaped_ = true;
+      live_programs().erase(pid_);
       *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       return true;
     }
@@ -153,8 +196,11 @@ void Background::stop() {
     signal_groups(all, SIGKILL);
     waitpid(pid_, nullptr, 0);
     reaped_ = true;
+    live_programs().erase(pid_);
   }
-  signal_groups(std::vector<pid_t>(all.begin() + 1, all.end()), SIGKILL);
+  std::vector<pid_t> rest(all.begin() + 1, all.end());
+  signal_groups(rest, SIGKILL);
+  reap_orphans(rest);
 }
 
 int free_port() {

@@ -6,6 +6,8 @@
 
 #include <thread>
 
+#include "process.h"
+
 namespace gpuenv {
 namespace {
 
@@ -37,7 +39,7 @@ TEST(Supervise, NotFoundIs127NotExecutableIs126) {
   EXPECT_FALSE(e.started);
   EXPECT_EQ(e.code, 127);
   EXPECT_NE(err.find("cannot run gpuenv-no-such-command"), std::string::npos) << err;
-  e = run({"/etc/hostname"}, &err);
+  e = run({testing::write_temp_file("not-executable", "#!/bin/sh\n")}, &err);
   EXPECT_FALSE(e.started);
   EXPECT_EQ(e.code, 126);
 }

@@ -60,17 +60,10 @@ std::function<int()> setup_explain(CLI::App* sub, Context* ctx) {
 }
 
 std::function<int()> setup_run(CLI::App* sub, Context* ctx) {
-  auto command = std::make_shared<std::vector<std::string>>();
   ctx->add_common_flags(sub);
-  sub->add_option("command", *command, "The command and its arguments")->option_text("CMD...");
-  // The command starts at the first argument that is not one of run's own
-  // flags (or after `--`); from there on every argument is the command's.
-  sub->positionals_at_end(true);
-  sub->prefix_command();
-  return [ctx, sub, command] {
-    std::vector<std::string> argv = *command;
-    for (const auto& extra : sub->remaining()) argv.push_back(extra);
-    if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
+  sub->footer("Everything after run's own flags (or after --) is the command, verbatim.");
+  return [ctx] {
+    const std::vector<std::string>& argv = ctx->command;
     if (argv.empty()) {
       print_error("run: no command given; usage: gpuenv run [--] COMMAND [ARG...]");
       return int(kExitUsage);

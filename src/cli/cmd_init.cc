@@ -50,13 +50,8 @@ std::function<int()> setup_init(CLI::App* sub, Context* ctx) {
       ->envname("GPUENV_PROFILE_D")
       ->option_text("DIR");
   ctx->add_common_flags(sub);
-  sub->add_option("command", o->command, "The command (default: a shell)")->option_text("CMD...");
-  // Everything from the first argument that is not one of init's own flags
-  // is the command, in order (`--` before it is optional). Without
-  // positionals_at_end, CLI11 2.1 takes later arguments like -c as flags.
-  sub->positionals_at_end(true);
-  sub->prefix_command();
-  return [ctx, o] { return run_init(*ctx, *o, o->command); };
+  sub->footer("Everything after init's own flags (or after --) is the command, verbatim.");
+  return [ctx, o] { return run_init(*ctx, *o, ctx->command); };
 }
 
 }  // namespace gpuenv

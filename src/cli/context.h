@@ -29,6 +29,9 @@ struct Common {
 class Context {
  public:
   Common common;
+  /// For commands that run a program (run, init): everything after their
+  /// own flags, or after `--`, verbatim.
+  std::vector<std::string> command;
 
   /// Adds the common flags to a subcommand.
   void add_common_flags(CLI::App* sub);
@@ -52,6 +55,9 @@ struct Command {
   const char* name;
   const char* help;
   std::function<int()> (*setup)(CLI::App* sub, Context* ctx);
+  /// The command ends with a program to run (Context::command); its own
+  /// flags come first. CLI11 never sees the program's arguments.
+  bool takes_command = false;
 };
 
 /// Every subcommand, in the order `gpuenv --help` lists them.

@@ -8,6 +8,7 @@
 #include "sense/nvml_errors.h"
 #include "sense/nvml_library.h"
 #include "sense/sense.h"
+#include "sense/trace.h"
 
 namespace gpuenv {
 namespace {
@@ -16,12 +17,21 @@ namespace {
 bool sense_nvml(const std::string& library, Machine* m) {
   Nvml nvml;
   Problem p;
-  if (!load_nvml(library, &nvml, &p)) {
+  bool loaded;
+  {
+    trace::Scope t("dlopen NVML");
+    loaded = load_nvml(library, &nvml, &p);
+  }
+  if (!loaded) {
     m->nvidia.problems.push_back(p);
     return false;
   }
   m->nvidia.nvml_library = library;
-  nvml::Return rc = nvml.fn.init.call();
+  nvml::Return rc;
+  {
+    trace::Scope t(nvml.fn.init.name);
+    rc = nvml.fn.init.call();
+  }
   if (rc != nvml::kSuccess) {
     m->nvidia.problems.push_back(nvml_problem(nvml.fn.init.name, rc, nvml_error_text(nvml, rc)));
     return false;
@@ -30,6 +40,7 @@ bool sense_nvml(const std::string& library, Machine* m) {
   std::vector<nvml::Device> handles;
   bool ok = query_nvml_gpus(nvml, &m->gpus, &handles, &m->nvidia.problems);
   m->pairs = query_nvml_pairs(nvml, m->gpus, handles, &m->nvidia.problems);
+  trace::Scope t(nvml.fn.shutdown.name);
   nvml.fn.shutdown.call();
   return ok;
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "sense/nvml_errors.h"
+#include "sense/trace.h"
 
 namespace gpuenv {
 namespace {
@@ -32,6 +33,7 @@ class NvmlCaller {
   template <typename F, typename... Args>
   bool operator()(const Fn<F>& fn, Args... args) {
     if (stopped_) return false;
+    trace::Scope t(fn.name);
     last_ = fn.call != nullptr ? fn.call(args...) : nvml::kErrorFunctionNotFound;
     return last_ == nvml::kSuccess || report(fn.name);
   }

@@ -1,11 +1,10 @@
 #include "sense/sense.h"
 
-#include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
 #include "model/env_names.h"
+#include "sense/trace.h"
 
 namespace gpuenv {
 namespace {
@@ -18,23 +17,6 @@ std::string utc_now() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
-
-/// GPUENV_TRACE=1 prints how long each sensing step took, on stderr.
-class PhaseTimer {
- public:
-  PhaseTimer() : on_(std::getenv("GPUENV_TRACE") != nullptr) {}
-  template <typename F>
-  void time(const char* name, F&& step) {
-    auto start = std::chrono::steady_clock::now();
-    step();
-    if (!on_) return;
-    std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
-    std::fprintf(stderr, "gpuenv: trace: sense %s %.2f ms\n", name, ms.count());
-  }
-
- private:
-  bool on_;
-};
 
 }  // namespace
 
@@ -49,11 +31,20 @@ Machine sense_machine(const SenseOptions& opts) {
   Machine m;
   m.gpuenv_version = GPUENV_VERSION;
   m.sensed_at = utc_now();
-  PhaseTimer timer;
-  timer.time("nvidia", [&] { sense_nvidia(opts, &m); });
-  timer.time("host", [&] { sense_host(opts, &m.host); });
-  timer.time("torch", [&] { m.torch = sense_torch(opts); });
+  {
+    trace::Scope t("sense nvidia (all)");
+    sense_nvidia(opts, &m);
+  }
+  {
+    trace::Scope t("sense host");
+    sense_host(opts, &m.host);
+  }
+  {
+    trace::Scope t("sense torch");
+    m.torch = sense_torch(opts);
+  }
   m.env = sense_env();
+  if (trace::enabled()) trace::flush();
   return m;
 }
 

@@ -12,6 +12,11 @@ fail=0
 check() { if "$@"; then echo "ok: $*"; else echo "FAILED: $*"; fail=1; fi; }
 export PYTHONUNBUFFERED=1
 
+# Sections to run (default: all), e.g. `tests/gpu/run.sh core timing`.
+SECTIONS=${*:-core timing train compile inspect bench}
+want() { case " $SECTIONS " in *" $1 "*) return 0;; esac; return 1; }
+
+core() {
 echo "== detect / explain / env on $(hostname), $(date -u +%FT%TZ)"
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
 $BIN --version
@@ -34,13 +39,23 @@ print("detect --json agrees with nvidia-smi on", len(smi), "GPU(s)")
 PYEOF
 check $BIN run -- $PY -c 'import os, torch; assert os.environ["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] == "1"; assert torch.cuda.is_available(); print("run: torch sees", torch.cuda.get_device_name(0))'
 
+for i in 1 2 3; do GPUENV_TRACE=1 $BIN detect >/dev/null; done
+}
+
+timing() {
 echo "== detect vs nvidia-smi"
 $PY tests/gpu/time_detect.py "$BIN" 30 | tee "$OUT/time_detect.txt"
 
+}
+
+train() {
 echo "== fp32 GPT-2-small training loop: plain vs under gpuenv run"
 $PY tests/gpu/gpt_train.py --label plain | tee "$OUT/train.jsonl"
 $BIN run -- $PY tests/gpu/gpt_train.py --label gpuenv-run | tee -a "$OUT/train.jsonl"
 
+}
+
+compile() {
 echo "== torch.compile warm-up: cache root on a surviving directory"
 CACHE=$(mktemp -d /tmp/gpuenv-cache-XXXX)
 $BIN run --cache-root "$CACHE" -- $PY tests/gpu/gpt_train.py --compile --steps 5 --label compile-first | tee "$OUT/compile.jsonl"
@@ -49,6 +64,15 @@ $BIN run --cache-root "$CACHE" -- $PY tests/gpu/gpt_train.py --compile --steps 5
 rm -rf /tmp/torchinductor_$(id -un) ~/.triton/cache
 env -u TORCHINDUCTOR_CACHE_DIR -u TRITON_CACHE_DIR TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 $PY tests/gpu/gpt_train.py --compile --steps 5 --label compile-default-new-container | tee -a "$OUT/compile.jsonl"
 
-echo "== gpuenv bench and gpuenv check, side by side with PyTorch"
-check tests/gpu/bench.sh
+}
+
+for s in core timing train compile; do want $s && $s; done
+if want inspect; then
+  echo "== inspect vs cuobjdump"
+  check tests/gpu/inspect_vs_cuobjdump.sh
+fi
+if want bench; then
+  echo "== gpuenv bench and gpuenv check, side by side with PyTorch"
+  check tests/gpu/bench.sh
+fi
 exit $fail

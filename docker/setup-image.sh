@@ -1,0 +1,124 @@
+#!/bin/sh
+# What the image's Dockerfile does, as steps that can run (and be tested) one
+# at a time, outside Docker too:
+#
+#   setup-image.sh all                   every runtime step, in order (the Dockerfile)
+#   setup-image.sh packages              tini, openssh-server, libudev1 from apt
+#   setup-image.sh jupyter               JupyterLab from PyPI, pinned ($JUPYTERLAB_VERSION)
+#   setup-image.sh user NAME UID         the non-root user (idempotent)
+#   setup-image.sh dirs NAME             /workspace, /cache, /etc/gpuenv, /run/sshd
+#   setup-image.sh bashrc                interactive shells read the plan (/etc/bash.bashrc)
+#   setup-image.sh hostkeys              drop the SSH host keys baked in by the package
+#   setup-image.sh verify BINARY         the binary runs and finds all its libraries
+#   setup-image.sh check-glibc BINARY MAX  the binary needs no glibc newer than MAX (build stage)
+#
+# ROOT (default empty) prefixes every path the dirs, bashrc and hostkeys steps
+# touch, so that tests can run them in a scratch directory.
+set -eu
+
+ROOT=${ROOT:-}
+GPUENV_USER=${GPUENV_USER:-gpuenv}
+GPUENV_UID=${GPUENV_UID:-1000}
+JUPYTERLAB_VERSION=${JUPYTERLAB_VERSION:-4.4.10}
+BASHRC_HOOK='if [ -r /etc/profile.d/gpuenv.sh ]; then . /etc/profile.d/gpuenv.sh; fi  # gpuenv: the plan'
+
+die() {
+  echo "setup-image.sh: $*" >&2
+  exit 1
+}
+
+step_packages() {
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    tini openssh-server libudev1 ca-certificates
+  rm -rf /var/lib/apt/lists/*
+}
+
+step_jupyter() {
+  python3 -m pip install --no-cache-dir "jupyterlab==$JUPYTERLAB_VERSION"
+  jupyter-lab --version >/dev/null || die "jupyter-lab does not run after pip install"
+}
+
+# The user gpuenv serves as: uid UID, a group of the same name and id, a home,
+# bash, and no password yet not locked ('*'): sshd without PAM refuses every
+# login of a locked ('!') account, even with a key.
+step_user() {
+  name=$1 uid=$2
+  if existing=$(getent passwd "$name"); then
+    [ "$(echo "$existing" | cut -d: -f3)" = "$uid" ] || die "user $name exists with another uid than $uid"
+    usermod --password '*' "$name"
+    return 0
+  fi
+  if other=$(getent passwd "$uid"); then
+    die "uid $uid is taken by $(echo "$other" | cut -d: -f1); pass another GPUENV_UID"
+  fi
+  getent group "$name" >/dev/null || groupadd --gid "$uid" "$name" 2>/dev/null || groupadd "$name"
+  useradd --uid "$uid" --gid "$name" --create-home --shell /bin/bash --password '*' "$name"
+}
+
+# /workspace (notebooks, code) and /cache (the compile caches: a volume) are
+# the user's; /etc/gpuenv is root's, and its ssh/ (host keys) root's alone.
+step_dirs() {
+  name=$1
+  install -d -m 0755 -o "$name" -g "$(id -gn "$name")" "$ROOT/workspace" "$ROOT/cache"
+  install -d -m 0755 -o root -g root "$ROOT/etc/gpuenv" "$ROOT/run/sshd" "$ROOT/etc/profile.d"
+  install -d -m 0700 -o root -g root "$ROOT/etc/gpuenv/ssh"
+}
+
+# `docker exec -it CONTAINER bash` starts a non-login shell, which reads
+# /etc/bash.bashrc but not /etc/profile.d: the hook gives it the plan too.
+step_bashrc() {
+  rc="$ROOT/etc/bash.bashrc"
+  touch "$rc"
+  grep -qxF "$BASHRC_HOOK" "$rc" || printf '%s\n' "$BASHRC_HOOK" >>"$rc"
+}
+
+# Keys made when the package was installed would be the same in every
+# container of the image; `gpuenv serve ssh` makes one per container instead.
+step_hostkeys() {
+  rm -f "$ROOT"/etc/ssh/ssh_host_*
+}
+
+step_verify() {
+  binary=$1
+  missing=$(ldd "$binary" 2>&1 | grep 'not found' || true)
+  [ -z "$missing" ] || die "$binary: missing libraries: $missing"
+  "$binary" --version >/dev/null || die "$binary does not run"
+}
+
+# The highest GLIBC_x.y symbol version the binary needs must not be newer
+# than the runtime image's glibc (Ubuntu 22.04: 2.35).
+step_check_glibc() {
+  binary=$1 max=$2
+  need=$(objdump -T "$binary" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n1)
+  [ -n "$need" ] || die "$binary: no GLIBC symbol versions found"
+  newest=$(printf '%s\n%s\n' "$need" "$max" | sort -V | tail -n1)
+  [ "$newest" = "$max" ] || die "$binary needs glibc $need; the runtime image has $max"
+  echo "$binary needs glibc $need (runtime has $max)"
+}
+
+step_all() {
+  step_packages
+  step_jupyter
+  step_user "$GPUENV_USER" "$GPUENV_UID"
+  step_dirs "$GPUENV_USER"
+  step_bashrc
+  step_hostkeys
+  step_verify /usr/local/bin/gpuenv
+}
+
+[ $# -ge 1 ] || die "usage: setup-image.sh all|packages|jupyter|user NAME UID|dirs NAME|bashrc|hostkeys|verify BINARY|check-glibc BINARY MAX"
+step=$1
+shift
+case $step in
+  all) step_all ;;
+  packages) step_packages ;;
+  jupyter) step_jupyter ;;
+  user) [ $# -eq 2 ] || die "usage: user NAME UID"; step_user "$@" ;;
+  dirs) [ $# -eq 1 ] || die "usage: dirs NAME"; step_dirs "$1" ;;
+  bashrc) step_bashrc ;;
+  hostkeys) step_hostkeys ;;
+  verify) [ $# -eq 1 ] || die "usage: verify BINARY"; step_verify "$1" ;;
+  check-glibc) [ $# -eq 2 ] || die "usage: check-glibc BINARY MAX"; step_check_glibc "$@" ;;
+  *) die "unknown step: $step" ;;
+esac

@@ -1,0 +1,44 @@
+#include "sense/trace.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace gpuenv::trace {
+namespace {
+
+struct Total {
+  const char* name;
+  int calls;
+  double ms;
+};
+
+std::vector<Total>& totals() {
+  static std::vector<Total> t;  // first-seen order
+  return t;
+}
+
+}  // namespace
+
+bool enabled() {
+  static const bool on = std::getenv("GPUENV_TRACE") != nullptr;
+  return on;
+}
+
+void add(const char* name, double ms) {
+  for (auto& t : totals())
+    if (t.name == name) {
+      ++t.calls;
+      t.ms += ms;
+      return;
+    }
+  totals().push_back({name, 1, ms});
+}
+
+void flush() {
+  for (const auto& t : totals())
+    std::fprintf(stderr, "gpuenv: trace: %-44s %4d call(s) %8.2f ms\n", t.name, t.calls, t.ms);
+  totals().clear();
+}
+
+}  // namespace gpuenv::trace
