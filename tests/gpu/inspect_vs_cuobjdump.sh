@@ -79,6 +79,14 @@ def theirs(path):
             c[arch if m.group(1) == "ELF" else "compute_" + arch[3:]] += 1
     return t, c
 
+def fold_family(c):
+    """cuobjdump 13.0 lists family-specific cubins (flag 0x200000, what nvcc
+    -arch=sm_100f writes) under the base name; fold ours the same way."""
+    out = collections.Counter()
+    for k, v in c.items():
+        out[k[:-1] if k.startswith("sm_") and k.endswith("f") else k] += v
+    return out
+
 def main(files):
     files = files or torch_lib() + cuda_libs()
     if not files:
@@ -91,7 +99,7 @@ def main(files):
         t_ours, c_ours, info = ours(path)
         t_theirs, c_theirs = theirs(path)
         mb = os.path.getsize(path) / 1e6
-        same = c_ours == c_theirs
+        same = c_ours is not None and fold_family(c_ours) == c_theirs
         ratio = t_ours / t_theirs if t_theirs else 0
         n_ours = sum(c_ours.values()) if c_ours is not None else -1
         print(f"{os.path.basename(path)[:44]:44} {mb:6.0f} {n_ours:8} {sum(c_theirs.values()):9} "
@@ -99,9 +107,10 @@ def main(files):
         if c_ours is None:
             print(f"    inspect failed: {info}")
         elif not same:
-            for k in sorted(set(c_ours) | set(c_theirs)):
-                if c_ours[k] != c_theirs[k]:
-                    print(f"    {k}: inspect {c_ours[k]}, cuobjdump {c_theirs[k]}")
+            folded = fold_family(c_ours)
+            for k in sorted(set(folded) | set(c_theirs)):
+                if folded[k] != c_theirs[k]:
+                    print(f"    {k}: inspect {folded[k]}, cuobjdump {c_theirs[k]}")
         elif c_ours:
             print(f"    {info}: " + ", ".join(f"{k}: {v}" for k, v in sorted(c_ours.items())))
         bad |= not same or (t_theirs > 0.5 and ratio > 0.10)
