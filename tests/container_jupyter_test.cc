@@ -104,6 +104,9 @@ TEST_F(JupyterTest, TheTokenGuardsTheApiAndTheServerIsNotRoot) {
       << b.log();
   int wrong = testing::http_get_status(port_, "/api/status", {"Authorization: token x" + token});
   EXPECT_TRUE(wrong == 401 || wrong == 403) << wrong;
+  ProcessResult health = run_process(
+      {"python3", testing::tests_dir() + "/../docker/healthcheck.py", "jupyter", std::to_string(port_)});
+  EXPECT_EQ(health.exit_code, 0) << "the image's HEALTHCHECK: " << health.err;
 
   std::vector<uid_t> uids = testing::process_uids(b.pid());
   ASSERT_EQ(uids.size(), 4u);

@@ -131,6 +131,9 @@ TEST_F(SshTest, RootAndPasswordLoginsAreRefused) {
                            "kbdinteractiveauthentication no\n", "authenticationmethods publickey\n"})
     EXPECT_TRUE(contains(t.out, line)) << line;
   EXPECT_TRUE(contains(t.out, "allowusers " + user_->name() + "\n"));
+  ProcessResult health = run_process(
+      {"python3", testing::tests_dir() + "/../docker/healthcheck.py", "ssh", std::to_string(port_)});
+  EXPECT_EQ(health.exit_code, 0) << "the image's HEALTHCHECK: " << health.err;
 }
 
 TEST_F(SshTest, HostKeyIsMadeOnceAndKept) {

@@ -7,14 +7,6 @@
 namespace gpuenv {
 namespace {
 
-Setting setting(std::string name, std::string value, std::string reason) {
-  Setting s;
-  s.name = std::move(name);
-  s.value = std::move(value);
-  s.reason = std::move(reason);
-  return s;
-}
-
 const std::string kNew = "PYTORCH_ALLOC_CONF";       // torch 2.9+
 const std::string kOld = "PYTORCH_CUDA_ALLOC_CONF";  // every torch still reads it
 const std::string kExpand = "expandable_segments:True";
@@ -125,7 +117,7 @@ Decision rule_allocator(const Machine& m, const Options& o) {
       "fragmentation stops causing OOMs; ";
   reason += why_name(m, t, name, o.getenv(name));
   if (!base.empty()) reason += "; keeps your " + base;
-  d.settings.push_back(setting(name, base.empty() ? kExpand : base + "," + kExpand, reason));
+  d.settings.push_back(make_setting(name, base.empty() ? kExpand : base + "," + kExpand, reason));
   return d;
 }
 

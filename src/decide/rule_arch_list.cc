@@ -7,14 +7,6 @@
 namespace gpuenv {
 namespace {
 
-Setting setting(std::string name, std::string value, std::string reason) {
-  Setting s;
-  s.name = std::move(name);
-  s.value = std::move(value);
-  s.reason = std::move(reason);
-  return s;
-}
-
 // torch.utils.cpp_extension rejects an arch missing from its supported_arches
 // ("Unknown CUDA arch (X.Y) or GPU not supported"). The entries after 9.0 and
 // the torch 2.x release that added (or dropped) each.
@@ -83,7 +75,7 @@ Decision rule_arch_list(const Machine& m, const Options& o) {
   std::string reason =
       "build CUDA extensions for exactly the visible GPUs: " + describe_devices(v.devices);
   if (o.ptx) reason += "; +PTX lets newer GPUs JIT-compile them";
-  d.settings.push_back(setting("TORCH_CUDA_ARCH_LIST", join(*ccs, o.ptx), reason));
+  d.settings.push_back(make_setting("TORCH_CUDA_ARCH_LIST", join(*ccs, o.ptx), reason));
   return d;
 }
 

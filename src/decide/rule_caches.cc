@@ -9,14 +9,6 @@
 namespace gpuenv {
 namespace {
 
-Setting setting(std::string name, std::string value, std::string reason) {
-  Setting s;
-  s.name = std::move(name);
-  s.value = std::move(value);
-  s.reason = std::move(reason);
-  return s;
-}
-
 const std::string kDriverMaxCache = "4294967296";  // 4 GiB, CUDA_CACHE_MAXSIZE's maximum
 
 // What the official Linux wheels of one CUDA variant carry, over the torch
@@ -93,12 +85,12 @@ std::string strip_slash(std::string root) {
 std::vector<Setting> directories(const std::string& root, const std::string& key) {
   std::string per = ", one directory per GPU architecture (" + key + ")";
   return {
-      setting("CUDA_CACHE_PATH", root + "/cuda/" + key,
+      make_setting("CUDA_CACHE_PATH", root + "/cuda/" + key,
               "the driver's JIT cache under the gpuenv cache root" + per),
-      setting("TORCHINDUCTOR_CACHE_DIR", root + "/inductor/" + key,
+      make_setting("TORCHINDUCTOR_CACHE_DIR", root + "/inductor/" + key,
               "torch.compile's Inductor cache survives reboots (default /tmp/torchinductor_$USER)" +
                   per),
-      setting("TRITON_CACHE_DIR", root + "/triton/" + key,
+      make_setting("TRITON_CACHE_DIR", root + "/triton/" + key,
               "Triton's compiled kernels under the gpuenv cache root" + per),
   };
 }
@@ -127,7 +119,7 @@ std::vector<VisibleDevice> with_code(const Visibility& v, const WheelArchs& w, C
 }
 
 Setting maxsize(const Torch& t, const WheelArchs& w, const std::vector<VisibleDevice>& jit) {
-  return setting("CUDA_CACHE_MAXSIZE", kDriverMaxCache,
+  return make_setting("CUDA_CACHE_MAXSIZE", kDriverMaxCache,
                  "torch " + t.version + " may lack SASS for " + describe_devices(jit) +
                      "; its kernels then JIT-compile from compute_" +
                      std::to_string(w.ptx->value()) + " PTX, kept by the driver's 4 GiB maximum");

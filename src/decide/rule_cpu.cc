@@ -10,14 +10,6 @@
 namespace gpuenv {
 namespace {
 
-Setting setting(std::string name, std::string value, std::string reason) {
-  Setting s;
-  s.name = std::move(name);
-  s.value = std::move(value);
-  s.reason = std::move(reason);
-  return s;
-}
-
 /// "0-15,32-47"
 std::string cpu_list(const std::vector<int>& cpus) {
   std::string out;
@@ -57,7 +49,7 @@ std::optional<int> quota_share(const Context& c) {
 }
 
 Setting omp_setting(int threads, const std::string& why) {
-  return setting("OMP_NUM_THREADS", std::to_string(threads),
+  return make_setting("OMP_NUM_THREADS", std::to_string(threads),
                  why + " (torchrun would set 1; left unset, every process starts one thread per core)");
 }
 

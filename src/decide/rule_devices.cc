@@ -8,14 +8,6 @@
 namespace gpuenv {
 namespace {
 
-Setting setting(std::string name, std::string value, std::string reason) {
-  Setting s;
-  s.name = std::move(name);
-  s.value = std::move(value);
-  s.reason = std::move(reason);
-  return s;
-}
-
 // The distinct GPU models present, in NVML order ("RTX 3090, RTX 4090").
 std::string models(const Machine& m) {
   std::set<std::string> seen;
@@ -60,7 +52,7 @@ std::optional<Note> visibility_note(const Machine& m, const Options& o) {
 Decision rule_devices(const Machine& m, const Options& o) {
   Decision d;
   if (m.gpus.empty()) return d;
-  d.settings.push_back(setting("CUDA_DEVICE_ORDER", "PCI_BUS_ID", order_reason(m)));
+  d.settings.push_back(make_setting("CUDA_DEVICE_ORDER", "PCI_BUS_ID", order_reason(m)));
   if (auto note = visibility_note(m, o)) d.notes.push_back(*note);
   return d;
 }

@@ -73,6 +73,16 @@ std::vector<Measurement> slow_gpu1(const Machine& m) {
   return out;
 }
 
+// A healthy H200 at its power cap: 69 % of the datasheet bf16 rate.
+std::vector<Measurement> power_capped(const Machine& m) {
+  auto out = healthy(m);
+  for (auto& x : out) {
+    if (x.key == "gemm_bf16_8192") x.value = 685;
+    if (x.key == "memcpy_d2d") x.value = 3400;  // 71 %
+  }
+  return out;
+}
+
 std::vector<Measurement> slow_memory_and_link(const Machine& m) {
   auto out = healthy(m);
   for (auto& x : out) {
@@ -88,6 +98,11 @@ std::vector<Measurement> wrong_gemm(const Machine& m) {
   out.push_back(failed(figure("gemm_fp16_8192", uuid(m, 0), 0, "TFLOP/s", 989.4),
                        "wrong result: relative error 0.8 over 256 sampled entries"));
   return out;
+}
+
+std::vector<Measurement> odd_keys(const Machine& m) {
+  return {figure("gemm_bf16_", uuid(m, 0), 10, "TFLOP/s", 989.4), figure("gemm_bf16_x", uuid(m, 0), 900, "TFLOP/s", 989.4),
+          figure("p2p", uuid(m, 0), 1, "GB/s", std::nullopt, "GPU-unknown"), figure("", "", std::nullopt, "")};
 }
 
 std::vector<Measurement> unknown_peak(const Machine& m) {
@@ -126,6 +141,7 @@ std::vector<RuleCase> peak_rows() {
          "(gpuenv bench gemm_bf16_8192, 2025-03-04); likely causes: SM clocks held low or throttled (max 1980 MHz), "
          "a power cap (limit 700 W), temperature"}}},
       {"its GPU is not visible", with(h200x2, slow_gpu1), {{"CUDA_VISIBLE_DEVICES", "0"}}, {}},
+      {"69 % of the GEMM peak and 71 % of memory's: healthy", with(h200, power_capped), {}, {}},
       {"memory and the host link far below", with(h200, slow_memory_and_link), {}, {},
        {{Severity::kWarning, "device memory bandwidth measured 2100.0 GB/s, 44 % of its 4800.0 GB/s peak "
                              "(gpuenv bench copy_kernel"},
@@ -137,6 +153,8 @@ std::vector<RuleCase> peak_rows() {
        {{Severity::kWarning, "GPU 0: gemm_fp16_8192 failed when last measured (wrong result: relative error 0.8 "
                              "over 256 sampled entries, 2025-03-04); run `gpuenv check --long`"}}},
       {"no peak known: no verdict", with(h200, unknown_peak), {}, {}},
+      {"keys from an odd snapshot do not throw", with(h200, odd_keys), {}, {},
+       {{Severity::kWarning, "GEMM throughput measured 10.0 TFLOP/s"}}},
   };
 }
 

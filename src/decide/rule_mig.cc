@@ -7,14 +7,6 @@
 namespace gpuenv {
 namespace {
 
-Setting setting(std::string name, std::string value, std::string reason) {
-  Setting s;
-  s.name = std::move(name);
-  s.value = std::move(value);
-  s.reason = std::move(reason);
-  return s;
-}
-
 std::string gpu_label(const Gpu& g) {
   return "GPU " + std::to_string(g.index) + (g.name ? " (" + *g.name + ")" : "");
 }
@@ -48,7 +40,7 @@ void pin_rank(const Visibility& v, int rank, Decision* d) {
   if (rank >= static_cast<int>(v.devices.size()) || !v.devices[rank].mig) return;
   const VisibleDevice& dev = v.devices[rank];
   std::string why = "local rank " + std::to_string(rank) + " gets MIG device " + mig_label(dev);
-  d->settings.push_back(setting("CUDA_VISIBLE_DEVICES", dev.mig->uuid,
+  d->settings.push_back(make_setting("CUDA_VISIBLE_DEVICES", dev.mig->uuid,
                                 why + ": a CUDA process can use one MIG device, so each rank names its own "
                                       "by UUID (it is cuda:0 there)"));
 }
@@ -66,7 +58,7 @@ void pin_all(const Visibility& v, const std::vector<const VisibleDevice*>& migs,
   }
   std::string used = mig_label(*migs[0]);
   d->settings.push_back(
-      setting("CUDA_VISIBLE_DEVICES", value,
+      make_setting("CUDA_VISIBLE_DEVICES", value,
               "MIG devices are addressed by UUID; CUDA uses one MIG device per process, here " + used));
   if (migs.size() < 2) return;
   d->notes.push_back(warning(std::to_string(migs.size()) +

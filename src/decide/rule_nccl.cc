@@ -10,14 +10,6 @@
 namespace gpuenv {
 namespace {
 
-Setting setting(std::string name, std::string value, std::string reason) {
-  Setting s;
-  s.name = std::move(name);
-  s.value = std::move(value);
-  s.reason = std::move(reason);
-  return s;
-}
-
 // Interfaces of container and VM plumbing: bridges, veth pairs, overlays.
 // They carry no route to the other hosts, yet NCCL may pick them (it skips
 // only lo, docker* and virbr* by itself). Bonds, VLANs and plain bridges are
@@ -78,7 +70,7 @@ void socket_ifname(const Host& h, Decision* d) {
   for (const auto& p : ex)
     if (p != "lo" && p != "docker") extra.push_back(p + "*");
   if (extra.empty()) return;  // NCCL skips lo and docker* by itself
-  d->settings.push_back(setting("NCCL_SOCKET_IFNAME", "^" + join(ex, ","),
+  d->settings.push_back(make_setting("NCCL_SOCKET_IFNAME", "^" + join(ex, ","),
                                 "NCCL would also try " + join(extra, ", ") +
                                     " (container/VM plumbing with no route to other hosts); "
                                     "excluded by prefix along with loopback"));
@@ -86,7 +78,7 @@ void socket_ifname(const Host& h, Decision* d) {
 
 void ib(const Host& h, Decision* d) {
   if (!h.ib_devices.empty()) return;
-  d->settings.push_back(setting("NCCL_IB_DISABLE", "1",
+  d->settings.push_back(make_setting("NCCL_IB_DISABLE", "1",
                                 "no InfiniBand or RoCE device was sensed: NCCL goes straight to TCP "
                                 "sockets instead of probing for verbs devices"));
 }
@@ -109,7 +101,7 @@ void p2p(const Machine& m, const Visibility& v, Decision* d) {
     bad.resize(3);
     bad.push_back("... " + std::to_string(n) + " pairs in all");
   }
-  d->settings.push_back(setting("NCCL_P2P_DISABLE", "1",
+  d->settings.push_back(make_setting("NCCL_P2P_DISABLE", "1",
                                 "the driver reports no P2P reads between " + join(bad, ", ") +
                                     "; NCCL goes through host memory (if P2P should work, check PCIe "
                                     "ACS and the IOMMU: `nvidia-smi topo -p2p r`)"));
@@ -146,7 +138,7 @@ Decision rule_nccl(const Machine& m, const Options& o) {
   ib(m.host, &d);
   socket_ifname(m.host, &d);
   p2p(m, v, &d);
-  d.settings.push_back(setting("NCCL_DEBUG", "WARN",
+  d.settings.push_back(make_setting("NCCL_DEBUG", "WARN",
                                "NCCL then prints why a communicator failed, without the INFO flood; "
                                "by default it prints nothing"));
   return d;

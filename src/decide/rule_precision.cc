@@ -8,14 +8,6 @@
 namespace gpuenv {
 namespace {
 
-Setting setting(std::string name, std::string value, std::string reason) {
-  Setting s;
-  s.name = std::move(name);
-  s.value = std::move(value);
-  s.reason = std::move(reason);
-  return s;
-}
-
 using Pred = std::function<bool(const VisibleDevice&)>;
 
 std::vector<VisibleDevice> select(const std::vector<VisibleDevice>& devices, const Pred& keep) {
@@ -30,15 +22,15 @@ Setting autocast(const std::vector<VisibleDevice>& devices) {
     return select(devices, [&](const VisibleDevice& d) { return d.cc().major < major; });
   };
   if (auto old = below(7); !old.empty())
-    return setting("GPUENV_AUTOCAST_DTYPE", "float32",
+    return make_setting("GPUENV_AUTOCAST_DTYPE", "float32",
                    "no tensor cores on " + describe_devices(old) +
                        " (they start with Volta, cc 7.0): mixed precision gains little, so stay in "
                        "float32");
   if (auto old = below(8); !old.empty())
-    return setting("GPUENV_AUTOCAST_DTYPE", "float16",
+    return make_setting("GPUENV_AUTOCAST_DTYPE", "float16",
                    "fp16 but no bf16 tensor cores on " + describe_devices(old) +
                        ": autocast to float16 and scale the loss with a GradScaler");
-  return setting("GPUENV_AUTOCAST_DTYPE", "bfloat16",
+  return make_setting("GPUENV_AUTOCAST_DTYPE", "bfloat16",
                  "bf16 tensor cores on " + describe_devices(devices) +
                      ": bfloat16 keeps fp32's range, so autocast needs no GradScaler");
 }
@@ -49,9 +41,9 @@ Setting format_flag(const std::vector<VisibleDevice>& devices, const std::string
   auto lacking =
       select(devices, [&](const VisibleDevice& d) { return !(arch_info(d.cc())->tensor.*has); });
   if (lacking.empty())
-    return setting(name, "1",
+    return make_setting(name, "1",
                    "for scripts: " + needs + " tensor cores on " + describe_devices(devices));
-  return setting(name, "0",
+  return make_setting(name, "0",
                  "for scripts: no " + needs + " tensor cores on " + describe_devices(lacking));
 }
 

@@ -6,14 +6,6 @@
 namespace gpuenv {
 namespace {
 
-Setting setting(std::string name, std::string value, std::string reason) {
-  Setting s;
-  s.name = std::move(name);
-  s.value = std::move(value);
-  s.reason = std::move(reason);
-  return s;
-}
-
 std::vector<VisibleDevice> without_tf32(const std::vector<VisibleDevice>& devices) {
   std::vector<VisibleDevice> out;
   for (const auto& d : devices)
@@ -26,8 +18,8 @@ Decision enable(const Visibility& v) {
   Decision d;
   std::string why = "fp32 matmuls on TF32 tensor cores (10-bit mantissa, fp32 range) of " + gpus;
   why += ": ~3x on H200 for an fp32 GPT-2 loop (54.9k -> 161k tokens/s)";
-  d.settings.push_back(setting("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1", why));
-  d.settings.push_back(setting("GPUENV_TF32", "1", "for scripts: TF32 tensor cores on " + gpus));
+  d.settings.push_back(make_setting("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1", why));
+  d.settings.push_back(make_setting("GPUENV_TF32", "1", "for scripts: TF32 tensor cores on " + gpus));
   return d;
 }
 
@@ -35,7 +27,7 @@ Decision disable(const Visibility& v, const std::vector<VisibleDevice>& old) {
   std::string why = "no TF32 tensor cores (Ampere, cc 8.0+) on " + describe_devices(old);
   if (old.size() < v.devices.size()) why += ", so TORCH_ALLOW_TF32_CUBLAS_OVERRIDE stays unset";
   Decision d;
-  d.settings.push_back(setting("GPUENV_TF32", "0", "for scripts: " + why));
+  d.settings.push_back(make_setting("GPUENV_TF32", "0", "for scripts: " + why));
   return d;
 }
 

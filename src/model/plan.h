@@ -60,6 +60,15 @@ struct Plan {
   }
 };
 
+/// A decided setting: what a rule returns most of the time.
+inline Setting make_setting(std::string name, std::string value, std::string reason) {
+  Setting s;
+  s.name = std::move(name);
+  s.value = std::move(value);
+  s.reason = std::move(reason);
+  return s;
+}
+
 /// Choices the user makes on the command line. Pure data.
 struct Options {
   bool ptx = false;       // append +PTX to TORCH_CUDA_ARCH_LIST
