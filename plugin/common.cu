@@ -20,8 +20,7 @@ __global__ void fill_pattern_kernel(uint32_t* data, size_t words, uint64_t seed)
     data[i] = fill_pattern(seed, i);
 }
 
-__global__ void count_mismatch_kernel(const uint32_t* data, size_t words, uint64_t seed,
-                                      unsigned long long* wrong) {
+__global__ void count_mismatch_kernel(const uint32_t* data, size_t words, uint64_t seed, unsigned long long* wrong) {
   unsigned long long mine = 0;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words; i += size_t(gridDim.x) * blockDim.x)
     mine += data[i] != fill_pattern(seed, i);

@@ -28,21 +28,25 @@ bool cuda_ok(cudaError_t e, const char* call, Result* r);
 
 // Every CUDA call in the plugin goes through CK: on failure the function
 // returns false with the call named in the result.
-#define CK(call)                                   \
-  do {                                             \
-    if (!::gpuenv_plugin::cuda_ok((call), #call, r)) \
-      return false;                                \
+#define CK(call)                                                   \
+  do {                                                             \
+    if (!::gpuenv_plugin::cuda_ok((call), #call, r)) return false; \
   } while (0)
 
 /// Device memory, freed when destroyed.
 class DeviceMemory {
  public:
   DeviceMemory() = default;
-  ~DeviceMemory() { if (p_) cudaFree(p_); }
+  ~DeviceMemory() {
+    if (p_) cudaFree(p_);
+  }
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
   bool alloc(size_t bytes, Result* r);
-  template <typename T> T* as() const { return static_cast<T*>(p_); }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
   size_t bytes() const { return bytes_; }
 
  private:
@@ -58,7 +62,10 @@ class HostMemory {
   HostMemory(const HostMemory&) = delete;
   HostMemory& operator=(const HostMemory&) = delete;
   bool alloc(size_t bytes, bool pinned, Result* r);
-  template <typename T> T* as() const { return static_cast<T*>(p_); }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
 
  private:
   void* p_ = nullptr;
@@ -67,7 +74,9 @@ class HostMemory {
 
 class Stream {
  public:
-  ~Stream() { if (s_) cudaStreamDestroy(s_); }
+  ~Stream() {
+    if (s_) cudaStreamDestroy(s_);
+  }
   bool create(Result* r);
   cudaStream_t get() const { return s_; }
 
@@ -77,7 +86,9 @@ class Stream {
 
 class Event {
  public:
-  ~Event() { if (e_) cudaEventDestroy(e_); }
+  ~Event() {
+    if (e_) cudaEventDestroy(e_);
+  }
   bool create(Result* r);
   cudaEvent_t get() const { return e_; }
 

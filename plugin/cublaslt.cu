@@ -17,7 +17,8 @@ std::vector<std::string> candidates() {
   std::vector<std::string> out;
   if (const char* v = std::getenv("GPUENV_CUBLASLT_LIBRARY"); v && *v) out.push_back(v);
   out.push_back(kSoname);
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home) out.push_back(std::string(home) + "/lib64/" + kSoname);
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home)
+    out.push_back(std::string(home) + "/lib64/" + kSoname);
   out.push_back(std::string("/usr/local/cuda/lib64/") + kSoname);
   out.push_back(std::string("/usr/local/cuda/targets/x86_64-linux/lib/") + kSoname);
   out.push_back(std::string("/usr/local/cuda/targets/sbsa-linux/lib/") + kSoname);
@@ -34,8 +35,7 @@ bool sym(void* h, const char* name, F* fn, std::string* err) {
 
 bool resolve(void* h, CublasLt* c, std::string* err) {
   return sym(h, "cublasLtCreate", &c->create, err) && sym(h, "cublasLtDestroy", &c->destroy, err) &&
-         sym(h, "cublasLtGetVersion", &c->version, err) &&
-         sym(h, "cublasLtGetStatusString", &c->status_string, err) &&
+         sym(h, "cublasLtGetVersion", &c->version, err) && sym(h, "cublasLtGetStatusString", &c->status_string, err) &&
          sym(h, "cublasLtMatmulDescCreate", &c->desc_create, err) &&
          sym(h, "cublasLtMatmulDescDestroy", &c->desc_destroy, err) &&
          sym(h, "cublasLtMatmulDescSetAttribute", &c->desc_set, err) &&

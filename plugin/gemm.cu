@@ -60,19 +60,31 @@ __global__ void gather_kernel(const T* d, const unsigned long long* idx, float* 
 float host_value(cudaDataType_t t, uint64_t seed, uint64_t i) {
   float x = uniform(seed, i);
   switch (t) {
-    case CUDA_R_16F: return static_cast<float>(__half(x));
-    case CUDA_R_16BF: return static_cast<float>(__nv_bfloat16(x));
-    case CUDA_R_8F_E4M3: return static_cast<float>(__nv_fp8_e4m3(x));
-    default: return x;
+    case CUDA_R_16F:
+      return static_cast<float>(__half(x));
+    case CUDA_R_16BF:
+      return static_cast<float>(__nv_bfloat16(x));
+    case CUDA_R_8F_E4M3:
+      return static_cast<float>(__nv_fp8_e4m3(x));
+    default:
+      return x;
   }
 }
 
 bool fill(cudaDataType_t t, void* p, size_t n, uint64_t seed, cudaStream_t s, int grid, Result* r) {
   switch (t) {
-    case CUDA_R_16F: fill_kernel<<<grid, 256, 0, s>>>(static_cast<__half*>(p), n, seed); break;
-    case CUDA_R_16BF: fill_kernel<<<grid, 256, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed); break;
-    case CUDA_R_8F_E4M3: fill_kernel<<<grid, 256, 0, s>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed); break;
-    default: fill_kernel<<<grid, 256, 0, s>>>(static_cast<float*>(p), n, seed); break;
+    case CUDA_R_16F:
+      fill_kernel<<<grid, 256, 0, s>>>(static_cast<__half*>(p), n, seed);
+      break;
+    case CUDA_R_16BF:
+      fill_kernel<<<grid, 256, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed);
+      break;
+    case CUDA_R_8F_E4M3:
+      fill_kernel<<<grid, 256, 0, s>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed);
+      break;
+    default:
+      fill_kernel<<<grid, 256, 0, s>>>(static_cast<float*>(p), n, seed);
+      break;
   }
   CK(cudaGetLastError());
   return true;
@@ -82,9 +94,15 @@ bool gather(cudaDataType_t t, const void* d, const unsigned long long* idx, floa
             Result* r) {
   int grid = (n + 255) / 256;
   switch (t) {
-    case CUDA_R_16F: gather_kernel<<<grid, 256, 0, s>>>(static_cast<const __half*>(d), idx, out, n); break;
-    case CUDA_R_16BF: gather_kernel<<<grid, 256, 0, s>>>(static_cast<const __nv_bfloat16*>(d), idx, out, n); break;
-    default: gather_kernel<<<grid, 256, 0, s>>>(static_cast<const float*>(d), idx, out, n); break;
+    case CUDA_R_16F:
+      gather_kernel<<<grid, 256, 0, s>>>(static_cast<const __half*>(d), idx, out, n);
+      break;
+    case CUDA_R_16BF:
+      gather_kernel<<<grid, 256, 0, s>>>(static_cast<const __nv_bfloat16*>(d), idx, out, n);
+      break;
+    default:
+      gather_kernel<<<grid, 256, 0, s>>>(static_cast<const float*>(d), idx, out, n);
+      break;
   }
   CK(cudaGetLastError());
   return true;
@@ -121,10 +139,9 @@ bool lt_ok(const CublasLt* lt, cublasStatus_t s, const char* call, Result* r) {
   if (s == CUBLAS_STATUS_SUCCESS) return true;
   return fail(r, GPUENV_BENCH_ERROR, "%s: %s", call, lt->status_string(s));
 }
-#define LT(call)                                  \
-  do {                                            \
-    if (!lt_ok(g->lt, (g->lt->call), #call, r)) \
-      return false;                               \
+#define LT(call)                                              \
+  do {                                                        \
+    if (!lt_ok(g->lt, (g->lt->call), #call, r)) return false; \
   } while (0)
 
 bool alloc_operands(const Params* p, Gemm* g, Result* r) {
@@ -179,8 +196,8 @@ bool heuristics(Gemm* g, int wanted, std::vector<cublasLtMatmulHeuristicResult_t
 
 bool matmul(Gemm* g, const cublasLtMatmulAlgo_t* algo, Result* r) {
   const float alpha = 1, beta = 0;
-  LT(matmul(g->handle, g->desc, &alpha, g->a.as<void>(), g->la, g->b.as<void>(), g->lb, &beta, g->d.as<void>(),
-            g->ld, g->d.as<void>(), g->ld, algo, g->workspace.as<void>(), kWorkspaceBytes, g->stream.get()));
+  LT(matmul(g->handle, g->desc, &alpha, g->a.as<void>(), g->la, g->b.as<void>(), g->lb, &beta, g->d.as<void>(), g->ld,
+            g->d.as<void>(), g->ld, algo, g->workspace.as<void>(), kWorkspaceBytes, g->stream.get()));
   return true;
 }
 

@@ -16,7 +16,8 @@ constexpr int kThreads = 256;
 // Two layouts of the same copy: 16-byte loads and stores, kUnroll in flight
 // per thread, streaming hints so the copy does not evict L2 for nothing.
 // Grid-stride: a thread's kUnroll elements lie a whole grid apart.
-__global__ void __launch_bounds__(kThreads) copy_strided(const int4* __restrict__ src, int4* __restrict__ dst, size_t n) {
+__global__ void __launch_bounds__(kThreads)
+    copy_strided(const int4* __restrict__ src, int4* __restrict__ dst, size_t n) {
   size_t stride = size_t(gridDim.x) * blockDim.x;
   size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
   for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
@@ -40,7 +41,8 @@ __global__ void __launch_bounds__(kThreads) copy_tiled(const int4* __restrict__ 
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) __stcs(dst + base + u * kThreads, v[u]);
   }
-  for (size_t i = tiles * tile + blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+  for (size_t i = tiles * tile + blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x)
     dst[i] = src[i];
 }
 
@@ -172,11 +174,16 @@ namespace {
 
 __device__ __host__ inline unsigned long long memtest_word(int pass, size_t i, uint64_t seed) {
   switch (pass % 5) {
-    case 0: return mix64(seed + pass * 0x100000001ull + i);
-    case 1: return ~mix64(seed + pass * 0x100000001ull + i);
-    case 2: return (i & 1) ? 0x5555555555555555ull : 0xaaaaaaaaaaaaaaaaull;
-    case 3: return 1ull << ((i + pass) & 63);  // walking one
-    default: return i;                         // own address
+    case 0:
+      return mix64(seed + pass * 0x100000001ull + i);
+    case 1:
+      return ~mix64(seed + pass * 0x100000001ull + i);
+    case 2:
+      return (i & 1) ? 0x5555555555555555ull : 0xaaaaaaaaaaaaaaaaull;
+    case 3:
+      return 1ull << ((i + pass) & 63);  // walking one
+    default:
+      return i;  // own address
   }
 }
 
@@ -219,8 +226,8 @@ struct MemtestCounters {
   unsigned long long wrong = 0, first = ~0ull;
 };
 
-bool memtest_pass(const Params* p, unsigned long long* data, size_t n, int pass, cudaStream_t s,
-                  MemtestCounters* c, Result* r) {
+bool memtest_pass(const Params* p, unsigned long long* data, size_t n, int pass, cudaStream_t s, MemtestCounters* c,
+                  Result* r) {
   int grid = grid_for(p->device, 8);
   unsigned long long* dev = c->mem.as<unsigned long long>();
   unsigned long long init[2] = {0, ~0ull};
@@ -262,8 +269,7 @@ bool run_memtest(const Params* p, Result* r) {
   add_detail(r, "%d passes over %.1f GiB (random, inverted, checkerboard, walking one, address) in %.0f s", pass,
              bytes / double(1ull << 30), elapsed);
   if (c.wrong)
-    return fail(r, GPUENV_BENCH_WRONG, "%llu words read back wrong; the first at byte offset 0x%llx", c.wrong,
-                c.first);
+    return fail(r, GPUENV_BENCH_WRONG, "%llu words read back wrong; the first at byte offset 0x%llx", c.wrong, c.first);
   return true;
 }
 

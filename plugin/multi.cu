@@ -168,9 +168,9 @@ const Nccl* nccl(std::string* err) {
   return nullptr;
 }
 
-#define NC(call)                                                                              \
-  do {                                                                                        \
-    ncclResult_t nc_ = (nc->call);                                                            \
+#define NC(call)                                                                                        \
+  do {                                                                                                  \
+    ncclResult_t nc_ = (nc->call);                                                                      \
     if (nc_ != ncclSuccess) return fail(r, GPUENV_BENCH_ERROR, "%s: %s", #call, nc->error_string(nc_)); \
   } while (0)
 
@@ -262,7 +262,7 @@ bool verify_sum(Ranks* g, Result* r) {
     unsigned long long wrong = 0;
     CK(cudaMemsetAsync(k->counter.as<void>(), 0, sizeof wrong, k->stream.get()));
     count_not_value<<<grid_for(k->device, 4), 256, 0, k->stream.get()>>>(k->recv.as<float>(), g->count, want,
-                                                                       k->counter.as<unsigned long long>());
+                                                                         k->counter.as<unsigned long long>());
     CK(cudaGetLastError());
     CK(cudaMemcpyAsync(&wrong, k->counter.as<void>(), sizeof wrong, cudaMemcpyDeviceToHost, k->stream.get()));
     CK(cudaStreamSynchronize(k->stream.get()));
@@ -295,8 +295,8 @@ bool run_all_reduce(const Params* p, Result* r) {
   int version = 0;
   g.nc->version(&version);
   r->work = static_cast<double>(g.count * sizeof(float));
-  add_detail(r, "NCCL %d, %d ranks in one process, %zu MiB fp32 sum, busbw = algbw x 2(n-1)/n; ", version,
-             p->ndevices, (g.count * sizeof(float)) >> 20);
+  add_detail(r, "NCCL %d, %d ranks in one process, %zu MiB fp32 sum, busbw = algbw x 2(n-1)/n; ", version, p->ndevices,
+             (g.count * sizeof(float)) >> 20);
   return verify_sum(&g, r);
 }
 

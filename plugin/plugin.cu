@@ -13,8 +13,8 @@ namespace {
 
 void format_uuid(const cudaUUID_t& u, char* out, size_t size) {
   const unsigned char* b = reinterpret_cast<const unsigned char*>(u.bytes);
-  std::snprintf(out, size, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  std::snprintf(out, size, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+                b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 int devices(gpuenv_bench_device* out, int max, char* err, int errlen) {
@@ -47,11 +47,16 @@ struct OpEntry {
 };
 
 const OpEntry kOps[] = {
-    {"gemm", run_gemm},         {"sustained_gemm", run_sustained_gemm},
-    {"copy_kernel", run_copy_kernel}, {"memcpy_d2d", run_memcpy_d2d},
-    {"h2d", run_h2d},           {"d2h", run_d2h},
-    {"memtest", run_memtest},   {"launch", run_launch},
-    {"p2p", run_p2p},           {"p2p_via_host", run_p2p_via_host},
+    {"gemm", run_gemm},
+    {"sustained_gemm", run_sustained_gemm},
+    {"copy_kernel", run_copy_kernel},
+    {"memcpy_d2d", run_memcpy_d2d},
+    {"h2d", run_h2d},
+    {"d2h", run_d2h},
+    {"memtest", run_memtest},
+    {"launch", run_launch},
+    {"p2p", run_p2p},
+    {"p2p_via_host", run_p2p_via_host},
     {"all_reduce", run_all_reduce},
 };
 

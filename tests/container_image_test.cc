@@ -155,7 +155,8 @@ TEST_F(ScratchRoot, HostkeysStepDropsOnlyTheBakedKeys) {
 
 TEST(ContainerImage, VerifyAndGlibcSteps) {
   EXPECT_EQ(step({"verify", GPUENV_BIN}).exit_code, 0);
-  std::string broken = testing::write_temp_file("gpuenv", "#!/bin/sh\nexit 3\n");
+  testing::ScratchDir scratch;
+  std::string broken = scratch.file("gpuenv", "#!/bin/sh\nexit 3\n");
   chmod(broken.c_str(), 0755);
   ProcessResult r = step({"verify", broken});
   EXPECT_EQ(r.exit_code, 1);
@@ -166,6 +167,24 @@ TEST(ContainerImage, VerifyAndGlibcSteps) {
   ProcessResult old = step({"check-glibc", GPUENV_BIN, "2.2"});
   EXPECT_EQ(old.exit_code, 1);
   EXPECT_TRUE(contains(old.err, "the runtime image has 2.2")) << old.err;
+}
+
+TEST(ContainerImage, GlibcCompatArc4randomIsRandom) {
+  testing::ScratchDir scratch;
+  scratch.file("main.c",
+               "#include <stdint.h>\n#include <stdio.h>\n"
+               "uint32_t arc4random(void);\n"
+               "int main(void) { printf(\"%u %u\", arc4random(), arc4random()); }\n");
+  const std::string& dir = scratch.path();
+  ProcessResult cc = run_process({"gcc", "-o", dir + "/a", dir + "/main.c", repo() + "/docker/glibc-compat.c"});
+  ASSERT_EQ(cc.exit_code, 0) << cc.err;
+  ProcessResult r = run_process({dir + "/a"});
+  std::istringstream in(r.out);
+  unsigned long a = 0, b = 0;
+  in >> a >> b;
+  EXPECT_NE(a, b) << r.out;
+  ProcessResult syms = run_process({"objdump", "-T", dir + "/a"});
+  EXPECT_FALSE(contains(syms.out, "GLIBC_2.36")) << "defined in the binary, not imported: " << syms.out;
 }
 
 TEST(ContainerImage, HealthcheckModes) {
@@ -187,7 +206,8 @@ TEST(ContainerImage, DockerfileDescribesTheImage) {
   std::string d = slurp(repo() + "/docker/Dockerfile");
   for (const char* want :
        {"ARG BASE_IMAGE=pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime\n", "FROM debian:12 AS build\n",
-        "cmake --preset portable", "setup-image.sh check-glibc build-portable/gpuenv 2.35",
+        "cmake --preset portable -DCMAKE_EXE_LINKER_FLAGS=/tmp/glibc-compat.o",
+        "setup-image.sh check-glibc build-portable/gpuenv 2.35",
         "FROM ${BASE_IMAGE}\n", "RUN /usr/local/lib/gpuenv/setup-image.sh all\n",
         "COPY --from=build /src/build-portable/gpuenv /usr/local/bin/gpuenv\n", "GPUENV_CACHE_ROOT=/cache",
         "VOLUME [\"/cache\"]\n", "WORKDIR /workspace\n", "EXPOSE 8888 22\n", "HEALTHCHECK ",
@@ -197,8 +217,8 @@ TEST(ContainerImage, DockerfileDescribesTheImage) {
   EXPECT_FALSE(contains(d, ":latest")) << "the base image is pinned";
   EXPECT_FALSE(contains(d, "\nUSER ")) << "init needs root to write /etc/gpuenv; services drop it";
   std::string ignore = slurp(repo() + "/docker/Dockerfile.dockerignore");
-  for (const char* copied : {"docker/setup-image.sh", "docker/healthcheck.py", "src/", "CMakeLists.txt",
-                             "CMakePresets.json"}) {
+  for (const char* copied : {"docker/setup-image.sh", "docker/healthcheck.py", "docker/glibc-compat.c",
+                             "src/", "CMakeLists.txt", "CMakePresets.json"}) {
     EXPECT_TRUE(contains(d, copied)) << copied;
     EXPECT_TRUE(contains(ignore, std::string("!") + copied)) << copied << " must reach the build";
     EXPECT_TRUE(stat_of(repo() + "/" + copied).ok) << copied;

@@ -89,7 +89,8 @@ TEST_F(InitTest, CommandNotFound127NotExecutable126) {
   auto r = run_gpuenv(init_args({"gpuenv-no-such-command"}));
   EXPECT_EQ(r.exit_code, 127);
   EXPECT_TRUE(contains(r.err, "cannot run gpuenv-no-such-command")) << r.err;
-  std::string plain = testing::write_temp_file("not-executable", "#!/bin/sh\n");  // mode 0644
+  std::string plain = dir_ + "/not-executable";
+  std::ofstream(plain) << "#!/bin/sh\n";  // mode 0644
   EXPECT_EQ(run_gpuenv(init_args({plain})).exit_code, 126);
 }
 
@@ -168,6 +169,13 @@ TEST_F(InitTest, JsonLogsAreOneObjectPerLine) {
   EXPECT_EQ(run_gpuenv(init_args({"--log-format", "yaml", "true"})).exit_code, 2);
 }
 
+TEST_F(InitTest, LogFormatFromTheEnvironment) {
+  // The image's ENTRYPOINT ends in `--`: flags reach init through the environment.
+  auto r = run_gpuenv(init_args({"true"}), testing::with_env({{"GPUENV_LOG_FORMAT", "json"}}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.rfind("{\"time\":", 0), 0u) << r.err;
+}
+
 TEST_F(InitTest, UnwritableDirsWarnAndGoOn) {
   auto r = run_gpuenv({"init", "--etc-dir", "/proc/gpuenv-no", "--profile-d", "/proc/gpuenv-no",
                        "sh", "-c", "echo ran"});
@@ -177,8 +185,8 @@ TEST_F(InitTest, UnwritableDirsWarnAndGoOn) {
 }
 
 TEST_F(InitTest, DirsFromTheEnvironment) {
-  auto r = run_gpuenv({"init", "true"}, {{{"GPUENV_ETC_DIR", dir_ + "/e"},
-                                          {"GPUENV_PROFILE_D", dir_ + "/p"}}});
+  auto r = run_gpuenv({"init", "true"}, testing::with_env({{"GPUENV_ETC_DIR", dir_ + "/e"},
+                                                            {"GPUENV_PROFILE_D", dir_ + "/p"}}));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(access((dir_ + "/e/env").c_str(), R_OK), 0);
   EXPECT_EQ(access((dir_ + "/p/gpuenv.sh").c_str(), R_OK), 0);
@@ -188,7 +196,7 @@ TEST_F(InitTest, AValueWithANewlineIsLeftOutOfTheEnvFileOnly) {
   // A variable the user set is kept as is, newline included.
   std::map<std::string, std::string> env = {{"PYTORCH_CUDA_ALLOC_CONF", "a\nb"}};
   auto r = run_gpuenv(init_args({"--machine", machine(), "sh", "-c", "printf %s \"$PYTORCH_CUDA_ALLOC_CONF\""}),
-                      {env});
+                      testing::with_env(env));
   EXPECT_EQ(r.out, "a\nb");
   EXPECT_TRUE(contains(r.err, "PYTORCH_CUDA_ALLOC_CONF left out of " + dir_ + "/etc/env")) << r.err;
   EXPECT_FALSE(contains(slurp(dir_ + "/etc/env"), "PYTORCH_CUDA_ALLOC_CONF"));
@@ -196,7 +204,7 @@ TEST_F(InitTest, AValueWithANewlineIsLeftOutOfTheEnvFileOnly) {
 }
 
 TEST_F(InitTest, NoCommandRunsAShell) {
-  auto r = run_gpuenv(init_args({}), {{{"SHELL", "/bin/sh"}}, "echo $((6 * 7))\n"});
+  auto r = run_gpuenv(init_args({}), testing::with_env({{"SHELL", "/bin/sh"}}, "echo $((6 * 7))\n"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "42\n");
 }

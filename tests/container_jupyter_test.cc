@@ -88,7 +88,7 @@ class JupyterTest : public ::testing::Test {
 
 TEST_F(JupyterTest, TheTokenGuardsTheApiAndTheServerIsNotRoot) {
   ASSERT_NE(testing::run_process({"sh", "-c", "command -v jupyter-server || command -v jupyter-notebook"},
-                                 {{{"PATH", kSystemPath}}}).out, "")
+                                 testing::with_env({{"PATH", kSystemPath}})).out, "")
       << "no Jupyter: run `make deps`";
   std::vector<std::string> argv = {GPUENV_BIN};
   for (const auto& a : serve_args()) argv.push_back(a);
@@ -135,7 +135,7 @@ TEST_F(JupyterTest, FallsBackInOrderAndHandsTheTokenOverByFile) {
   std::map<std::string, std::string> env = {{"PATH", bin + ":" + kSystemPath},
                                             {"GPUENV_JUPYTER_TOKEN", "from-env-0123456789"},
                                             {"JUPYTER_TOKEN", "ignored"}};
-  ProcessResult r = run_gpuenv(serve_args(), {env});
+  ProcessResult r = run_gpuenv(serve_args(), testing::with_env(env));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "prog=jupyter-server uid=" + std::to_string(user_->uid()))) << r.out;
   EXPECT_TRUE(contains(r.out, "args=--no-browser --ip=127.0.0.1 --port=" + std::to_string(port_) +
@@ -147,13 +147,13 @@ TEST_F(JupyterTest, FallsBackInOrderAndHandsTheTokenOverByFile) {
   EXPECT_FALSE(contains(r.err, "from-env-0123456789")) << "a given token is not printed";
 
   fake(bin, "jupyter-lab");
-  r = run_gpuenv(serve_args(), {env});
+  r = run_gpuenv(serve_args(), testing::with_env(env));
   EXPECT_TRUE(contains(r.out, "prog=jupyter-lab")) << r.out;
   EXPECT_TRUE(contains(r.err, "http://127.0.0.1:" + std::to_string(port_) + "/lab")) << r.err;
 }
 
 TEST_F(JupyterTest, NoJupyterInstalledIs127) {
-  ProcessResult r = run_gpuenv(serve_args(), {{{"PATH", dir_->path()}}});
+  ProcessResult r = run_gpuenv(serve_args(), testing::with_env({{"PATH", dir_->path()}}));
   EXPECT_EQ(r.exit_code, 127);
   EXPECT_TRUE(contains(r.err, "no Jupyter found on PATH")) << r.err;
 }
@@ -161,11 +161,11 @@ TEST_F(JupyterTest, NoJupyterInstalledIs127) {
 TEST_F(JupyterTest, RefusesRootUnlessAllowedExplicitly) {
   if (geteuid() != 0) GTEST_SKIP() << "only root can be refused";
   ProcessResult r = run_gpuenv({"serve", "jupyter", "--port", std::to_string(port_)},
-                               {{{"PATH", kSystemPath}}});
+                               testing::with_env({{"PATH", kSystemPath}}));
   EXPECT_EQ(r.exit_code, 78);
   EXPECT_TRUE(contains(r.err, "refusing to start Jupyter")) << r.err;
   EXPECT_TRUE(contains(r.err, "--allow-root")) << r.err;
-  r = run_gpuenv({"serve", "jupyter", "--user", "root"}, {{{"PATH", kSystemPath}}});
+  r = run_gpuenv({"serve", "jupyter", "--user", "root"}, testing::with_env({{"PATH", kSystemPath}}));
   EXPECT_EQ(r.exit_code, 78);
 }
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -102,7 +103,7 @@ TEST_F(SshTest, KeyLoginWorksAndSessionsGetThePlan) {
   ASSERT_EQ(r.exit_code, 0) << r.err << "\n" << b->log();
   auto session = parse_env(r.out);
   env["HOME"] = user_->home();  // the plan is the user's: caches under the user's home
-  auto plan = run_gpuenv({"env", "--format", "json", "--machine", machine()}, {env});
+  auto plan = run_gpuenv({"env", "--format", "json", "--machine", machine()}, testing::with_env(env));
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   auto want = nlohmann::json::parse(plan.out);
   ASSERT_GT(want.size(), 5u);
@@ -164,7 +165,8 @@ TEST_F(SshTest, RefusesToStartWithoutAnAuthorizedKey) {
   ProcessResult r = run_gpuenv(serve_args(false));
   EXPECT_EQ(r.exit_code, 78);
   EXPECT_TRUE(contains(r.err, "refusing to start sshd: no authorized key")) << r.err;
-  std::string comments = testing::write_temp_file("keys", "# nobody\n\n");
+  std::string comments = dir_->path() + "/keys";
+  std::ofstream(comments) << "# nobody\n\n";
   std::vector<std::string> args = serve_args(false);
   args.insert(args.end(), {"--authorized-keys", comments});
   EXPECT_EQ(run_gpuenv(args).exit_code, 78);

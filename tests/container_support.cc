@@ -343,6 +343,20 @@ SecureTempDir::SecureTempDir() {
 
 SecureTempDir::~SecureTempDir() { run_ok({"rm", "-rf", path_}); }
 
+ScratchDir::ScratchDir() {
+  char tmpl[] = "/tmp/gpuenv-scratch-XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error(std::string("mkdtemp: ") + strerror(errno));
+  path_ = tmpl;
+}
+
+ScratchDir::~ScratchDir() { run_ok({"rm", "-rf", path_}); }
+
+std::string ScratchDir::file(const std::string& name, const std::string& content) const {
+  std::string p = path_ + "/" + name;
+  std::ofstream(p, std::ios::binary) << content;
+  return p;
+}
+
 std::string tests_dir() { return GPUENV_TESTS_DIR; }
 
 }  // namespace gpuenv::testing

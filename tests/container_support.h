@@ -9,7 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "process.h"
+
 namespace gpuenv::testing {
+
+/// ProcessOptions with these variables (and stdin), the default timeout.
+inline ProcessOptions with_env(std::map<std::string, std::string> env, std::string stdin_data = "") {
+  ProcessOptions o;
+  o.env = std::move(env);
+  o.stdin_data = std::move(stdin_data);
+  return o;
+}
 
 /// A program running in the background in its own process group, its
 /// stdout and stderr going to one log file. The destructor ends the whole
@@ -90,6 +100,21 @@ class SecureTempDir {
   SecureTempDir(const SecureTempDir&) = delete;
   SecureTempDir& operator=(const SecureTempDir&) = delete;
   const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// A fresh directory under /tmp, removed with its contents by the destructor.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+  /// Writes `content` to path()/name (mode 0644) and returns its path.
+  std::string file(const std::string& name, const std::string& content) const;
 
  private:
   std::string path_;

@@ -90,7 +90,12 @@ TEST(InitLog, TextModeSkipsQuietEvents) {
 
 TEST(InitLog, ValuesAreMadePrintableInTextButKeptInJson) {
   Plan p;
-  p.settings.push_back({"X", "a\x1b[31mb", "r", "rule", Origin::kKept, "u"});
+  Setting s;
+  s.name = "X";
+  s.value = "a\x1b[31mb";
+  s.origin = Origin::kKept;
+  s.user_value = "u";
+  p.settings.push_back(s);
   auto events = banner_events(Machine{}, p);
   const LogEvent& e = events.back();
   EXPECT_EQ(e.text.find('\x1b'), std::string::npos) << e.text;

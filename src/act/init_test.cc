@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "container_support.h"
 #include "process.h"
 
 namespace gpuenv {
@@ -25,11 +26,6 @@ Plan plan_of(std::vector<Setting> settings) {
   return p;
 }
 
-std::string temp_dir() {
-  char tmpl[] = "/tmp/gpuenv-init-test-XXXXXX";
-  return mkdtemp(tmpl);
-}
-
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
   std::stringstream b;
@@ -42,7 +38,19 @@ mode_t mode_of(const std::string& path) {
   return stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
 }
 
-TEST(InitFiles, EnvFileLeavesOutWhatDotenvCannotCarry) {
+class InitFiles : public ::testing::Test {
+ protected:
+  // A fresh directory under the test's scratch dir, removed after the test.
+  std::string temp_dir() {
+    std::string dir = scratch_.path() + "/" + std::to_string(++dirs_);
+    mkdir(dir.c_str(), 0755);
+    return dir;
+  }
+  testing::ScratchDir scratch_;
+  int dirs_ = 0;
+};
+
+TEST_F(InitFiles, EnvFileLeavesOutWhatDotenvCannotCarry) {
   Plan p = plan_of({setting("A", "1"), setting("B", "two\nlines"), setting("C", "x=y 'q' $z"),
                     setting("D", "cr\rhere")});
   std::vector<std::string> skipped;
@@ -53,25 +61,25 @@ TEST(InitFiles, EnvFileLeavesOutWhatDotenvCannotCarry) {
   EXPECT_EQ(text[0], '#');  // a comment header, which docker --env-file skips
 }
 
-TEST(InitFiles, ProfileScriptReadsBackByteForByte) {
+TEST_F(InitFiles, ProfileScriptReadsBackByteForByte) {
   std::string nasty = "it's \"$HOME\" `id` \\ \n second line";
   Plan p = plan_of({setting("GPUENV_T1", nasty), setting("GPUENV_T2", "plain")});
   std::string script, err;
   ASSERT_TRUE(render_profile_script(p, &script, &err)) << err;
-  std::string file = testing::write_temp_file("gpuenv.sh", script);
+  std::string file = scratch_.file("gpuenv.sh", script);
   auto r = testing::run_process({"sh", "-c", ". \"$1\"; printf '%s|%s' \"$GPUENV_T1\" \"$GPUENV_T2\"",
                                  "sh", file});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, nasty + "|plain");
 }
 
-TEST(InitFiles, ProfileScriptRefusesNul) {
+TEST_F(InitFiles, ProfileScriptRefusesNul) {
   std::string script, err;
   EXPECT_FALSE(render_profile_script(plan_of({setting("A", std::string("a\0b", 3))}), &script, &err));
   EXPECT_NE(err.find("NUL"), std::string::npos) << err;
 }
 
-TEST(InitFiles, AtomicWriteCreatesDirAndIgnoresUmask) {
+TEST_F(InitFiles, AtomicWriteCreatesDirAndIgnoresUmask) {
   std::string parent = temp_dir() + "/etc";
   ASSERT_EQ(mkdir(parent.c_str(), 0755), 0);
   std::string dir = parent + "/gpuenv";  // missing: write_file_atomic makes it
@@ -87,13 +95,13 @@ TEST(InitFiles, AtomicWriteCreatesDirAndIgnoresUmask) {
   EXPECT_EQ(mode_of(dir + "/env"), 0600u);
 }
 
-TEST(InitFiles, AtomicWriteNamesTheFailingCall) {
+TEST_F(InitFiles, AtomicWriteNamesTheFailingCall) {
   std::string err;
   EXPECT_FALSE(write_file_atomic("/proc/gpuenv-no/such/env", "x", 0644, &err));
   EXPECT_NE(err.find("/proc/gpuenv-no/such"), std::string::npos) << err;
 }
 
-TEST(InitFiles, WritePlanFilesReportsEachOutcome) {
+TEST_F(InitFiles, WritePlanFilesReportsEachOutcome) {
   std::string dir = temp_dir();
   PlanFiles files{dir + "/etc", "/proc/gpuenv-not-writable"};
   std::vector<LogEvent> events;
@@ -109,7 +117,7 @@ TEST(InitFiles, WritePlanFilesReportsEachOutcome) {
   EXPECT_EQ(mode_of(dir + "/etc/env"), 0644u);
 }
 
-TEST(InitFiles, DefaultCommandIsAShell) {
+TEST_F(InitFiles, DefaultCommandIsAShell) {
   std::vector<std::string> cmd = default_command();
   ASSERT_EQ(cmd.size(), 1u);
   EXPECT_EQ(access(cmd[0].c_str(), X_OK), 0) << cmd[0];

@@ -6,13 +6,10 @@
 
 #include <cstdlib>
 
+#include "container_support.h"
+
 namespace gpuenv {
 namespace {
-
-std::string temp_dir() {
-  char tmpl[] = "/tmp/gpuenv-serve-test-XXXXXX";
-  return mkdtemp(tmpl);
-}
 
 mode_t mode_of(const std::string& path) {
   struct stat st;
@@ -35,7 +32,19 @@ class ScopedPath {
   std::string old_;
 };
 
-TEST(ServeCommon, CreateExclusiveHasTheModeWhateverTheUmask) {
+class ServeCommon : public ::testing::Test {
+ protected:
+  // A fresh directory under the test's scratch dir, removed after the test.
+  std::string temp_dir() {
+    std::string dir = scratch_.path() + "/" + std::to_string(++dirs_);
+    mkdir(dir.c_str(), 0755);
+    return dir;
+  }
+  testing::ScratchDir scratch_;
+  int dirs_ = 0;
+};
+
+TEST_F(ServeCommon, CreateExclusiveHasTheModeWhateverTheUmask) {
   std::string file = temp_dir() + "/secret";
   mode_t old = umask(0);
   std::string err;
@@ -48,7 +57,7 @@ TEST(ServeCommon, CreateExclusiveHasTheModeWhateverTheUmask) {
   EXPECT_EQ(back, "s3cret");
 }
 
-TEST(ServeCommon, CreateExclusiveRefusesAnExistingFileOrSymlink) {
+TEST_F(ServeCommon, CreateExclusiveRefusesAnExistingFileOrSymlink) {
   std::string dir = temp_dir(), err;
   ASSERT_TRUE(create_exclusive(dir + "/f", "1", 0600, &err));
   EXPECT_FALSE(create_exclusive(dir + "/f", "2", 0600, &err));
@@ -58,7 +67,7 @@ TEST(ServeCommon, CreateExclusiveRefusesAnExistingFileOrSymlink) {
   EXPECT_NE(access("/tmp/gpuenv-elsewhere", F_OK), 0);
 }
 
-TEST(ServeCommon, MakeDirsCreatesEachLevelWithTheMode) {
+TEST_F(ServeCommon, MakeDirsCreatesEachLevelWithTheMode) {
   std::string dir = temp_dir(), err;
   mode_t old = umask(0022);
   bool ok = make_dirs(dir + "/a/b/c", 0700, &err);
@@ -70,7 +79,7 @@ TEST(ServeCommon, MakeDirsCreatesEachLevelWithTheMode) {
   EXPECT_FALSE(make_dirs("/proc/gpuenv-no/x", 0755, &err));
 }
 
-TEST(ServeCommon, FindOnPathTriesNamesInOrderThenDirs) {
+TEST_F(ServeCommon, FindOnPathTriesNamesInOrderThenDirs) {
   std::string d1 = temp_dir(), d2 = temp_dir();
   make_exe(d2 + "/first");
   make_exe(d1 + "/second");
@@ -82,7 +91,7 @@ TEST(ServeCommon, FindOnPathTriesNamesInOrderThenDirs) {
   EXPECT_EQ(find_on_path({"third"}), "");
 }
 
-TEST(ServeCommon, RunProgramReportsTheStatus) {
+TEST_F(ServeCommon, RunProgramReportsTheStatus) {
   std::string err;
   EXPECT_TRUE(run_program({"true"}, &err)) << err;
   EXPECT_FALSE(run_program({"sh", "-c", "exit 4"}, &err));
@@ -91,7 +100,7 @@ TEST(ServeCommon, RunProgramReportsTheStatus) {
   EXPECT_NE(err.find("posix_spawnp(gpuenv-no-such-program)"), std::string::npos) << err;
 }
 
-TEST(ServeCommon, ChooseAccountNeverDefaultsToRoot) {
+TEST_F(ServeCommon, ChooseAccountNeverDefaultsToRoot) {
   Account a;
   std::string err;
   if (geteuid() == 0) {
@@ -110,7 +119,7 @@ TEST(ServeCommon, ChooseAccountNeverDefaultsToRoot) {
   }
 }
 
-TEST(ServeCommon, LookupAccount) {
+TEST_F(ServeCommon, LookupAccount) {
   Account a;
   std::string err;
   ASSERT_TRUE(lookup_account("root", &a, &err)) << err;

@@ -7,14 +7,10 @@
 #include <set>
 
 #include "act/serve_common.h"
+#include "container_support.h"
 
 namespace gpuenv {
 namespace {
-
-std::string temp_dir() {
-  char tmpl[] = "/tmp/gpuenv-jupyter-test-XXXXXX";
-  return mkdtemp(tmpl);
-}
 
 mode_t mode_of(const std::string& path) {
   struct stat st;
@@ -27,12 +23,24 @@ std::string contents(const std::string& path) {
   return out;
 }
 
-TEST(ServeJupyter, ProgramsInFallbackOrder) {
+class ServeJupyter : public ::testing::Test {
+ protected:
+  // A fresh directory under the test's scratch dir, removed after the test.
+  std::string temp_dir() {
+    std::string dir = scratch_.path() + "/" + std::to_string(++dirs_);
+    mkdir(dir.c_str(), 0755);
+    return dir;
+  }
+  testing::ScratchDir scratch_;
+  int dirs_ = 0;
+};
+
+TEST_F(ServeJupyter, ProgramsInFallbackOrder) {
   EXPECT_EQ(jupyter_programs(),
             (std::vector<std::string>{"jupyter-lab", "jupyter-server", "jupyter-notebook"}));
 }
 
-TEST(ServeJupyter, ArgvCarriesNoTokenAndFailsOnABusyPort) {
+TEST_F(ServeJupyter, ArgvCarriesNoTokenAndFailsOnABusyPort) {
   JupyterOptions o;
   o.port = 9999;
   o.ip = "127.0.0.1";
@@ -43,7 +51,7 @@ TEST(ServeJupyter, ArgvCarriesNoTokenAndFailsOnABusyPort) {
   EXPECT_EQ(jupyter_argv("jupyter-server", o, true).back(), "--allow-root");
 }
 
-TEST(ServeJupyter, UrlPerProgramAndAddress) {
+TEST_F(ServeJupyter, UrlPerProgramAndAddress) {
   JupyterOptions o;
   EXPECT_EQ(jupyter_url("/opt/conda/bin/jupyter-lab", o), "http://127.0.0.1:8888/lab");
   EXPECT_EQ(jupyter_url("jupyter-notebook", o), "http://127.0.0.1:8888/tree");
@@ -52,7 +60,7 @@ TEST(ServeJupyter, UrlPerProgramAndAddress) {
   EXPECT_EQ(jupyter_url("jupyter-server", o), "http://[::1]:80/");
 }
 
-TEST(ServeJupyter, GeneratedTokensAre128BitHexAndDiffer) {
+TEST_F(ServeJupyter, GeneratedTokensAre128BitHexAndDiffer) {
   std::set<std::string> seen;
   for (int i = 0; i < 20; ++i) {
     std::string t, err;
@@ -64,7 +72,7 @@ TEST(ServeJupyter, GeneratedTokensAre128BitHexAndDiffer) {
   EXPECT_EQ(seen.size(), 20u);
 }
 
-TEST(ServeJupyter, ValidToken) {
+TEST_F(ServeJupyter, ValidToken) {
   EXPECT_TRUE(valid_token("abc-DEF_123.~"));
   EXPECT_FALSE(valid_token(""));
   EXPECT_FALSE(valid_token("has space"));
@@ -72,7 +80,7 @@ TEST(ServeJupyter, ValidToken) {
   EXPECT_FALSE(valid_token("caf\xc3\xa9"));
 }
 
-TEST(ServeJupyter, GeneratesA0600FileWithoutNewlineWhateverTheUmask) {
+TEST_F(ServeJupyter, GeneratesA0600FileWithoutNewlineWhateverTheUmask) {
   std::string file = temp_dir() + "/sub/dir/jupyter_token", token, err;
   TokenSource source;
   mode_t old = umask(0);
@@ -89,7 +97,7 @@ TEST(ServeJupyter, GeneratesA0600FileWithoutNewlineWhateverTheUmask) {
   EXPECT_EQ(again, token) << "the stored token is reused";
 }
 
-TEST(ServeJupyter, AFileTokenIsTrimmedAndTightened) {
+TEST_F(ServeJupyter, AFileTokenIsTrimmedAndTightened) {
   std::string file = temp_dir() + "/token", token, err;
   ASSERT_TRUE(create_exclusive(file, "  mytoken-1234567890\n", 0644, &err));
   TokenSource source;
@@ -99,7 +107,7 @@ TEST(ServeJupyter, AFileTokenIsTrimmedAndTightened) {
   EXPECT_EQ(mode_of(file), 0600u);
 }
 
-TEST(ServeJupyter, AnEnvTokenReplacesTheFile) {
+TEST_F(ServeJupyter, AnEnvTokenReplacesTheFile) {
   std::string file = temp_dir() + "/token", token, err;
   ASSERT_TRUE(create_exclusive(file, "old", 0600, &err));
   TokenSource source;
@@ -111,7 +119,7 @@ TEST(ServeJupyter, AnEnvTokenReplacesTheFile) {
   EXPECT_NE(err.find("GPUENV_JUPYTER_TOKEN"), std::string::npos) << err;
 }
 
-TEST(ServeJupyter, AnEmptyTokenFileIsAnError) {
+TEST_F(ServeJupyter, AnEmptyTokenFileIsAnError) {
   std::string file = temp_dir() + "/token", token, err;
   ASSERT_TRUE(create_exclusive(file, "\n", 0600, &err));
   TokenSource source;

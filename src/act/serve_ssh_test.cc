@@ -81,8 +81,12 @@ TEST(ServeSsh, Quote) {
 
 TEST(ServeSsh, SessionEnvPassthroughThenPlanSkippingNewlines) {
   Plan p;
-  p.settings.push_back({"A", "1", "", "", Origin::kDecided, std::nullopt});
-  p.settings.push_back({"B", "x\ny", "", "", Origin::kDecided, std::nullopt});
+  for (auto [name, value] : EnvList{{"A", "1"}, {"B", "x\ny"}}) {
+    Setting s;
+    s.name = name;
+    s.value = value;
+    p.settings.push_back(s);
+  }
   std::vector<std::string> skipped;
   EnvList env = session_env(p, {{"PATH", "/bin"}, {"LD_LIBRARY_PATH", "a\rb"}}, &skipped);
   EXPECT_EQ(env, (EnvList{{"PATH", "/bin"}, {"A", "1"}}));

@@ -57,10 +57,14 @@ const Gpu* Context::gpu_of(const Device& d, bool* mig) const {
 
 std::string Result::unit() const {
   switch (metric) {
-    case Metric::kTflops: return "TFLOP/s";
-    case Metric::kMicros: return "us";
-    case Metric::kErrors: return "errors";
-    default: return "GB/s";
+    case Metric::kTflops:
+      return "TFLOP/s";
+    case Metric::kMicros:
+      return "us";
+    case Metric::kErrors:
+      return "errors";
+    default:
+      return "GB/s";
   }
 }
 

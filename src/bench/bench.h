@@ -40,14 +40,14 @@ struct Options {
   std::vector<int> sizes = {4096, 8192};  // square GEMM sizes
   int warmup = 2;
   int trials = 10;
-  double min_trial_s = 0.02;  // a trial repeats the operation to last this long
-  int algos = 16;             // cuBLASLt heuristics tried per GEMM
-  std::uint64_t copy_bytes = 1ull << 30;   // device copies
+  double min_trial_s = 0.02;                // a trial repeats the operation to last this long
+  int algos = 16;                           // cuBLASLt heuristics tried per GEMM
+  std::uint64_t copy_bytes = 1ull << 30;    // device copies
   std::uint64_t host_bytes = 256ull << 20;  // host<->device, p2p
   std::uint64_t allreduce_bytes = 256ull << 20;
-  double duration_s = 60;      // check --long: sustained GEMM and memtest, each
+  double duration_s = 60;  // check --long: sustained GEMM and memtest, each
   double memtest_fraction = 0.9;
-  std::vector<std::string> only;         // case keys or key prefixes; empty: all
+  std::vector<std::string> only;            // case keys or key prefixes; empty: all
   std::optional<std::vector<int>> devices;  // CUDA ordinals; nullopt: all
   std::uint64_t seed = 0x9e3779b97f4a7c15ull;
 };

@@ -43,8 +43,8 @@ class FakeBackend : public Backend {
 };
 
 Device device(int ordinal, const Gpu& g) {
-  return {ordinal, g.name.value_or("?"), g.uuid.value_or(""), *g.compute_capability, 132,
-          g.memory_total_bytes.value_or(0)};
+  return {
+      ordinal, g.name.value_or("?"), g.uuid.value_or(""), *g.compute_capability, 132, g.memory_total_bytes.value_or(0)};
 }
 
 std::vector<Device> devices_of(const Machine& m) {
@@ -72,12 +72,27 @@ TEST(BenchRegistry, DefaultCasesAndKeys) {
   o.sizes = {1024, 2048};
   std::vector<std::string> keys;
   for (const auto& c : bench_cases(o)) keys.push_back(c.key);
-  std::vector<std::string> want = {
-      "gemm_bf16_1024", "gemm_bf16_2048", "gemm_fp16_1024", "gemm_fp16_2048", "gemm_tf32_1024",
-      "gemm_tf32_2048", "gemm_fp32_1024", "gemm_fp32_2048", "gemm_fp8_1024",  "gemm_fp8_2048",
-      "copy_kernel",    "memcpy_d2d",     "h2d_pinned",     "d2h_pinned",     "h2d_pageable",
-      "d2h_pageable",   "launch_overhead", "launch_roundtrip", "p2p",          "p2p_via_host",
-      "nccl_all_reduce"};
+  std::vector<std::string> want = {"gemm_bf16_1024",
+                                   "gemm_bf16_2048",
+                                   "gemm_fp16_1024",
+                                   "gemm_fp16_2048",
+                                   "gemm_tf32_1024",
+                                   "gemm_tf32_2048",
+                                   "gemm_fp32_1024",
+                                   "gemm_fp32_2048",
+                                   "gemm_fp8_1024",
+                                   "gemm_fp8_2048",
+                                   "copy_kernel",
+                                   "memcpy_d2d",
+                                   "h2d_pinned",
+                                   "d2h_pinned",
+                                   "h2d_pageable",
+                                   "d2h_pageable",
+                                   "launch_overhead",
+                                   "launch_roundtrip",
+                                   "p2p",
+                                   "p2p_via_host",
+                                   "nccl_all_reduce"};
   EXPECT_EQ(keys, want);
   std::set<std::string> unique(keys.begin(), keys.end());
   EXPECT_EQ(unique.size(), keys.size());
@@ -90,14 +105,17 @@ TEST(BenchRegistry, FiltersSayWhyACaseIsSkipped) {
     Machine machine;
     std::map<std::string, std::string> skipped;  // key -> part of the reason
   } rows[] = {
-      {"H200: everything per GPU applies; pairs need two", machine::h200(),
+      {"H200: everything per GPU applies; pairs need two",
+       machine::h200(),
        {{"p2p", "needs 2 or more GPUs (1 visible)"},
         {"p2p_via_host", "needs 2 or more GPUs"},
         {"nccl_all_reduce", "needs 2 or more GPUs"}}},
-      {"A100: no fp8 before 8.9", machine::a100_nvlink_8(),
+      {"A100: no fp8 before 8.9",
+       machine::a100_nvlink_8(),
        {{"gemm_fp8_4096", "fp8 e4m3 needs compute capability 8.9 or newer (this GPU: 8.0)"},
         {"gemm_fp8_8192", "(this GPU: 8.0)"}}},
-      {"T4: no bf16, tf32 or fp8", machine::t4(),
+      {"T4: no bf16, tf32 or fp8",
+       machine::t4(),
        {{"gemm_bf16_4096", "bf16 needs compute capability 8.0 or newer (this GPU: 7.5)"},
         {"gemm_bf16_8192", "bf16 needs"},
         {"gemm_tf32_4096", "tf32 needs"},
@@ -147,9 +165,19 @@ TEST(BenchRegistry, PairsAndAllOverSeveralGpus) {
     for (const auto& d : p.target.devices) t += std::to_string(d.ordinal);
     targets.push_back(t);
   }
-  std::vector<std::string> want = {"p2p:01", "p2p:02", "p2p:10", "p2p:12", "p2p:20", "p2p:21",
-                                   "p2p_via_host:01", "p2p_via_host:02", "p2p_via_host:10", "p2p_via_host:12",
-                                   "p2p_via_host:20", "p2p_via_host:21", "nccl_all_reduce:012"};
+  std::vector<std::string> want = {"p2p:01",
+                                   "p2p:02",
+                                   "p2p:10",
+                                   "p2p:12",
+                                   "p2p:20",
+                                   "p2p:21",
+                                   "p2p_via_host:01",
+                                   "p2p_via_host:02",
+                                   "p2p_via_host:10",
+                                   "p2p_via_host:12",
+                                   "p2p_via_host:20",
+                                   "p2p_via_host:21",
+                                   "nccl_all_reduce:012"};
   EXPECT_EQ(targets, want);
 }
 

@@ -195,9 +195,7 @@ Case check_gemm_case(const char* key, const char* op, int n) {
   c.key = key;
   c.description = std::string(op) == "gemm" ? "GEMM " + std::to_string(n) + "^3, verified"
                                             : "sustained GEMMs " + std::to_string(n) + "^3, each result checked";
-  c.filter = [n](const Context&, const Target& t) {
-    return needs_memory(t.devices.at(0), gemm_bytes("bf16", n));
-  };
+  c.filter = [n](const Context&, const Target& t) { return needs_memory(t.devices.at(0), gemm_bytes("bf16", n)); };
   c.run = [op, n](Backend& b, const Context& ctx, const Target& t) {
     const Device& d = t.devices.at(0);
     gpuenv_bench_params p = params(ctx, op, d);

@@ -15,9 +15,7 @@ using nlohmann::json;
 constexpr unsigned long long kHardwareSlowdown =
     nvml::kClocksEventHwSlowdown | nvml::kClocksEventHwThermalSlowdown | nvml::kClocksEventHwPowerBrakeSlowdown;
 
-const char* verdict_name(Verdict v) {
-  return v == Verdict::kPass ? "pass" : v == Verdict::kWarn ? "warn" : "fail";
-}
+const char* verdict_name(Verdict v) { return v == Verdict::kPass ? "pass" : v == Verdict::kWarn ? "warn" : "fail"; }
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
@@ -71,8 +69,7 @@ std::vector<CheckItem> machine_items(const Machine& m, const Plan& plan) {
     if (n.severity == Severity::kInfo) continue;
     out.push_back({"plan " + n.rule, n.severity == Severity::kError ? Verdict::kFail : Verdict::kWarn, n.message});
   }
-  if (m.gpus.empty() && m.nvidia.problems.empty())
-    out.push_back({"nvidia", Verdict::kFail, "no NVIDIA GPU was found"});
+  if (m.gpus.empty() && m.nvidia.problems.empty()) out.push_back({"nvidia", Verdict::kFail, "no NVIDIA GPU was found"});
   return out;
 }
 
@@ -112,7 +109,11 @@ std::string render_check(const std::vector<CheckItem>& items, bool long_check, d
   std::string out;
   for (const auto& i : items) {
     std::string tag = i.verdict == Verdict::kPass ? "PASS" : i.verdict == Verdict::kWarn ? "WARN" : "FAIL";
-    if (st.color) tag = (i.verdict == Verdict::kPass ? "\033[32m" : i.verdict == Verdict::kWarn ? "\033[33m" : "\033[31m") + tag + "\033[0m";
+    if (st.color)
+      tag = (i.verdict == Verdict::kPass   ? "\033[32m"
+             : i.verdict == Verdict::kWarn ? "\033[33m"
+                                           : "\033[31m") +
+            tag + "\033[0m";
     out += fmt::format("{}  {:<28} {}\n", tag, printable(i.name), printable(i.message));
   }
   out += fmt::format("\ngpuenv check {}: {} in {:.1f} s\n", long_check ? "--long" : "--quick",
@@ -123,20 +124,27 @@ std::string render_check(const std::vector<CheckItem>& items, bool long_check, d
 std::string check_json(const std::vector<CheckItem>& items, bool long_check, double seconds,
                        const std::vector<Result>& results, const std::vector<WatchedGpu>& watched) {
   json checks = json::array(), ws = json::array();
-  for (const auto& i : items) checks.push_back({{"name", i.name}, {"verdict", verdict_name(i.verdict)}, {"message", i.message}});
+  for (const auto& i : items)
+    checks.push_back({{"name", i.name}, {"verdict", verdict_name(i.verdict)}, {"message", i.message}});
   auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
   for (const auto& g : watched)
-    ws.push_back({{"uuid", g.uuid}, {"samples", g.samples}, {"sm_mhz_min", opt(g.sm_mhz_min)},
-                  {"sm_mhz_max", opt(g.sm_mhz_max)}, {"memory_mhz_min", opt(g.memory_mhz_min)},
-                  {"temperature_max_c", opt(g.temperature_max_c)}, {"power_max_w", opt(g.power_max_w)},
+    ws.push_back({{"uuid", g.uuid},
+                  {"samples", g.samples},
+                  {"sm_mhz_min", opt(g.sm_mhz_min)},
+                  {"sm_mhz_max", opt(g.sm_mhz_max)},
+                  {"memory_mhz_min", opt(g.memory_mhz_min)},
+                  {"temperature_max_c", opt(g.temperature_max_c)},
+                  {"power_max_w", opt(g.power_max_w)},
                   {"clock_events", g.clock_events ? json(clock_event_names(*g.clock_events)) : json(nullptr)},
                   {"ecc_uncorrected_before", opt(g.ecc_uncorrected_before)},
                   {"ecc_uncorrected_after", opt(g.ecc_uncorrected_after)},
-                  {"remapping_pending", opt(g.remapping_pending)}, {"remapping_failed", opt(g.remapping_failed)}});
+                  {"remapping_pending", opt(g.remapping_pending)},
+                  {"remapping_failed", opt(g.remapping_failed)}});
   RunInfo info;
   json rs = json::parse(results_json(info, results))["results"];
-  json j = {{"passed", passed(items)}, {"level", long_check ? "long" : "quick"}, {"seconds", seconds},
-            {"checks", checks},        {"results", rs},                          {"watch", ws}};
+  json j = {{"passed", passed(items)}, {"level", long_check ? "long" : "quick"},
+            {"seconds", seconds},      {"checks", checks},
+            {"results", rs},           {"watch", ws}};
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

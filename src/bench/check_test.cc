@@ -77,8 +77,8 @@ TEST(CheckVerdict, WatchedClocksAndEcc) {
     Verdict clocks, ecc;
     std::string clocks_says, ecc_says;
   } rows[] = {
-      {"power cap under a GEMM is normal", watched(nvml::kClocksEventSwPowerCap, 0, 0), Verdict::kPass,
-       Verdict::kPass, "SM clock 1755-1980 MHz; up to 71 C; up to 690 W; clocks held back by: sw_power_cap",
+      {"power cap under a GEMM is normal", watched(nvml::kClocksEventSwPowerCap, 0, 0), Verdict::kPass, Verdict::kPass,
+       "SM clock 1755-1980 MHz; up to 71 C; up to 690 W; clocks held back by: sw_power_cap",
        "0 new uncorrectable ECC errors, 3 corrected"},
       {"hardware slowdown fails", watched(nvml::kClocksEventHwSlowdown | nvml::kClocksEventSwPowerCap, 0, 0),
        Verdict::kFail, Verdict::kPass, "sw_power_cap, hw_slowdown (hardware slowdown", ""},

@@ -14,9 +14,9 @@ namespace gpuenv::bench {
 
 /// Peaks of one GPU model; nullopt where the part lacks the type.
 struct GpuPeaks {
-  std::string_view name;  // as NVML and CUDA report it
+  std::string_view name;                              // as NVML and CUDA report it
   std::optional<double> fp32, tf32, fp16, bf16, fp8;  // TFLOP/s
-  double memory_gbps = 0;  // HBM/GDDR, GB/s (1e9 bytes)
+  double memory_gbps = 0;                             // HBM/GDDR, GB/s (1e9 bytes)
 };
 
 /// The peaks for a GPU name (case-insensitive, exact); nullopt for a GPU

@@ -15,9 +15,12 @@ bool PluginBackend::devices(std::vector<Device>* out, std::string* err) {
   out->clear();
   for (int i = 0; i < n && i < static_cast<int>(raw.size()); ++i) {
     const auto& d = raw[i];
-    out->push_back({i, std::string(d.name, strnlen(d.name, sizeof d.name)),
-                    std::string(d.uuid, strnlen(d.uuid, sizeof d.uuid)), {d.cc_major, d.cc_minor},
-                    d.multiprocessors, d.memory_total});
+    out->push_back({i,
+                    std::string(d.name, strnlen(d.name, sizeof d.name)),
+                    std::string(d.uuid, strnlen(d.uuid, sizeof d.uuid)),
+                    {d.cc_major, d.cc_minor},
+                    d.multiprocessors,
+                    d.memory_total});
   }
   return true;
 }

@@ -15,10 +15,14 @@ using nlohmann::json;
 
 const char* status_name(Status s) {
   switch (s) {
-    case Status::kOk: return "ok";
-    case Status::kSkipped: return "skipped";
-    case Status::kWrong: return "wrong";
-    default: return "error";
+    case Status::kOk:
+      return "ok";
+    case Status::kSkipped:
+      return "skipped";
+    case Status::kWrong:
+      return "wrong";
+    default:
+      return "error";
   }
 }
 
@@ -30,7 +34,8 @@ std::string percent_text(const Result& r) {
 
 std::string result_row(const Result& r, const Style& st) {
   std::string value = r.value ? format_value(*r.value, r.unit()) : "-";
-  std::string note = r.failed() ? std::string(r.status == Status::kWrong ? "WRONG: " : "FAILED: ") + r.message : r.detail;
+  std::string note =
+      r.failed() ? std::string(r.status == Status::kWrong ? "WRONG: " : "FAILED: ") + r.message : r.detail;
   if (r.failed() && st.color) note = "\033[31m" + note + "\033[0m";
   return fmt::format("{:<5} {:<18} {:>16} {:>22}  {}\n", target_label(r), r.key, value, percent_text(r),
                      printable(note));
@@ -60,6 +65,26 @@ json result_json(const Result& r) {
           {"wall_s", r.wall_s}};
 }
 
+// The p2p figures as a matrix, row: from, column: to ("" when there are none).
+std::string p2p_matrix(const std::vector<Result>& results, const std::vector<Device>& devices) {
+  std::map<std::pair<int, int>, std::string> cell;
+  for (const auto& r : results)
+    if (r.key == "p2p" && r.scope == Scope::kPair && r.target.devices.size() == 2)
+      cell[{r.target.devices[0].ordinal, r.target.devices[1].ordinal}] =
+          r.value ? fmt::format("{:.0f}", *r.value) : (r.status == Status::kSkipped ? "n/a" : "FAIL");
+  if (cell.empty()) return "";
+  std::string out = "\np2p GB/s (row: from, column: to)\n     ";
+  for (const auto& d : devices) out += fmt::format("{:>7}", d.ordinal);
+  for (const auto& from : devices) {
+    out += fmt::format("\n{:<5}", from.ordinal);
+    for (const auto& to : devices) {
+      auto it = cell.find({from.ordinal, to.ordinal});
+      out += fmt::format("{:>7}", from.ordinal == to.ordinal ? "-" : it == cell.end() ? "" : it->second);
+    }
+  }
+  return out + "\n";
+}
+
 std::string history_key(const Measurement& m) {
   std::string k = m.key + "  " + (m.gpu_uuid.empty() ? "all GPUs" : m.gpu_uuid);
   if (m.peer_uuid) k += " -> " + *m.peer_uuid;
@@ -72,7 +97,8 @@ std::string target_label(const Result& r) {
   if (r.scope == Scope::kAll) return "all";
   if (r.target.devices.empty()) return "-";
   std::string out = std::to_string(r.target.devices[0].ordinal);
-  if (r.scope == Scope::kPair && r.target.devices.size() == 2) out += "->" + std::to_string(r.target.devices[1].ordinal);
+  if (r.scope == Scope::kPair && r.target.devices.size() == 2)
+    out += "->" + std::to_string(r.target.devices[1].ordinal);
   return out;
 }
 
@@ -95,6 +121,7 @@ std::string render_results(const RunInfo& info, const std::vector<Result>& resul
     else
       out += result_row(r, st);
   }
+  out += p2p_matrix(results, info.devices);
   if (!skipped.empty()) out += "\nskipped:\n" + skipped;
   out += fmt::format("\ntook {:.1f} s", info.seconds);
   if (info.store_path && info.run_id) out += fmt::format("; stored as run {} in {}", *info.run_id, *info.store_path);
@@ -124,7 +151,8 @@ std::string results_json(const RunInfo& info, const std::vector<Result>& results
 }
 
 std::string render_history(const std::string& machine, const std::vector<store::HistoryRow>& rows) {
-  if (rows.empty()) return "gpuenv bench --history: nothing stored yet for " + printable(machine) + "; run gpuenv bench\n";
+  if (rows.empty())
+    return "gpuenv bench --history: nothing stored yet for " + printable(machine) + "; run gpuenv bench\n";
   std::map<std::string, std::vector<const store::HistoryRow*>> by_case;
   for (const auto& r : rows) by_case[history_key(r.m)].push_back(&r);
   std::string out = "gpuenv bench --history: " + printable(machine) + "\n";
@@ -134,8 +162,9 @@ std::string render_history(const std::string& machine, const std::vector<store::
       const Measurement& m = r->m;
       std::string value = m.value ? format_value(*m.value, m.unit) : "failed";
       auto pct = m.percent_of_peak();
-      out += fmt::format("  {:<21} {:<7} {:<6} {:>16} {:>6}  {}\n", m.measured_at, m.gpuenv_version.value_or("?"),
-                         r->command, value, pct ? fmt::format("{:.0f} %", *pct) : "", m.ok() ? "" : printable(m.detail));
+      out +=
+          fmt::format("  {:<21} {:<7} {:<6} {:>16} {:>6}  {}\n", m.measured_at, m.gpuenv_version.value_or("?"),
+                      r->command, value, pct ? fmt::format("{:.0f} %", *pct) : "", m.ok() ? "" : printable(m.detail));
     }
   }
   return out;
@@ -155,8 +184,11 @@ std::string history_json(const std::string& machine, const std::string& fingerpr
 }
 
 std::string progress_line(size_t index, size_t count, const Planned& p) {
-  std::string where = p.c.scope == Scope::kAll ? "all GPUs" : "GPU " + std::to_string(p.target.devices.empty() ? 0 : p.target.devices[0].ordinal);
-  if (p.c.scope == Scope::kPair && p.target.devices.size() == 2) where += "->" + std::to_string(p.target.devices[1].ordinal);
+  std::string where = p.c.scope == Scope::kAll
+                          ? "all GPUs"
+                          : "GPU " + std::to_string(p.target.devices.empty() ? 0 : p.target.devices[0].ordinal);
+  if (p.c.scope == Scope::kPair && p.target.devices.size() == 2)
+    where += "->" + std::to_string(p.target.devices[1].ordinal);
   return fmt::format("[{}/{}] {}: {} ({})", index + 1, count, where, p.c.key, p.c.description);
 }
 

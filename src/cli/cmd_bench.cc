@@ -84,7 +84,8 @@ int run_bench(Context* ctx, const BenchFlags& f) {
     info.run_id = store_results(*info.store_path, new_run(m, "bench", info.started_at), results);
     if (!info.run_id) info.store_path.reset();
   }
-  std::string out = f.json ? bench::results_json(info, results) : bench::render_results(info, results, ctx->style(stdout));
+  std::string out =
+      f.json ? bench::results_json(info, results) : bench::render_results(info, results, ctx->style(stdout));
   std::fputs(out.c_str(), stdout);
   return any_failed(results) ? kExitFailure : kExitOk;
 }
@@ -108,8 +109,9 @@ bool BenchSession::open(const std::optional<std::vector<int>>& only, std::string
   if (!backend->devices(&all, err)) return false;
   for (const auto& d : all)
     if (!only || std::count(only->begin(), only->end(), d.ordinal)) devices.push_back(d);
-  if (devices.empty()) *err = all.empty() ? "CUDA sees no GPU (check CUDA_VISIBLE_DEVICES and the driver)"
-                                          : "--device: no such CUDA device (" + std::to_string(all.size()) + " visible)";
+  if (devices.empty())
+    *err = all.empty() ? "CUDA sees no GPU (check CUDA_VISIBLE_DEVICES and the driver)"
+                       : "--device: no such CUDA device (" + std::to_string(all.size()) + " visible)";
   return !devices.empty();
 }
 
@@ -131,8 +133,8 @@ std::optional<std::int64_t> store_results(const std::string& path, const store::
 }
 
 store::Run new_run(const Machine& m, const std::string& command, const std::string& started_at) {
-  return {store::fingerprint(m), store::describe_machine(m), command, started_at, GPUENV_VERSION,
-          m.host.hostname.value_or(""), std::nullopt};
+  return {store::fingerprint(m), store::describe_machine(m),   command,     started_at,
+          GPUENV_VERSION,        m.host.hostname.value_or(""), std::nullopt};
 }
 
 bench::Progress terminal_progress(bool quiet) {
@@ -160,7 +162,8 @@ std::function<int()> setup_bench(CLI::App* sub, Context* ctx) {
   sub->add_flag("--json", f->json, "Results as JSON, with every sample");
   sub->add_flag("--history", f->history, "Show this machine's stored results over time");
   sub->add_flag("--no-store", f->no_store, "Do not keep the results");
-  sub->add_option("--db", f->db, "The measurement store (default: $GPUENV_CACHE_DIR/gpuenv.db, ~/.cache/gpuenv/gpuenv.db)")
+  sub->add_option("--db", f->db,
+                  "The measurement store (default: $GPUENV_CACHE_DIR/gpuenv.db, ~/.cache/gpuenv/gpuenv.db)")
       ->option_text("FILE");
   ctx->add_common_flags(sub);
   return [ctx, f] { return f->history ? show_history(ctx, *f) : run_bench(ctx, *f); };

@@ -53,8 +53,8 @@ void run_gpu_checks(Context* ctx, const Machine& m, const CheckFlags& f, GpuChec
     return;
   }
   NvmlWatch watch;
-  if (f.long_check && !watch.start(ctx->sense_options().nvml_library, watchable(s.devices),
-                                   std::chrono::milliseconds(500), &err))
+  if (f.long_check &&
+      !watch.start(ctx->sense_options().nvml_library, watchable(s.devices), std::chrono::milliseconds(500), &err))
     items->push_back({"NVML watch", bench::Verdict::kWarn, "clocks and ECC not watched: " + err});
   bench::Context bctx{&m, s.devices, o};
   std::vector<bench::Case> cases = bench::check_cases(o, f.long_check);
@@ -67,7 +67,8 @@ void run_gpu_checks(Context* ctx, const Machine& m, const CheckFlags& f, GpuChec
 
 int run_check(Context* ctx, const CheckFlags& f) {
   if (f.quick && f.long_check) return print_error("check: --quick or --long, not both"), kExitUsage;
-  if (f.duration_s <= 0 || f.duration_s > 86400) return print_error("--duration: expected 1 to 86400 seconds"), kExitUsage;
+  if (f.duration_s <= 0 || f.duration_s > 86400)
+    return print_error("--duration: expected 1 to 86400 seconds"), kExitUsage;
   auto t0 = std::chrono::steady_clock::now();
   std::string started = utc_now();
   Machine m;

@@ -12,7 +12,6 @@ namespace {
 struct InitFlags {
   std::string log_format = "text";
   PlanFiles files;
-  std::vector<std::string> command;
 };
 
 int run_init(const Context& ctx, const InitFlags& o, std::vector<std::string> argv) {
@@ -42,6 +41,7 @@ std::function<int()> setup_init(CLI::App* sub, Context* ctx) {
   auto o = std::make_shared<InitFlags>();
   sub->add_option("--log-format", o->log_format, "text (default): a short banner; json: one object per line")
       ->check(CLI::IsMember({"text", "json"}))
+      ->envname("GPUENV_LOG_FORMAT")
       ->option_text("text|json");
   sub->add_option("--etc-dir", o->files.etc_dir, "Where the dotenv file `env` goes (default /etc/gpuenv)")
       ->envname("GPUENV_ETC_DIR")

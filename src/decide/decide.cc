@@ -22,6 +22,10 @@ void merge(Decision d, Plan* plan) {
 void honour_user(const Options& o, Setting* s) {
   const std::string* user = o.getenv(s->name);
   if (!user || *user == s->value) return;
+  if (s->launcher_default == *user) {
+    s->reason += " (replaces the launcher's default " + *user + ")";
+    return;
+  }
   s->user_value = *user;
   if (o.override_user) {
     s->origin = Origin::kOverridden;

@@ -177,6 +177,11 @@ Decision rule_cpu(const Machine& m, const Options& o) {
     d.notes.push_back(
         note(Severity::kInfo, "OMP_NUM_THREADS left alone: the number of usable CPUs is unknown"));
   }
+  // torchrun (TORCHELASTIC_RUN_ID in its workers) sets OMP_NUM_THREADS=1
+  // when the user did not; that 1 is its default, not the user's choice.
+  if (o.getenv("TORCHELASTIC_RUN_ID"))
+    for (auto& s : d.settings)
+      if (s.name == "OMP_NUM_THREADS") s.launcher_default = "1";
   return d;
 }
 

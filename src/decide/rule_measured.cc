@@ -67,9 +67,11 @@ void p2p(const Machine& m, const std::vector<const Gpu*>& gpus, Decision* d) {
   std::string list;
   for (size_t i = 0; i < found.size() && i < 3; ++i) list += (i ? "; " : "") + found[i];
   if (found.size() > 3) list += "; ... " + std::to_string(found.size()) + " pairs in all";
-  d->settings.push_back({"NCCL_P2P_DISABLE", "1",
-                         "measured by gpuenv bench: " + list + "; NCCL goes through host memory instead", "",
-                         Origin::kDecided, std::nullopt});
+  Setting s;
+  s.name = "NCCL_P2P_DISABLE";
+  s.value = "1";
+  s.reason = "measured by gpuenv bench: " + list + "; NCCL goes through host memory instead";
+  d->settings.push_back(std::move(s));
 }
 
 // "gemm_bf16_8192" -> 8192; 0 for a key without a size (snapshots are outside input).
@@ -127,9 +129,9 @@ std::string link_causes(const Gpu& g) {
 
 std::string below(const Gpu& g, const Measurement& x, const std::string& what, const std::string& causes) {
   return "GPU " + std::to_string(g.index) + " (" + g.name.value_or("?") + "): " + what + " measured " +
-         fixed(*x.value) + " " + x.unit + ", " + fixed(*x.percent_of_peak(), 0) + " % of its " +
-         fixed(*x.peak) + " " + x.unit + " peak (gpuenv bench " + x.key + ", " + date_of(x) +
-         "); likely causes: " + causes + ". See `nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE`";
+         fixed(*x.value) + " " + x.unit + ", " + fixed(*x.percent_of_peak(), 0) + " % of its " + fixed(*x.peak) + " " +
+         x.unit + " peak (gpuenv bench " + x.key + ", " + date_of(x) + "); likely causes: " + causes +
+         ". See `nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE`";
 }
 
 void far_below_peak(const Machine& m, const Gpu& g, Decision* d) {
@@ -148,8 +150,8 @@ void wrong_results(const Machine& m, const Gpu& g, Decision* d) {
   for (const auto& x : m.measurements) {
     if (x.ok() || x.gpu_uuid != *g.uuid || x.key.rfind("p2p", 0) == 0) continue;
     d->notes.push_back({Severity::kWarning, "",
-                        "GPU " + std::to_string(g.index) + ": " + x.key + " failed when last measured (" +
-                            x.detail + ", " + date_of(x) + "); run `gpuenv check --long`"});
+                        "GPU " + std::to_string(g.index) + ": " + x.key + " failed when last measured (" + x.detail +
+                            ", " + date_of(x) + "); run `gpuenv check --long`"});
   }
 }
 

@@ -12,9 +12,8 @@ using namespace testing;
 
 std::string uuid(const Machine& m, int i) { return *m.gpus.at(i).uuid; }
 
-Measurement figure(const std::string& key, const std::string& gpu, std::optional<double> value,
-                   const std::string& unit, std::optional<double> peak = std::nullopt,
-                   std::optional<std::string> peer = std::nullopt) {
+Measurement figure(const std::string& key, const std::string& gpu, std::optional<double> value, const std::string& unit,
+                   std::optional<double> peak = std::nullopt, std::optional<std::string> peer = std::nullopt) {
   Measurement x;
   x.key = key, x.gpu_uuid = gpu, x.peer_uuid = peer, x.value = value, x.unit = unit, x.peak = peak;
   x.detail = "method", x.measured_at = "2025-03-04T05:06:07Z";
@@ -101,7 +100,8 @@ std::vector<Measurement> wrong_gemm(const Machine& m) {
 }
 
 std::vector<Measurement> odd_keys(const Machine& m) {
-  return {figure("gemm_bf16_", uuid(m, 0), 10, "TFLOP/s", 989.4), figure("gemm_bf16_x", uuid(m, 0), 900, "TFLOP/s", 989.4),
+  return {figure("gemm_bf16_", uuid(m, 0), 10, "TFLOP/s", 989.4),
+          figure("gemm_bf16_x", uuid(m, 0), 900, "TFLOP/s", 989.4),
           figure("p2p", uuid(m, 0), 1, "GB/s", std::nullopt, "GPU-unknown"), figure("", "", std::nullopt, "")};
 }
 
@@ -121,11 +121,21 @@ std::vector<RuleCase> p2p_rows() {
       {"never measured: nothing", h100x2, {}, {}},
       {"healthy figures: nothing", with(h100x2, healthy), {}, {}},
       {"P2P faster than the host path: nothing", with(h100x2, fast_p2p), {}, {}},
-      {"P2P slower than through host memory", with(h100x2, slow_p2p), {}, off, {}, {},
+      {"P2P slower than through host memory",
+       with(h100x2, slow_p2p),
+       {},
+       off,
+       {},
+       {},
        {{"NCCL_P2P_DISABLE",
          "measured by gpuenv bench: GPU 0->1 3.1 GB/s peer to peer against 24.5 GB/s through host memory "
          "(2025-03-04); NCCL goes through host memory instead"}}},
-      {"P2P measured broken", with(h100x3, broken_p2p), {}, off, {}, {},
+      {"P2P measured broken",
+       with(h100x3, broken_p2p),
+       {},
+       off,
+       {},
+       {},
        {{"NCCL_P2P_DISABLE", "GPU 1->2 peer copy failed (wrong result: the peer copy delivered 12 wrong words"}}},
       {"the broken pair is not visible", with(h100x3, broken_p2p), {{"CUDA_VISIBLE_DEVICES", "0,1"}}, {}},
       {"the slow pair is half visible", with(h100x2, slow_p2p), {{"CUDA_VISIBLE_DEVICES", "0"}}, {}},
@@ -135,25 +145,42 @@ std::vector<RuleCase> p2p_rows() {
 std::vector<RuleCase> peak_rows() {
   Machine h200x2 = machine::h200(2).with_nvlink(), h200 = machine::h200();
   return {
-      {"one GPU far below its GEMM peak", with(h200x2, slow_gpu1), {}, {},
+      {"one GPU far below its GEMM peak",
+       with(h200x2, slow_gpu1),
+       {},
+       {},
        {{Severity::kWarning,
          "GPU 1 (NVIDIA H200): GEMM throughput measured 412.0 TFLOP/s, 42 % of its 989.4 TFLOP/s peak "
          "(gpuenv bench gemm_bf16_8192, 2025-03-04); likely causes: SM clocks held low or throttled (max 1980 MHz), "
          "a power cap (limit 700 W), temperature"}}},
       {"its GPU is not visible", with(h200x2, slow_gpu1), {{"CUDA_VISIBLE_DEVICES", "0"}}, {}},
       {"69 % of the GEMM peak and 71 % of memory's: healthy", with(h200, power_capped), {}, {}},
-      {"memory and the host link far below", with(h200, slow_memory_and_link), {}, {},
-       {{Severity::kWarning, "device memory bandwidth measured 2100.0 GB/s, 44 % of its 4800.0 GB/s peak "
-                             "(gpuenv bench copy_kernel"},
+      {"memory and the host link far below",
+       with(h200, slow_memory_and_link),
+       {},
+       {},
+       {{Severity::kWarning,
+         "device memory bandwidth measured 2100.0 GB/s, 44 % of its 4800.0 GB/s peak "
+         "(gpuenv bench copy_kernel"},
         {Severity::kWarning, "host to device bandwidth measured 14.0 GB/s, 22 % of its 63.0 GB/s peak"}}},
-      {"a link at half width is named", with(x8_width(h200), slow_memory_and_link), {}, {},
+      {"a link at half width is named",
+       with(x8_width(h200), slow_memory_and_link),
+       {},
+       {},
        {{Severity::kWarning, "memory clock held low (max 3201 MHz)"},
         {Severity::kWarning, "likely causes: the PCIe link runs at x8 of x16 (reseat the card or check the slot)"}}},
-      {"a wrong result is reported", with(h200, wrong_gemm), {}, {},
-       {{Severity::kWarning, "GPU 0: gemm_fp16_8192 failed when last measured (wrong result: relative error 0.8 "
-                             "over 256 sampled entries, 2025-03-04); run `gpuenv check --long`"}}},
+      {"a wrong result is reported",
+       with(h200, wrong_gemm),
+       {},
+       {},
+       {{Severity::kWarning,
+         "GPU 0: gemm_fp16_8192 failed when last measured (wrong result: relative error 0.8 "
+         "over 256 sampled entries, 2025-03-04); run `gpuenv check --long`"}}},
       {"no peak known: no verdict", with(h200, unknown_peak), {}, {}},
-      {"keys from an odd snapshot do not throw", with(h200, odd_keys), {}, {},
+      {"keys from an odd snapshot do not throw",
+       with(h200, odd_keys),
+       {},
+       {},
        {{Severity::kWarning, "GEMM throughput measured 10.0 TFLOP/s"}}},
   };
 }

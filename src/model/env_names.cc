@@ -6,7 +6,7 @@ const std::vector<std::string>& steering_env_names() {
   static const std::vector<std::string> kNames = {
       // steer the rules
       "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
-      "LOCAL_RANK", "LOCAL_WORLD_SIZE", "RANK", "WORLD_SIZE",
+      "LOCAL_RANK", "LOCAL_WORLD_SIZE", "RANK", "WORLD_SIZE", "TORCHELASTIC_RUN_ID",
       // may be set by a rule
       "CUDA_DEVICE_ORDER", "TORCH_CUDA_ARCH_LIST", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
       "GPUENV_AUTOCAST_DTYPE", "GPUENV_FP8", "GPUENV_FP4", "GPUENV_TF32",

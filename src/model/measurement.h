@@ -9,8 +9,8 @@
 namespace gpuenv {
 
 struct Measurement {
-  std::string key;       // case key: "gemm_bf16_8192", "memcpy_d2d", "p2p", ...
-  std::string gpu_uuid;  // the GPU measured; "" for a figure over all GPUs
+  std::string key;                       // case key: "gemm_bf16_8192", "memcpy_d2d", "p2p", ...
+  std::string gpu_uuid;                  // the GPU measured; "" for a figure over all GPUs
   std::optional<std::string> peer_uuid;  // the other GPU of a pair (p2p)
   std::optional<double> value;           // in `unit`; nullopt when the case failed
   std::string unit;                      // "TFLOP/s", "GB/s", "us"

@@ -22,6 +22,9 @@ struct Setting {
   std::string rule;    // the rule that decided it, e.g. "tf32"
   Origin origin = Origin::kDecided;
   std::optional<std::string> user_value;  // what the user had, for kKept/kOverridden
+  // A value the environment may hold because a launcher put it there, not
+  // the user (torchrun's OMP_NUM_THREADS=1): replaced like an unset variable.
+  std::optional<std::string> launcher_default;
   friend bool operator==(const Setting&, const Setting&) = default;
 };
 

@@ -24,8 +24,8 @@ bool try_load(const std::string& path, BenchPlugin* out, std::string* why) {
   }
   const gpuenv_bench_api* api = entry.call();
   if (api == nullptr || api->abi_version != GPUENV_BENCH_ABI_VERSION) {
-    *why = path + ": plugin interface version " + std::to_string(api ? api->abi_version : 0) +
-           ", this gpuenv needs " + std::to_string(GPUENV_BENCH_ABI_VERSION) + " (a plugin from another gpuenv build)";
+    *why = path + ": plugin interface version " + std::to_string(api ? api->abi_version : 0) + ", this gpuenv needs " +
+           std::to_string(GPUENV_BENCH_ABI_VERSION) + " (a plugin from another gpuenv build)";
     return false;
   }
   out->library = std::move(lib);

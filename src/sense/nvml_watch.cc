@@ -87,7 +87,8 @@ struct NvmlWatch::Impl {
     if (fn.temperature.call && fn.temperature.call(d, nvml::kTemperatureGpu, &v) == nvml::kSuccess)
       keep_max(&g->temperature_max_c, v);
     if (fn.power.call && fn.power.call(d, &v) == nvml::kSuccess) keep_max(&g->power_max_w, v / 1000);
-    if (fn.events.call && fn.events.call(d, &mask) == nvml::kSuccess) g->clock_events = g->clock_events.value_or(0) | mask;
+    if (fn.events.call && fn.events.call(d, &mask) == nvml::kSuccess)
+      g->clock_events = g->clock_events.value_or(0) | mask;
     ++g->samples;
   }
 

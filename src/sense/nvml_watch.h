@@ -38,8 +38,8 @@ class NvmlWatch {
   /// Loads NVML from `library`, finds the GPUs by UUID ("GPU-..."), reads
   /// the counters and starts sampling. False with the reason in *err; the
   /// check then runs unwatched.
-  bool start(const std::string& library, const std::vector<std::string>& uuids,
-             std::chrono::milliseconds interval, std::string* err);
+  bool start(const std::string& library, const std::vector<std::string>& uuids, std::chrono::milliseconds interval,
+             std::string* err);
   /// Stops sampling, reads the counters again, and returns what was seen.
   std::vector<WatchedGpu> stop();
 

@@ -58,9 +58,7 @@ class Stmt {
   bool ok() const { return rc_ == SQLITE_OK; }
   sqlite3_stmt* get() const { return s_; }
   void text(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.c_str(), -1, SQLITE_TRANSIENT); }
-  void text(int i, const std::optional<std::string>& v) {
-    v ? text(i, *v) : (void)sqlite3_bind_null(s_, i);
-  }
+  void text(int i, const std::optional<std::string>& v) { v ? text(i, *v) : (void)sqlite3_bind_null(s_, i); }
   void real(int i, const std::optional<double>& v) {
     v ? (void)sqlite3_bind_double(s_, i, *v) : (void)sqlite3_bind_null(s_, i);
   }
@@ -185,10 +183,12 @@ bool Store::init(std::string* err) {
 
 bool Store::insert(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err) {
   Stmt machine(db_, "INSERT OR IGNORE INTO machines(fingerprint, description, first_seen) VALUES(?1, ?2, ?3)");
-  Stmt runs(db_, "INSERT INTO runs(fingerprint, command, started_at, gpuenv_version, hostname, passed) "
-                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-  Stmt meas(db_, "INSERT INTO measurements(run_id, key, gpu_uuid, peer_uuid, value, unit, peak, status, detail, "
-                 "measured_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  Stmt runs(db_,
+            "INSERT INTO runs(fingerprint, command, started_at, gpuenv_version, hostname, passed) "
+            "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  Stmt meas(db_,
+            "INSERT INTO measurements(run_id, key, gpu_uuid, peer_uuid, value, unit, peak, status, detail, "
+            "measured_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
   if (!machine.ok() || !runs.ok() || !meas.ok()) return *err = sqlite_error(db_, path_), false;
   machine.text(1, run.fingerprint), machine.text(2, run.machine), machine.text(3, run.started_at);
   if (machine.step() != SQLITE_DONE) return *err = sqlite_error(db_, path_ + ": machines"), false;
@@ -228,7 +228,8 @@ bool Store::query(const char* sql, const std::string& fingerprint, std::vector<H
 }
 
 bool Store::latest(const std::string& fingerprint, std::vector<Measurement>* out, std::string* err) {
-  static const std::string sql = std::string(kSelect) +
+  static const std::string sql =
+      std::string(kSelect) +
       "AND m.id IN (SELECT MAX(m2.id) FROM measurements m2 JOIN runs r2 ON r2.id = m2.run_id "
       "WHERE r2.fingerprint = ?1 GROUP BY m2.key, m2.gpu_uuid, IFNULL(m2.peer_uuid, '')) "
       "ORDER BY m.key, m.gpu_uuid, m.peer_uuid";

@@ -25,8 +25,8 @@ std::string default_path(const std::function<const char*(const char*)>& getenv);
 /// One run of bench or check on one machine.
 struct Run {
   std::string fingerprint;
-  std::string machine;   // describe_machine()
-  std::string command;   // bench|check
+  std::string machine;     // describe_machine()
+  std::string command;     // bench|check
   std::string started_at;  // RFC 3339 UTC
   std::string gpuenv_version;
   std::string hostname;

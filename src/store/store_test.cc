@@ -172,7 +172,8 @@ TEST(StoreFingerprint, StableAndSensitiveToWhatMatters) {
   Machine swapped = a;
   swapped.gpus[1].uuid = "GPU-ffffffff-0000-0000-0000-000000000000";
   EXPECT_NE(fingerprint(swapped), fingerprint(a));
-  EXPECT_EQ(describe_machine(machine::h200()), "1x NVIDIA H200, driver " + *machine::h200().build().nvidia.driver_version + ", CUDA 13.0");
+  EXPECT_EQ(describe_machine(machine::h200()),
+            "1x NVIDIA H200, driver " + *machine::h200().build().nvidia.driver_version + ", CUDA 13.0");
   EXPECT_EQ(describe_machine(machine::none()).rfind("no GPU", 0), 0u);
 }
 
