@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "model/env_names.h"
+#include "sense/measurements.h"
 #include "sense/trace.h"
 
 namespace gpuenv {
@@ -38,6 +39,10 @@ Machine sense_machine(const SenseOptions& opts) {
   {
     trace::Scope t("sense host");
     sense_host(opts, &m.host);
+  }
+  {
+    trace::Scope t("sense measurements (store)");
+    sense_measurements("", &m);  // what gpuenv bench stored for this machine
   }
   {
     trace::Scope t("sense torch");
