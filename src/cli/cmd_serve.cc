@@ -27,8 +27,10 @@ int finish(int code, const std::string& err) {
 
 std::function<int()> setup_jupyter(CLI::App* sub, Context* ctx) {
   auto o = std::make_shared<JupyterOptions>();
-  sub->add_option("--port", o->port, "Port (default 8888)")->check(CLI::Range(1, 65535));
-  sub->add_option("--ip", o->ip, "Address to listen on (default 0.0.0.0)");
+  sub->add_option("--port", o->port, "Port (default 8888)")
+      ->check(CLI::Range(1, 65535))
+      ->option_text("PORT");
+  sub->add_option("--ip", o->ip, "Address to listen on (default 0.0.0.0)")->option_text("ADDR");
   sub->add_option("--root-dir", o->root_dir, "Notebook directory (default /workspace)")->option_text("DIR");
   sub->add_option("--user", o->user, "Run as this user (default $GPUENV_USER)")
       ->envname("GPUENV_USER")
@@ -48,8 +50,11 @@ std::function<int()> setup_jupyter(CLI::App* sub, Context* ctx) {
 std::function<int()> setup_ssh(CLI::App* sub, Context* ctx) {
   auto o = std::make_shared<SshOptions>();
   if (const char* etc = std::getenv("GPUENV_ETC_DIR"); etc && *etc) o->etc_dir = etc;
-  sub->add_option("--port", o->port, "Port (default 22)")->check(CLI::Range(1, 65535));
-  sub->add_option("--ip", o->ip, "Address to listen on (default: every address)");
+  sub->add_option("--port", o->port, "Port (default 22)")
+      ->check(CLI::Range(1, 65535))
+      ->option_text("PORT");
+  sub->add_option("--ip", o->ip, "Address to listen on (default: every address)")
+      ->option_text("ADDR");
   sub->add_option("--user", o->user, "The one user allowed in (default $GPUENV_USER)")
       ->envname("GPUENV_USER")
       ->option_text("NAME");

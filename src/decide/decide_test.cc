@@ -69,18 +69,23 @@ TEST(Decide, TorchrunsDefaultOmpThreadsIsReplacedNotKept) {
   Machine m = testing::machine::h200(2);
   std::map<std::string, std::string> torchrun = {{"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
                                                  {"TORCHELASTIC_RUN_ID", "none"}, {"OMP_NUM_THREADS", "1"}};
-  const Setting* s = decide(m, with_env(torchrun)).find("OMP_NUM_THREADS");
+  Plan under_torchrun = decide(m, with_env(torchrun));
+  const Setting* s = under_torchrun.find("OMP_NUM_THREADS");
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->origin, Origin::kDecided);
   EXPECT_NE(s->value, "1");
   EXPECT_NE(s->reason.find("replaces the launcher's default 1"), std::string::npos) << s->reason;
   // Outside torchrun the same 1 is the user's choice, and kept.
   torchrun.erase("TORCHELASTIC_RUN_ID");
-  EXPECT_EQ(decide(m, with_env(torchrun)).find("OMP_NUM_THREADS")->origin, Origin::kKept);
+  Plan outside = decide(m, with_env(torchrun));
+  ASSERT_NE(outside.find("OMP_NUM_THREADS"), nullptr);
+  EXPECT_EQ(outside.find("OMP_NUM_THREADS")->origin, Origin::kKept);
   // Under torchrun, a value other than its default is the user's, and kept.
   torchrun["TORCHELASTIC_RUN_ID"] = "none";
   torchrun["OMP_NUM_THREADS"] = "3";
-  EXPECT_EQ(decide(m, with_env(torchrun)).find("OMP_NUM_THREADS")->value, "3");
+  Plan chosen = decide(m, with_env(torchrun));
+  ASSERT_NE(chosen.find("OMP_NUM_THREADS"), nullptr);
+  EXPECT_EQ(chosen.find("OMP_NUM_THREADS")->value, "3");
 }
 
 TEST(Decide, SameValueAsUserIsNotKeptNoise) {
