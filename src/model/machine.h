@@ -63,6 +63,18 @@ struct Gpu {
   std::optional<std::vector<int>> cpu_affinity;  // NUMA-local CPUs
   std::optional<int> numa_node;
   std::optional<int> multiprocessor_count;  // from the CUDA driver only
+  // Health, read for doctor (SenseOptions::with_health); nullopt: not read
+  // or not supported by this GPU/driver.
+  std::optional<std::uint64_t> clocks_event_reasons;  // NVML bitmask (throttle reasons)
+  std::optional<int> temperature_c;
+  std::optional<bool> ecc_enabled;                      // current ECC mode
+  std::optional<std::uint64_t> ecc_uncorrected_volatile;  // since the driver loaded
+  std::optional<bool> retired_pages_pending;            // pre-Ampere page retirement
+  std::optional<bool> row_remap_pending, row_remap_failure;  // Ampere+ row remapping
+  // NVLink fabric (Hopper+ NVSwitch systems): not_supported|not_started|
+  // in_progress|completed, and the registration's NVML return code.
+  std::optional<std::string> fabric_state;
+  std::optional<int> fabric_status;
   std::optional<Problem> problem;  // e.g. the GPU fell off the bus
   friend bool operator==(const Gpu&, const Gpu&) = default;
 };
@@ -83,6 +95,8 @@ struct Nvidia {
   std::optional<std::string> nvml_library;   // path or soname that loaded
   std::optional<std::string> driver_version;  // "580.95.05"
   std::optional<int> cuda_driver_version;     // 13000 for CUDA 13.0
+  std::optional<std::string> cuda_library;    // libcuda that loaded (when tried)
+  std::optional<int> cuda_init_result;        // cuInit's CUresult; nullopt: not tried
   std::vector<Problem> problems;
   friend bool operator==(const Nvidia&, const Nvidia&) = default;
 };
@@ -122,8 +136,21 @@ struct Host {
   std::vector<std::string> nvidia_device_nodes;  // /dev/nvidia0, /dev/nvidiactl, ...
   std::vector<IbDevice> ib_devices;
   std::vector<NetInterface> interfaces;
+  // RLIMIT_MEMLOCK (soft), bytes; UINT64_MAX (RLIM_INFINITY) is unlimited.
+  std::optional<std::uint64_t> memlock_bytes;
   std::vector<Problem> problems;
   friend bool operator==(const Host&, const Host&) = default;
+};
+
+/// The CUDA code one binary carries (its .nv_fatbin), read by gpuenv's own
+/// parser (sense/fatbin.h).
+struct CudaBinary {
+  std::string path;
+  std::optional<std::string> package;  // top-level dir under site-packages ("flash_attn")
+  // Distinct targets, sorted: "sm_90", "sm_90a", "sm_100f", "compute_90".
+  std::vector<std::string> targets;
+  std::optional<std::string> error;  // why it could not be read
+  friend bool operator==(const CudaBinary&, const CudaBinary&) = default;
 };
 
 /// The PyTorch that `python3` (or the active venv/conda env) would import,
@@ -132,6 +159,12 @@ struct Torch {
   std::string version;                      // "2.11.0+cu130"
   std::optional<std::string> cuda_version;  // "13.0"; nullopt for a CPU build
   std::optional<std::string> path;          // site-packages/torch
+  std::optional<std::string> python;        // the interpreter it was found for
+  // Whether torch's package holds compiled bytecode (torch/__pycache__):
+  // without it every start compiles its Python sources again.
+  std::optional<bool> bytecode_cached;
+  std::optional<CudaBinary> libtorch_cuda;  // read when asked (doctor)
+  std::vector<CudaBinary> extensions;       // other CUDA libraries (--extensions)
   friend bool operator==(const Torch&, const Torch&) = default;
 };
 

@@ -64,6 +64,15 @@ json gpu_json(const Gpu& g) {
           {"cpu_affinity", opt(g.cpu_affinity)},
           {"numa_node", opt(g.numa_node)},
           {"multiprocessor_count", opt(g.multiprocessor_count)},
+          {"clocks_event_reasons", opt(g.clocks_event_reasons)},
+          {"temperature_c", opt(g.temperature_c)},
+          {"ecc_enabled", opt(g.ecc_enabled)},
+          {"ecc_uncorrected_volatile", opt(g.ecc_uncorrected_volatile)},
+          {"retired_pages_pending", opt(g.retired_pages_pending)},
+          {"row_remap_pending", opt(g.row_remap_pending)},
+          {"row_remap_failure", opt(g.row_remap_failure)},
+          {"fabric_state", opt(g.fabric_state)},
+          {"fabric_status", opt(g.fabric_status)},
           {"problem", g.problem ? to_json_problem(*g.problem) : json(nullptr)}};
 }
 
@@ -93,7 +102,13 @@ json host_json(const Host& h) {
           {"nvidia_device_nodes", h.nvidia_device_nodes},
           {"ib_devices", ibs},
           {"interfaces", nets},
+          {"memlock_bytes", opt(h.memlock_bytes)},
           {"problems", problems_json(h.problems)}};
+}
+
+json binary_json(const CudaBinary& b) {
+  return {{"path", b.path}, {"package", opt(b.package)}, {"targets", b.targets},
+          {"error", opt(b.error)}};
 }
 
 // ---- reading ----
@@ -263,8 +278,28 @@ Gpu read_gpu(const Reader& r) {
   get(r, "cpu_affinity", &g.cpu_affinity);
   get(r, "numa_node", &g.numa_node);
   get(r, "multiprocessor_count", &g.multiprocessor_count);
+  get(r, "clocks_event_reasons", &g.clocks_event_reasons);
+  if (auto t = r.field("temperature_c"); !t.is_null())
+    g.temperature_c = static_cast<int>(t.integer(-273, 1000));
+  get(r, "ecc_enabled", &g.ecc_enabled);
+  get(r, "ecc_uncorrected_volatile", &g.ecc_uncorrected_volatile);
+  get(r, "retired_pages_pending", &g.retired_pages_pending);
+  get(r, "row_remap_pending", &g.row_remap_pending);
+  get(r, "row_remap_failure", &g.row_remap_failure);
+  get(r, "fabric_state", &g.fabric_state);
+  if (auto f = r.field("fabric_status"); !f.is_null())
+    g.fabric_status = static_cast<int>(f.integer(-kIntMax, kIntMax));
   if (auto pr = r.field("problem"); !pr.is_null()) g.problem = read_problem(pr);
   return g;
+}
+
+CudaBinary read_binary(const Reader& r) {
+  CudaBinary b;
+  b.path = r.field("path").str();
+  get(r, "package", &b.package);
+  for (const auto& e : r.field("targets").array()) b.targets.push_back(e.str());
+  get(r, "error", &b.error);
+  return b;
 }
 
 GpuPair read_pair(const Reader& r) {
@@ -313,6 +348,7 @@ Host read_host(const Reader& r) {
     if (!e.field("virtual").is_null()) i.virtual_device = e.field("virtual").boolean();
     h.interfaces.push_back(std::move(i));
   }
+  get(r, "memlock_bytes", &h.memlock_bytes);
   h.problems = read_problems(r.field("problems"));
   return h;
 }
@@ -333,6 +369,9 @@ Machine read_machine(const Reader& r) {
     get(n, "nvml_library", &m.nvidia.nvml_library);
     get(n, "driver_version", &m.nvidia.driver_version);
     get(n, "cuda_driver_version", &m.nvidia.cuda_driver_version);
+    get(n, "cuda_library", &m.nvidia.cuda_library);
+    if (auto c = n.field("cuda_init_result"); !c.is_null())
+      m.nvidia.cuda_init_result = static_cast<int>(c.integer(0, kIntMax));
     m.nvidia.problems = read_problems(n.field("problems"));
   }
   for (const auto& e : r.field("gpus").array()) m.gpus.push_back(read_gpu(e));
@@ -343,6 +382,10 @@ Machine read_machine(const Reader& r) {
     torch.version = t.field("version").str();
     get(t, "cuda_version", &torch.cuda_version);
     get(t, "path", &torch.path);
+    get(t, "python", &torch.python);
+    get(t, "bytecode_cached", &torch.bytecode_cached);
+    if (auto l = t.field("libtorch_cuda"); !l.is_null()) torch.libtorch_cuda = read_binary(l);
+    for (const auto& e : t.field("extensions").array()) torch.extensions.push_back(read_binary(e));
     m.torch = torch;
   }
   Reader env = r.field("env");
@@ -368,10 +411,18 @@ std::string machine_to_json(const Machine& m, int indent) {
                      {"p2p_read", opt(p.p2p_read)},
                      {"p2p_nvlink", opt(p.p2p_nvlink)}});
   json torch = nullptr;
-  if (m.torch)
+  if (m.torch) {
+    json ext = json::array();
+    for (const auto& b : m.torch->extensions) ext.push_back(binary_json(b));
     torch = {{"version", m.torch->version},
              {"cuda_version", opt(m.torch->cuda_version)},
-             {"path", opt(m.torch->path)}};
+             {"path", opt(m.torch->path)},
+             {"python", opt(m.torch->python)},
+             {"bytecode_cached", opt(m.torch->bytecode_cached)},
+             {"libtorch_cuda", m.torch->libtorch_cuda ? binary_json(*m.torch->libtorch_cuda)
+                                                      : json(nullptr)},
+             {"extensions", ext}};
+  }
   json j = {{"schema_version", m.schema_version},
             {"gpuenv_version", opt(m.gpuenv_version)},
             {"sensed_at", opt(m.sensed_at)},
@@ -379,6 +430,8 @@ std::string machine_to_json(const Machine& m, int indent) {
              {{"nvml_library", opt(m.nvidia.nvml_library)},
               {"driver_version", opt(m.nvidia.driver_version)},
               {"cuda_driver_version", opt(m.nvidia.cuda_driver_version)},
+              {"cuda_library", opt(m.nvidia.cuda_library)},
+              {"cuda_init_result", opt(m.nvidia.cuda_init_result)},
               {"problems", problems_json(m.nvidia.problems)}}},
             {"gpus", gpus},
             {"pairs", pairs},

@@ -51,6 +51,19 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
 
 
+def compile_counters():
+    """Dynamo/Inductor's own counters: which caches hit, and where the
+    compile time went."""
+    from torch._dynamo.utils import counters, compile_times
+    keep = ("inductor", "aot_autograd", "stats", "frames")
+    out = {k: dict(counters[k]) for k in keep if k in counters}
+    try:
+        out["compile_times"] = compile_times(repr="csv", aggregate=True)
+    except Exception as e:  # the signature changed between releases
+        out["compile_times"] = repr(e)
+    return out
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=20)
@@ -66,6 +79,8 @@ def main():
     model = GPT(seq=a.seq).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
     step_fn = torch.compile(model) if a.compile else model
+    torch.cuda.synchronize()
+    model_ready_s = time.perf_counter() - t0
     gen = torch.Generator(device=dev).manual_seed(1)
 
     def step():
@@ -93,6 +108,8 @@ def main():
         "label": a.label,
         "tokens_per_s": a.batch * a.seq * a.steps / dt,
         "first_step_s": first_step_s,
+        "model_ready_s": model_ready_s,
+        "compile_counters": compile_counters() if a.compile else None,
         "loss": loss.item(),
         "compile": a.compile,
         "tf32_override": os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"),
