@@ -20,6 +20,17 @@ struct SenseOptions {
   std::string cuda_library = "libcuda.so.1";
   // Filesystem root for /proc, /sys, /dev (tests point it at a fake tree).
   std::string root = "/";
+  // doctor: per-GPU health (clock event reasons, temperature, ECC, row
+  // remapping, NVLink fabric state). Off on the detect path.
+  bool with_health = false;
+  // The interpreter whose torch to read (--python); empty: $VIRTUAL_ENV,
+  // else $CONDA_PREFIX, else python3 on $PATH.
+  std::string python;
+  // doctor: read the CUDA code libtorch_cuda.so carries.
+  bool with_torch_kernels = false;
+  // doctor --extensions: every other library under torch's site-packages
+  // that carries CUDA code (flash-attn, xformers, bitsandbytes, ...).
+  bool with_extensions = false;
 };
 
 /// NVML (and, when asked or as the fallback, the CUDA driver): fills
