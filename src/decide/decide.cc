@@ -23,7 +23,7 @@ void honour_user(const Options& o, Setting* s) {
   const std::string* user = o.getenv(s->name);
   if (!user || *user == s->value) return;
   if (s->launcher_default == *user) {
-    s->reason += " (replaces the launcher's default " + *user + ")";
+    s->reason += " (replaces " + s->default_owner + "'s " + s->name + "=" + *user + ")";
     return;
   }
   s->user_value = *user;

@@ -74,7 +74,7 @@ TEST(Decide, TorchrunsDefaultOmpThreadsIsReplacedNotKept) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->origin, Origin::kDecided);
   EXPECT_NE(s->value, "1");
-  EXPECT_NE(s->reason.find("replaces the launcher's default 1"), std::string::npos) << s->reason;
+  EXPECT_NE(s->reason.find("replaces the launcher's OMP_NUM_THREADS=1"), std::string::npos) << s->reason;
   // Outside torchrun the same 1 is the user's choice, and kept.
   torchrun.erase("TORCHELASTIC_RUN_ID");
   Plan outside = decide(m, with_env(torchrun));

@@ -10,6 +10,7 @@ const std::vector<Rule>& all_rules() {
       {"precision", "autocast dtype and FP8/FP4 capability", rule_precision},
       {"allocator", "expandable segments in the caching allocator", rule_allocator},
       {"caches", "persistent JIT, Inductor and Triton caches", rule_caches},
+      {"bytecode", "Python bytecode under the cache root when torch ships none", rule_bytecode},
       {"cpu", "CPU threads and NUMA-local affinity per GPU", rule_cpu},
       {"nccl", "NCCL settings that detection justifies, nothing more", rule_nccl},
       {"mig", "MIG devices addressed by UUID", rule_mig},

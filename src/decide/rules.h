@@ -27,6 +27,7 @@ Decision rule_tf32(const Machine&, const Options&);       // TORCH_ALLOW_TF32_CU
 Decision rule_precision(const Machine&, const Options&);  // GPUENV_AUTOCAST_DTYPE, FP8/FP4
 Decision rule_allocator(const Machine&, const Options&);  // PYTORCH_(CUDA_)ALLOC_CONF
 Decision rule_caches(const Machine&, const Options&);     // CUDA_CACHE_*, inductor, triton
+Decision rule_bytecode(const Machine&, const Options&);   // PYTHONPYCACHEPREFIX
 Decision rule_cpu(const Machine&, const Options&);        // OMP_NUM_THREADS, affinity
 Decision rule_nccl(const Machine&, const Options&);       // NCCL_*
 Decision rule_mig(const Machine&, const Options&);        // MIG addressing and warnings

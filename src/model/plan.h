@@ -25,6 +25,9 @@ struct Setting {
   // A value the environment may hold because a launcher put it there, not
   // the user (torchrun's OMP_NUM_THREADS=1): replaced like an unset variable.
   std::optional<std::string> launcher_default;
+  // Who puts launcher_default there, for the reason: "the launcher",
+  // "the container image".
+  std::string default_owner = "the launcher";
   friend bool operator==(const Setting&, const Setting&) = default;
 };
 

@@ -30,6 +30,15 @@ Gpu full_gpu() {
   g.cpu_affinity = std::vector<int>{0, 1, 2, 3};
   g.numa_node = 0;
   g.multiprocessor_count = 132;
+  g.clocks_event_reasons = 0x40 | 0x4;
+  g.temperature_c = -5;
+  g.ecc_enabled = true;
+  g.ecc_uncorrected_volatile = 3;
+  g.retired_pages_pending = false;
+  g.row_remap_pending = true;
+  g.row_remap_failure = false;
+  g.fabric_state = "not_started";
+  g.fabric_status = 999;
   g.problem = Problem{"nvml", "gpu_lost", "nvmlDeviceGetMemoryInfo(1): GPU is lost", "reboot"};
   return g;
 }
@@ -49,6 +58,7 @@ Host full_host() {
   h.nvidia_device_nodes = {"/dev/nvidia0", "/dev/nvidiactl"};
   h.ib_devices = {{"mlx5_0", "InfiniBand", "4: ACTIVE"}};
   h.interfaces = {{"lo", true, true, false}, {"eth0", false, false, true}};
+  h.memlock_bytes = UINT64_MAX;
   h.problems = {{"host", "cgroup_unreadable", "open(/sys/fs/cgroup/cpu.max): EACCES", "run as root"}};
   return h;
 }
@@ -57,12 +67,26 @@ Machine full_machine() {
   Machine m;
   m.gpuenv_version = "0.1.0";
   m.sensed_at = "2026-11-29T12:00:00Z";
-  m.nvidia = {
-      "libnvidia-ml.so.1", "580.95.05", 13000, {{"cuda", "cuda_init_failed", "cuInit: 999", "check dmesg"}}};
+  m.nvidia.nvml_library = "libnvidia-ml.so.1";
+  m.nvidia.driver_version = "580.95.05";
+  m.nvidia.cuda_driver_version = 13000;
+  m.nvidia.cuda_library = "/usr/lib/x86_64-linux-gnu/libcuda.so.1";
+  m.nvidia.cuda_init_result = 999;
+  m.nvidia.problems = {{"cuda", "cuda_init_failed", "cuInit: 999", "check dmesg"}};
   m.gpus = {full_gpu()};
   m.pairs = {{0, 1, "system", "chipset_not_supported", "not_supported"}};
   m.host = full_host();
-  m.torch = Torch{"2.11.0+cu130", "13.0", "/venv/lib/python3.12/site-packages/torch"};
+  Torch t;
+  t.version = "2.11.0+cu130";
+  t.cuda_version = "13.0";
+  t.path = "/venv/lib/python3.12/site-packages/torch";
+  t.python = "/venv/bin/python3";
+  t.bytecode_cached = false;
+  t.libtorch_cuda = CudaBinary{t.path.value() + "/lib/libtorch_cuda.so", "torch",
+                               {"compute_120", "sm_90", "sm_90a"}, std::nullopt};
+  t.extensions = {{"/venv/lib/python3.12/site-packages/flash_attn_2_cuda.so", std::nullopt, {},
+                   "offset 0x40: truncated"}};
+  m.torch = t;
   m.env = {{"CUDA_VISIBLE_DEVICES", "1"}, {"LOCAL_RANK", "0"}};
   Measurement p2p;
   p2p.key = "p2p";
