@@ -44,6 +44,11 @@ void sense_host(const SenseOptions& opts, Host* host);
 /// The PyTorch python3 would import, read from its files. sense/torch.cc.
 std::optional<Torch> sense_torch(const SenseOptions& opts);
 
+/// The same, and when opts.python names no usable interpreter, nullopt
+/// with *why saying so for the user ("--python /x: no such file"); *why is
+/// left alone when there is simply no torch (or no python3 on $PATH).
+std::optional<Torch> sense_torch(const SenseOptions& opts, std::string* why);
+
 /// The variables that steer the plan, from the process environment.
 std::map<std::string, std::string> sense_env();
 

@@ -1,13 +1,14 @@
 // sense_torch: the torch that python3 would import, found by reading files
 // only (starting Python costs ~1 s with torch, and may not be possible).
 //
-// The interpreter: $VIRTUAL_ENV, else $CONDA_PREFIX, else the first
-// python3 on $PATH (a venv if pyvenv.cfg sits beside its bin/, otherwise
-// the prefix of the file its symlinks end at). Its site directories are
-// searched in sys.path order (user site first where Python enables it) for
-// torch/version.py. Environment variables are the process's own; paths are
-// read under SenseOptions::root. Not covered: $PYTHONPATH, .pth files,
-// editable installs, and relative $PATH entries.
+// The interpreter: SenseOptions::python (--python), else $VIRTUAL_ENV, else
+// $CONDA_PREFIX, else the first python3 on $PATH. For --python and $PATH: a
+// venv if pyvenv.cfg sits beside its bin/, otherwise the prefix of the file
+// its symlinks end at. Its site directories are searched in sys.path order
+// (user site first where Python enables it) for torch/version.py.
+// Environment variables are the process's own; paths are read under
+// SenseOptions::root. Not covered: $PYTHONPATH, .pth files, editable
+// installs, and relative $PATH entries.
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "sense/fs.h"
 #include "sense/host_parse.h"
 #include "sense/sense.h"
+#include "sense/torch_kernels.h"
 
 namespace gpuenv {
 
@@ -55,7 +57,8 @@ std::vector<std::string> python_versions(const std::string& root,
 
 struct Search {
   std::string root;
-  std::vector<std::string> sites;  // in sys.path order
+  std::vector<std::string> sites;     // in sys.path order
+  std::optional<std::string> python;  // the interpreter they belong to
 };
 
 void add_user_site(Search* s, const std::vector<std::string>& versions) {
@@ -109,25 +112,85 @@ std::optional<std::string> resolve_python(const Search& s, const std::string& py
   return resolved;
 }
 
-// The first python3 on $PATH: a venv, or the prefix its symlinks end in.
-bool add_path_python(Search* s) {
+// The sites of `python` (absolute, as named) whose symlinks end at
+// `resolved`: its venv, or the installation `resolved` sits in.
+void add_python(Search* s, const std::string& python, const std::string& resolved) {
+  s->python = python;
+  std::string venv = fs::dirname(fs::dirname(python));
+  if (fs::exists(fs::under(s->root, venv + "/pyvenv.cfg"))) return add_venv(s, venv);
+  int minor = minor_version(fs::basename(resolved));
+  std::vector<std::string> versions;
+  if (minor >= 0) versions.push_back("3." + std::to_string(minor));
+  add_installation(s, fs::dirname(fs::dirname(resolved)), versions);
+}
+
+// The first `name` on $PATH that could run, as named there.
+std::optional<std::string> on_path(const Search& s, const std::string& name) {
   std::string path = env("PATH");
   for (std::size_t i = 0; i <= path.size();) {
     std::size_t colon = std::min(path.find(':', i), path.size());
     std::string dir = path.substr(i, colon - i);
     i = colon + 1;
     if (dir.empty() || dir[0] != '/') continue;
-    std::optional<std::string> resolved = resolve_python(*s, dir + "/python3");
-    if (!resolved) continue;
-    std::string venv = fs::dirname(fs::normalize(dir));
-    if (fs::exists(fs::under(s->root, venv + "/pyvenv.cfg"))) return add_venv(s, venv), true;
-    int minor = minor_version(fs::basename(*resolved));
-    std::vector<std::string> versions;
-    if (minor >= 0) versions.push_back("3." + std::to_string(minor));
-    add_installation(s, fs::dirname(fs::dirname(*resolved)), versions);
-    return true;
+    std::string python = fs::normalize(dir) + "/" + name;
+    if (resolve_python(s, python)) return python;
   }
-  return false;
+  return std::nullopt;
+}
+
+// The first python3 on $PATH: a venv, or the prefix its symlinks end in.
+bool add_path_python(Search* s) {
+  std::optional<std::string> python = on_path(*s, "python3");
+  if (!python) return false;
+  add_python(s, *python, *resolve_python(*s, *python));
+  return true;
+}
+
+// Why `python` (absolute) cannot be the interpreter, or "".
+std::string unusable(const Search& s, const std::string& python) {
+  std::string real = fs::under(s.root, python), resolved, err;
+  if (!fs::exists(real)) return "no such file";
+  if (fs::is_dir(real)) return "is a directory";
+  if (s.root == "/" && access(real.c_str(), X_OK) != 0) return "not executable";
+  if (!fs::resolve(s.root, python, &resolved, &err)) return err;
+  if (fs::basename(resolved).rfind("python", 0) != 0)
+    return "not a Python interpreter (" + resolved + ")";
+  return "";
+}
+
+// --python: a path, or a bare name looked up on $PATH as the shell would.
+bool add_given_python(Search* s, const std::string& given, std::string* why) {
+  std::string python = given;
+  if (given.find('/') == std::string::npos) {
+    std::optional<std::string> found = on_path(*s, given);
+    if (!found) return *why = "--python " + given + ": not found on $PATH", false;
+    python = *found;
+  } else if (given[0] != '/') {
+    char cwd[4096];
+    python = (getcwd(cwd, sizeof cwd) ? std::string(cwd) : std::string("/")) + "/" + given;
+  }
+  python = fs::normalize(python);
+  if (std::string no = unusable(*s, python); !no.empty())
+    return *why = "--python " + given + ": " + no, false;
+  add_python(s, python, *resolve_python(*s, python));
+  return true;
+}
+
+// $VIRTUAL_ENV/bin/python3 (or python) where it exists.
+std::optional<std::string> prefix_python(const std::string& root, const std::string& prefix) {
+  for (const char* name : {"/bin/python3", "/bin/python"})
+    if (fs::exists(fs::under(root, prefix + name))) return prefix + name;
+  return std::nullopt;
+}
+
+// Whether torch/__pycache__ holds compiled bytecode: one directory listing.
+bool bytecode_cached(const std::string& root, const std::string& torch_dir) {
+  std::vector<std::string> names;
+  std::string err;
+  fs::list_dir(fs::under(root, torch_dir + "/__pycache__"), &names, &err);
+  return std::any_of(names.begin(), names.end(), [](const std::string& n) {
+    return n.size() > 4 && n.compare(n.size() - 4, 4, ".pyc") == 0;
+  });
 }
 
 std::optional<Torch> torch_in(const std::string& root, const std::string& site) {
@@ -136,23 +199,50 @@ std::optional<Torch> torch_in(const std::string& root, const std::string& site) 
   if (!fs::read_file(fs::under(root, dir + "/version.py"), &text, &err) ||
       !parse_torch_version_py(text, &file, &err))
     return std::nullopt;
-  return Torch{file.version, file.cuda, dir};
+  Torch t;
+  t.version = file.version;
+  t.cuda_version = file.cuda;
+  t.path = dir;
+  t.bytecode_cached = bytecode_cached(root, dir);
+  return t;
+}
+
+// The sites to search, in the order of SenseOptions::python.
+bool find_sites(const SenseOptions& opts, Search* s, std::string* why) {
+  if (!opts.python.empty()) return add_given_python(s, opts.python, why);
+  if (std::string venv = env("VIRTUAL_ENV"); !venv.empty()) {
+    s->python = prefix_python(s->root, fs::normalize(venv));
+    add_venv(s, fs::normalize(venv));
+  } else if (std::string conda = env("CONDA_PREFIX"); !conda.empty()) {
+    s->python = prefix_python(s->root, fs::normalize(conda));
+    add_installation(s, fs::normalize(conda), {});
+  } else {
+    return add_path_python(s);
+  }
+  return true;
 }
 
 }  // namespace
 
-std::optional<Torch> sense_torch(const SenseOptions& opts) {
-  Search s{opts.root.empty() ? "/" : opts.root, {}};
-  if (std::string venv = env("VIRTUAL_ENV"); !venv.empty()) {
-    add_venv(&s, fs::normalize(venv));
-  } else if (std::string conda = env("CONDA_PREFIX"); !conda.empty()) {
-    add_installation(&s, fs::normalize(conda), {});
-  } else if (!add_path_python(&s)) {
+std::optional<Torch> sense_torch(const SenseOptions& opts, std::string* why) {
+  Search s{opts.root.empty() ? "/" : opts.root, {}, std::nullopt};
+  std::string no;
+  if (!find_sites(opts, &s, &no)) {
+    if (why) *why = no;
     return std::nullopt;
   }
-  for (const std::string& site : s.sites)
-    if (auto torch = torch_in(s.root, site)) return torch;
+  for (const std::string& site : s.sites) {
+    std::optional<Torch> torch = torch_in(s.root, site);
+    if (!torch) continue;
+    torch->python = s.python;
+    if (opts.with_torch_kernels) torch->libtorch_cuda = sense_libtorch_cuda(s.root, *torch->path);
+    if (opts.with_extensions)
+      torch->extensions = sense_torch_extensions(s.root, site, *torch->path);
+    return torch;
+  }
   return std::nullopt;
 }
+
+std::optional<Torch> sense_torch(const SenseOptions& opts) { return sense_torch(opts, nullptr); }
 
 }  // namespace gpuenv
