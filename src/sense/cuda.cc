@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "sense/dynamic_library.h"
+#include "sense/trace.h"
 
 namespace gpuenv {
 namespace {
@@ -161,9 +162,13 @@ class CudaCaller {
   template <typename F, typename... Args>
   bool operator()(const Fn<F>& fn, Args... args) {
     if (fn.call == nullptr) return false;
-    cuda::Result rc = fn.call(args...);
-    return rc == cuda::kSuccess || report(fn.name, rc);
+    trace::Scope t(fn.name);
+    last_ = fn.call(args...);
+    return last_ == cuda::kSuccess || report(fn.name, last_);
   }
+
+  /// The last call's result.
+  cuda::Result last() const { return last_; }
 
  private:
   bool report(const char* fn, cuda::Result rc) {
@@ -179,6 +184,7 @@ class CudaCaller {
   std::string subject_;
   std::vector<Problem>* problems_;
   bool quiet_;
+  cuda::Result last_ = cuda::kSuccess;
 };
 
 std::optional<int> attribute(CudaCaller& call, const Cuda& cuda, cuda::Device dev, int attr) {
@@ -230,15 +236,23 @@ CudaReport sense_cuda(const std::string& library) {
   CudaReport r;
   Cuda cuda;
   Problem p;
-  if (!load_cuda(library, &cuda, &p)) {
+  bool loaded;
+  {
+    trace::Scope t("dlopen CUDA driver");
+    loaded = load_cuda(library, &cuda, &p);
+  }
+  if (!loaded) {
     r.problems.push_back(p);
     return r;
   }
+  r.library = library;
   // The version needs no cuInit; its failure is left to cuInit to report.
   int version = 0, count = 0;
   if (cuda.fn.driver_version.call(&version) == cuda::kSuccess) r.driver_version = version;
   CudaCaller call(cuda, "", &r.problems, false);
-  if (!call(cuda.fn.init, 0u) || !call(cuda.fn.count, &count)) return r;
+  bool initialised = call(cuda.fn.init, 0u);
+  r.init_result = call.last();
+  if (!initialised || !call(cuda.fn.count, &count)) return r;
   for (int i = 0; i < count; ++i) r.devices.push_back(query_device(cuda, i, &r.problems));
   return r;
 }

@@ -27,7 +27,9 @@ struct CudaDevice {
 
 /// What sensing through the CUDA driver found.
 struct CudaReport {
-  std::optional<int> driver_version;  // cuDriverGetVersion: 12060 for 12.6
+  std::optional<std::string> library;  // the library that loaded (path or soname)
+  std::optional<int> init_result;      // cuInit's CUresult, failed or not; nullopt: not called
+  std::optional<int> driver_version;   // cuDriverGetVersion: 12060 for 12.6
   std::vector<CudaDevice> devices;
   std::vector<Problem> problems;  // source "cuda"
 };

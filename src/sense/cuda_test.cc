@@ -53,6 +53,30 @@ TEST_F(CudaInitErrors, EachCodeHasItsMessageAndFix) {
     EXPECT_NE(p.fix.find(row.fix_hint), std::string::npos) << p.fix;
     EXPECT_TRUE(m.gpus.empty());
     EXPECT_EQ(m.nvidia.cuda_driver_version, 12080);
+    EXPECT_EQ(m.nvidia.cuda_init_result, row.rc);
+    EXPECT_EQ(m.nvidia.cuda_library, testing::kFakeCuda);
+  }
+}
+
+TEST_F(CudaInitErrors, InitResultIsZeroWhenCuInitWorks) {
+  Machine m = sense(FakeRun().nvml(testing::kNoNvml).fake_cuda(testing::scenario("jetson_orin")));
+  EXPECT_EQ(m.nvidia.cuda_init_result, 0);
+  EXPECT_EQ(m.nvidia.cuda_library, testing::kFakeCuda);
+  EXPECT_EQ(m.gpus.size(), 1u);
+}
+
+TEST_F(CudaInitErrors, InitResultIsUnknownWhenCudaIsNotTried) {
+  Machine m = sense(FakeRun().scenario(testing::scenario("h200")).fake_cuda(
+      testing::scenario("h200")));  // NVML answers; no --cuda
+  EXPECT_EQ(m.nvidia.cuda_init_result, std::nullopt);
+  EXPECT_EQ(m.nvidia.cuda_library, std::nullopt);
+}
+
+TEST_F(CudaInitErrors, InitResultIsUnknownWhenTheLibraryDoesNotLoad) {
+  for (const std::string& library : {testing::kNoCuda, testing::kFakeNvml}) {
+    Machine m = sense(FakeRun().nvml(testing::kNoNvml).cuda(library));
+    EXPECT_EQ(m.nvidia.cuda_init_result, std::nullopt) << library;
+    EXPECT_EQ(m.nvidia.cuda_library, std::nullopt) << library;
   }
 }
 
@@ -74,6 +98,7 @@ TEST_F(CudaInitErrors, WithCudaOnAWorkingNvmlKeepsNvmlsAnswer) {
   EXPECT_EQ(m.gpus[0].multiprocessor_count, std::nullopt);
   ASSERT_EQ(m.nvidia.problems.size(), 1u);
   EXPECT_EQ(m.nvidia.problems[0].code, "cuda_system_not_ready");
+  EXPECT_EQ(m.nvidia.cuda_init_result, 802);
 }
 
 TEST_F(CudaInitErrors, NotACudaLibrary) {

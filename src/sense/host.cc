@@ -2,18 +2,21 @@
 // device nodes, InfiniBand and network interfaces (docs/host-sensing.md).
 //
 // Files are read under SenseOptions::root. What only a system call can tell
-// (gethostname, sched_getaffinity, statvfs, hwloc, getenv) is asked only
+// (gethostname, sched_getaffinity, getrlimit, statvfs, hwloc, getenv) is asked only
 // when root is "/"; under any other root the same facts come from the
 // files that mirror them, so tests of a fake tree cover the same logic:
 //   hostname     gethostname(2)       <root>/proc/sys/kernel/hostname
 //   affinity     sched_getaffinity(2) <root>/proc/self/status Cpus_allowed_list
-//   NUMA         hwloc                <root>/sys/devices/system/node/node*
+//   memlock      getrlimit(2)         <root>/proc/self/limits Max locked memory
 //   /dev/shm     statvfs(3)           tmpfs size= in <root>/proc/self/mountinfo
 //   environment  getenv(3)            <root>/proc/self/environ
-// At "/" the files remain the fallback when a call fails.
+// At "/" the files remain the fallback when a call fails. NUMA nodes come
+// from <root>/sys/devices/system/node/node* everywhere; hwloc is asked only
+// at "/" when those are missing.
 #include <hwloc.h>
 #include <limits.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -27,6 +30,7 @@
 #include "sense/fs.h"
 #include "sense/host_parse.h"
 #include "sense/sense.h"
+#include "sense/trace.h"
 
 namespace gpuenv {
 
@@ -357,20 +361,50 @@ bool numa_from_sysfs(const Ctx& ctx, std::vector<NumaNode>* nodes,
   return true;
 }
 
+// sysfs first, everywhere: two small files a node (well under a
+// millisecond), where loading even a filtered hwloc topology took 6-13 ms
+// on an H200 host. Both give whole nodes (hwloc with INCLUDE_DISALLOWED)
+// and the same memory (MemTotal of the node's meminfo). hwloc remains for
+// a live system without /sys/devices/system/node (a kernel without NUMA).
 void sense_numa(const Ctx& ctx) {
   std::string hwloc_err, sysfs_err;
   std::vector<NumaNode> nodes;
-  if (ctx.live && numa_from_hwloc(&nodes, &hwloc_err)) {
-    ctx.host->numa_nodes = std::move(nodes);
-    return;
-  }
-  nodes.clear();
   if (numa_from_sysfs(ctx, &nodes, &sysfs_err)) {
     ctx.host->numa_nodes = std::move(nodes);
     return;
   }
+  nodes.clear();
+  if (ctx.live && numa_from_hwloc(&nodes, &hwloc_err)) {
+    ctx.host->numa_nodes = std::move(nodes);
+    return;
+  }
   ctx.problem("host_numa_unknown",
-              (hwloc_err.empty() ? "" : hwloc_err + "; ") + sysfs_err, kFixMount);
+              sysfs_err + (hwloc_err.empty() ? "" : "; " + hwloc_err), kFixMount);
+}
+
+// --- RLIMIT_MEMLOCK ---------------------------------------------------------
+
+// How much memory this process may pin (RDMA registration, cudaHostAlloc
+// through some paths, NCCL over InfiniBand). A fake root without
+// /proc/self/limits leaves it unknown, quietly.
+void sense_memlock(const Ctx& ctx) {
+  struct rlimit rl;
+  if (ctx.live && getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
+    ctx.host->memlock_bytes = rl.rlim_cur == RLIM_INFINITY
+                                  ? UINT64_MAX
+                                  : static_cast<std::uint64_t>(rl.rlim_cur);
+    return;
+  }
+  const std::string path = "/proc/self/limits";
+  std::optional<std::string> text;
+  std::string err;
+  if (!read_optional(ctx, path, &text, &err))
+    return ctx.problem("host_memlock_unknown", err, kFixMount);
+  if (!text) return;
+  std::optional<std::uint64_t> bytes;
+  if (!parse_limit(*text, "Max locked memory", &bytes, &err))
+    return ctx.problem("host_memlock_unknown", path + ": " + err, kFixFormat);
+  ctx.host->memlock_bytes = bytes;
 }
 
 // --- /dev/shm -------------------------------------------------------------
@@ -522,14 +556,22 @@ Ctx make_ctx(const SenseOptions& opts, Host* host) {
 void sense_host(const SenseOptions& opts, Host* host) {
   *host = Host{};
   Ctx ctx = make_ctx(opts, host);
-  sense_hostname(ctx);
-  sense_online_cpus(ctx);
-  sense_affinity(ctx);
-  load_proc_self(ctx);
-  sense_cgroup_limits(ctx);
-  sense_memory_total(ctx);
-  compute_usable_cpus(host);
-  sense_numa(ctx);
+  {
+    trace::Scope t("host: hostname, CPUs, cgroups, memory");
+    sense_hostname(ctx);
+    sense_online_cpus(ctx);
+    sense_affinity(ctx);
+    load_proc_self(ctx);
+    sense_cgroup_limits(ctx);
+    sense_memory_total(ctx);
+    compute_usable_cpus(host);
+  }
+  {
+    trace::Scope t("host: NUMA nodes");
+    sense_numa(ctx);
+  }
+  trace::Scope t("host: memlock, shm, container, devices, network");
+  sense_memlock(ctx);
   sense_shm(ctx);
   host->container = detect_container(ctx);
   sense_device_nodes(ctx);

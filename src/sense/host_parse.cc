@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 
 namespace gpuenv {
 
@@ -228,18 +230,20 @@ bool parse_cpu_list(std::string_view text, std::vector<int>* cpus,
   cpus->clear();
   text = trim(text);
   if (text.empty()) return true;
-  std::vector<bool> seen(kMaxCpus);
+  // The CPUs named, then sorted and deduplicated: linear in the list's
+  // size, not in kMaxCpus (GPU sensing parses one list per GPU).
   std::size_t total = 0;
   for (std::string_view item : split(text, ',')) {
     int lo = 0, hi = 0;
-    if (!parse_cpu_range(trim(item), &lo, &hi, err)) return false;
+    if (!parse_cpu_range(trim(item), &lo, &hi, err)) return cpus->clear(), false;
     total += hi - lo + 1;
     if (total > static_cast<std::size_t>(kMaxCpus))
-      return fail(err, "CPU list names more than " + std::to_string(kMaxCpus) + " CPUs");
-    for (int c = lo; c <= hi; ++c) seen[c] = true;
+      return cpus->clear(),
+             fail(err, "CPU list names more than " + std::to_string(kMaxCpus) + " CPUs");
+    for (int c = lo; c <= hi; ++c) cpus->push_back(c);
   }
-  for (int c = 0; c < kMaxCpus; ++c)
-    if (seen[c]) cpus->push_back(c);
+  if (!std::is_sorted(cpus->begin(), cpus->end())) std::sort(cpus->begin(), cpus->end());
+  cpus->erase(std::unique(cpus->begin(), cpus->end()), cpus->end());
   return true;
 }
 
@@ -466,6 +470,64 @@ std::optional<bool> interface_up(std::string_view operstate,
   auto [end, ec] = std::from_chars(f.data() + 2, f.data() + f.size(), bits, 16);
   if (ec != std::errc() || end != f.data() + f.size()) return std::nullopt;
   return (bits & 0x1) != 0;  // IFF_UP
+}
+
+namespace {
+
+// Up to max_digits hex digits at the front of *text, consumed.
+bool take_hex(std::string_view* text, std::size_t max_digits, unsigned* value) {
+  std::size_t n = 0;
+  while (n < text->size() && n < max_digits && std::isxdigit(static_cast<unsigned char>((*text)[n])))
+    ++n;
+  if (n == 0) return false;
+  std::from_chars(text->data(), text->data() + n, *value, 16);
+  text->remove_prefix(n);
+  return true;
+}
+
+bool take_char(std::string_view* text, char c) {
+  if (text->empty() || text->front() != c) return false;
+  text->remove_prefix(1);
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> sysfs_pci_address(std::string_view id) {
+  unsigned domain = 0, bus = 0, device = 0, function = 0;
+  if (!take_hex(&id, 8, &domain) || !take_char(&id, ':') || !take_hex(&id, 2, &bus) ||
+      !take_char(&id, ':') || !take_hex(&id, 2, &device) || !take_char(&id, '.') ||
+      !take_hex(&id, 1, &function) || !id.empty() || device > 0x1f || function > 7)
+    return std::nullopt;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", domain, bus, device, function);
+  return buf;
+}
+
+bool parse_numa_node(std::string_view text, std::optional<int>* node, std::string* err) {
+  std::string_view t = trim(text);
+  int value = 0;
+  if (t == "-1") return node->reset(), true;
+  if (!parse_uint(t, &value)) return fail(err, "bad NUMA node " + quote(t));
+  *node = value;
+  return true;
+}
+
+bool parse_limit(std::string_view text, std::string_view name,
+                 std::optional<std::uint64_t>* soft, std::string* err) {
+  for (std::string_view line : lines(text)) {
+    if (line.substr(0, name.size()) != name) continue;
+    std::string_view rest = line.substr(name.size());
+    if (rest.empty() || (rest[0] != ' ' && rest[0] != '\t')) continue;  // a longer name
+    rest = trim(rest);
+    std::string_view value = rest.substr(0, rest.find_first_of(" \t"));
+    std::uint64_t n = 0;
+    if (value == "unlimited") return *soft = UINT64_MAX, true;
+    if (!parse_uint(value, &n)) return fail(err, "bad " + std::string(name) + " " + quote(value));
+    *soft = n;
+    return true;
+  }
+  return fail(err, "no " + quote(name) + " row");
 }
 
 std::map<std::string, std::string> parse_key_values(std::string_view text) {

@@ -141,6 +141,23 @@ std::string container_kind(std::string_view value);
 std::optional<bool> interface_up(std::string_view operstate,
                                  std::optional<std::string_view> flags);
 
+/// NVML's PCI bus id ("00000000:18:00.0": 8 hex digits of domain, upper or
+/// lower case) as sysfs names the device under /sys/bus/pci/devices
+/// ("0000:18:00.0": at least 4 digits of domain, lower case). nullopt when
+/// it is not a PCI address.
+std::optional<std::string> sysfs_pci_address(std::string_view nvml_bus_id);
+
+/// A device's sysfs numa_node file ("1\n"); "-1" (no NUMA affinity) gives
+/// nullopt. False with *err on anything else.
+bool parse_numa_node(std::string_view text, std::optional<int>* node,
+                     std::string* err);
+
+/// The soft limit of one row of /proc/<pid>/limits ("Max locked memory
+/// 8388608  8388608  bytes"): "unlimited" gives UINT64_MAX (RLIM_INFINITY).
+/// False with *err when the row is missing or its soft limit not a number.
+bool parse_limit(std::string_view text, std::string_view name,
+                 std::optional<std::uint64_t>* soft, std::string* err);
+
 /// "key = value" lines (pyvenv.cfg); '#' comments and other lines skipped.
 std::map<std::string, std::string> parse_key_values(std::string_view text);
 

@@ -187,6 +187,15 @@ void check_small(std::string_view text) {
   if (auto v = proc_status_field(text, "Cpus_allowed_list")) CHECK(v->find('\n') == std::string::npos);
   if (auto kind = container_hint(text)) CHECK(!kind->empty());
   CHECK(!container_kind(text).empty());
+  if (auto pci = sysfs_pci_address(text)) {
+    CHECK(pci->size() >= 12 && pci->size() <= 16 && sysfs_pci_address(*pci) == pci);
+  }
+  std::optional<std::uint64_t> memlock;
+  std::string err;
+  if (!parse_limit(text, "Max locked memory", &memlock, &err)) CHECK(!err.empty());
+  std::optional<int> node;
+  if (parse_numa_node(text, &node, &err)) CHECK(!node || *node >= 0);
+  else CHECK(!err.empty());
   std::size_t nl = text.find('\n');
   interface_up(text.substr(0, nl), nl == text.npos ? std::nullopt
                                                    : std::optional(text.substr(nl + 1)));

@@ -392,6 +392,61 @@ TEST(HostParseInterfaceUp, Table) {
   EXPECT_EQ(interface_up("garbage", "0x"), std::nullopt);
 }
 
+TEST(HostParseSysfsPciAddress, Table) {
+  const std::pair<const char*, std::optional<std::string>> rows[] = {
+      {"00000000:18:00.0", "0000:18:00.0"},
+      {"00000000:3B:00.0", "0000:3b:00.0"},  // NVML's upper case, sysfs' lower
+      {"00000000:bd:1f.7", "0000:bd:1f.7"},
+      {"0000:3B:00.0", "0000:3b:00.0"},      // the legacy 4-digit domain
+      {"00010000:01:00.0", "10000:01:00.0"},  // VMD domains have 5 digits
+      {"00000002:0a:00.1", "0002:0a:00.1"},
+      {"", std::nullopt},
+      {"00000000:18:00", std::nullopt},
+      {"00000000:18:00.0\n", std::nullopt},
+      {"000000000:18:00.0", std::nullopt},  // 9 digits of domain
+      {"00000000:118:00.0", std::nullopt},
+      {"00000000:18:20.0", std::nullopt},   // device > 0x1f
+      {"00000000:18:00.8", std::nullopt},   // function > 7
+      {"0000000g:18:00.0", std::nullopt},
+      {"../../x:18:00.0", std::nullopt},
+  };
+  for (const auto& [in, out] : rows) EXPECT_EQ(sysfs_pci_address(in), out) << in;
+}
+
+TEST(HostParseNumaNode, Table) {
+  std::optional<int> node = 7;
+  std::string err;
+  EXPECT_TRUE(parse_numa_node("1\n", &node, &err));
+  EXPECT_EQ(node, 1);
+  EXPECT_TRUE(parse_numa_node("-1\n", &node, &err));  // no NUMA affinity
+  EXPECT_EQ(node, std::nullopt);
+  node = 7;
+  for (const char* bad : {"", "\n", "-2", "x", "1 2", "+1", "99999999999"}) {
+    EXPECT_FALSE(parse_numa_node(bad, &node, &err)) << bad;
+    EXPECT_FALSE(err.empty());
+    EXPECT_EQ(node, 7) << bad;
+  }
+}
+
+TEST(HostParseLimit, ProcSelfLimits) {
+  const std::string limits =
+      "Limit                     Soft Limit           Hard Limit           Units     \n"
+      "Max cpu time              unlimited            unlimited            seconds   \n"
+      "Max locked memory         8388608              16777216             bytes     \n"
+      "Max locked memory more    1                    1                    bytes     \n";
+  std::optional<std::uint64_t> v;
+  std::string err;
+  ASSERT_TRUE(parse_limit(limits, "Max locked memory", &v, &err)) << err;
+  EXPECT_EQ(v, 8388608u);  // the soft limit
+  ASSERT_TRUE(parse_limit(limits, "Max cpu time", &v, &err)) << err;
+  EXPECT_EQ(v, UINT64_MAX);  // unlimited
+  EXPECT_FALSE(parse_limit(limits, "Max open files", &v, &err));
+  EXPECT_EQ(err, "no \"Max open files\" row");
+  EXPECT_FALSE(parse_limit("Max locked memory   -1  -1 bytes\n", "Max locked memory", &v, &err));
+  EXPECT_EQ(err, "bad Max locked memory \"-1\"");
+  EXPECT_FALSE(parse_limit("Max locked memory\n", "Max locked memory", &v, &err));
+}
+
 TEST(HostParseKeyValues, PyvenvCfg) {
   auto kv = parse_key_values(
       "home = /usr/bin\ninclude-system-site-packages = false\n# c = d\nversion = 3.11.2\nnoeq\n");

@@ -1,6 +1,8 @@
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -288,6 +290,50 @@ TEST(HostSense, CgroupNotMounted) {
   EXPECT_EQ(h.cgroup_cpu_quota, std::nullopt);
 }
 
+TEST(HostSense, MemlockFromProcLimits) {
+  const std::string header =
+      "Limit                     Soft Limit           Hard Limit           Units     \n"
+      "Max open files            1048576              1048576              files     \n";
+  struct Row {
+    const char* row;
+    std::optional<std::uint64_t> want;
+    const char* problem;
+  } rows[] = {
+      {"Max locked memory         65536                65536                bytes\n", 65536,
+       ""},
+      {"Max locked memory         unlimited            unlimited            bytes\n",
+       UINT64_MAX, ""},
+      {"Max locked memory         lots                 lots                 bytes\n",
+       std::nullopt, "host_memlock_unknown (/proc/self/limits: bad Max locked memory \"lots\")\n"},
+      {"", std::nullopt,
+       "host_memlock_unknown (/proc/self/limits: no \"Max locked memory\" row)\n"},
+  };
+  for (const Row& r : rows) {
+    FakeTree t;
+    docker_v2(t);
+    t.file("/proc/self/limits", header + r.row);
+    Host h = t.sense();
+    EXPECT_EQ(h.memlock_bytes, r.want) << r.row;
+    EXPECT_EQ(codes(h.problems), r.problem);
+  }
+  FakeTree t;
+  docker_v2(t);
+  EXPECT_EQ(t.sense().memlock_bytes, std::nullopt);  // no file: unknown, quietly
+}
+
+TEST(HostSense, NumaNodesFromSysfsNotHwloc) {
+  // A one-node tree read as sysfs says, including a CPU-less memory node.
+  FakeTree t;
+  docker_v2(t);
+  t.file("/sys/devices/system/node/node2/cpulist", "\n");
+  t.file("/sys/devices/system/node/node2/meminfo", "Node 2 MemTotal:       1024 kB\n");
+  t.file("/sys/devices/system/node/has_cpu", "0-1\n");  // not a node
+  Host h = t.sense();
+  EXPECT_EQ(codes(h.problems), "");
+  ASSERT_EQ(h.numa_nodes.size(), 3u);
+  EXPECT_EQ(h.numa_nodes[2], (NumaNode{2, {}, 1024ull * 1024}));
+}
+
 TEST(HostSense, ContainerDetectionOrder) {
   struct Row {
     const char* name;
@@ -369,6 +415,33 @@ TEST(HostSense, LiveMachineInvariants) {
   EXPECT_TRUE(std::is_sorted(h.interfaces.begin(), h.interfaces.end(),
                              [](auto& a, auto& b) { return a.name < b.name; }));
   for (const std::string& d : h.nvidia_device_nodes) EXPECT_EQ(d.rfind("/dev/nvidia", 0), 0u);
+  struct rlimit rl;
+  ASSERT_EQ(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
+  EXPECT_EQ(h.memlock_bytes, rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur);
+}
+
+TEST(HostSense, LiveNumaNodesMatchSysfs) {
+  if (!stdfs::exists("/sys/devices/system/node/node0")) GTEST_SKIP() << "no sysfs NUMA nodes";
+  Host h;
+  sense_host(SenseOptions{}, &h);
+  std::vector<int> indices;
+  for (const auto& e : stdfs::directory_iterator("/sys/devices/system/node")) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("node", 0) == 0 && name.size() > 4 &&
+        name.find_first_not_of("0123456789", 4) == std::string::npos)
+      indices.push_back(std::stoi(name.substr(4)));
+  }
+  std::sort(indices.begin(), indices.end());
+  ASSERT_EQ(h.numa_nodes.size(), indices.size());
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    EXPECT_EQ(h.numa_nodes[i].index, indices[i]);
+    std::ifstream in("/sys/devices/system/node/node" + std::to_string(indices[i]) + "/cpulist");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<int> cpus;
+    std::string err;
+    ASSERT_TRUE(parse_cpu_list(text, &cpus, &err)) << err;
+    EXPECT_EQ(h.numa_nodes[i].cpus, cpus);
+  }
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 
 #include "sense/nvml_errors.h"
 #include "sense/nvml_test_support.h"
@@ -60,7 +63,7 @@ TEST_F(NvidiaSense, H200Single) {
   EXPECT_TRUE(m.pairs.empty());
 }
 
-TEST_F(NvidiaSense, CallsTheNewestVersionsAndShutsDownOnce) {
+TEST_F(NvidiaSense, CallsTheNewestVersionsAndLeavesNvmlInitialised) {
   sense(FakeRun().scenario(scenario("h200")));
   std::vector<std::string> trace = nvml_trace();
   for (const char* fn : {"nvmlInit_v2", "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2",
@@ -69,9 +72,11 @@ TEST_F(NvidiaSense, CallsTheNewestVersionsAndShutsDownOnce) {
     EXPECT_TRUE(contains(trace, fn)) << fn;
   for (const char* fn : {"nvmlInit", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetPciInfo_v2"})
     EXPECT_FALSE(contains(trace, fn)) << fn;
-  ASSERT_FALSE(trace.empty());
-  EXPECT_EQ(trace.back(), "nvmlShutdown");
-  EXPECT_EQ(std::count(trace.begin(), trace.end(), "nvmlShutdown"), 1);
+  // Sensing is one-shot: nvmlShutdown (~6 ms on an H200 host) is left to
+  // the process's exit. The library stays mapped (RTLD_NODELETE), and the
+  // device files are closed on exec for `gpuenv run`'s command.
+  EXPECT_EQ(std::count(trace.begin(), trace.end(), "nvmlInit_v2"), 1);
+  EXPECT_FALSE(contains(trace, "nvmlShutdown"));
 }
 
 TEST_F(NvidiaSense, DoesNotLoadCudaUnlessAsked) {
@@ -294,7 +299,7 @@ TEST_F(NvidiaSense, GpuLostMidQueryKeepsTheOthers) {
   EXPECT_EQ(m.pairs, (std::vector<GpuPair>{{0, 2, "node", "ok", "not_supported"}}));
   EXPECT_TRUE(m.nvidia.problems.empty());
   EXPECT_EQ(m.nvidia.driver_version, "570.153.02");
-  EXPECT_EQ(nvml_trace().back(), "nvmlShutdown");
+  EXPECT_FALSE(contains(nvml_trace(), "nvmlShutdown"));  // left to the process's exit
 }
 
 TEST_F(NvidiaSense, GpuLostBeforeItsHandle) {
@@ -451,6 +456,257 @@ TEST_F(NvidiaSense, SwitchesScenariosInOneProcess) {
   EXPECT_EQ(sense(FakeRun().nvml(testing::kOldNvml).scenario(scenario("old_driver"))).gpus,
             (std::vector<Gpu>{v100(0), v100(1)}));
   EXPECT_EQ(sense(FakeRun().scenario(scenario("h200"))).gpus, std::vector<Gpu>{h200()});
+}
+
+// --- CPU affinity and NUMA node from sysfs -----------------------------
+
+// A fake root holding sys/bus/pci/devices/<address>/{local_cpulist,numa_node}.
+class PciSysfs {
+ public:
+  PciSysfs() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "gpuenv_pci_XXXXXX").string();
+    root_ = mkdtemp(tmpl.data());
+  }
+  ~PciSysfs() { std::filesystem::remove_all(root_); }
+  const std::string& root() const { return root_; }
+
+  /// A file of a device; an empty text is written as an empty file.
+  void file(const std::string& address, const std::string& name, const std::string& text) {
+    std::string dir = root_ + "/sys/bus/pci/devices/" + address;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/" + name) << text;
+  }
+
+ private:
+  std::string root_;
+};
+
+TEST_F(NvidiaSense, CpuAffinityAndNumaNodeFromSysfsNotNvml) {
+  PciSysfs sys;
+  sys.file("0000:19:00.0", "local_cpulist", "48-95,144-191\n");
+  sys.file("0000:19:00.0", "numa_node", "1\n");
+  Machine m = sense(FakeRun().scenario(scenario("h200")).root(sys.root()));
+  Gpu expected = h200();
+  expected.cpu_affinity = cpu_ranges({{48, 95}, {144, 191}});  // not the scenario's 0-47,96-143
+  expected.numa_node = 1;
+  EXPECT_GPUS_EQ(m.gpus, std::vector<Gpu>{expected});
+  std::vector<std::string> trace = nvml_trace();
+  EXPECT_FALSE(contains(trace, "nvmlDeviceGetCpuAffinity"));
+  EXPECT_FALSE(contains(trace, "nvmlDeviceGetNumaNodeId"));
+  EXPECT_TRUE(m.nvidia.problems.empty());
+}
+
+TEST_F(NvidiaSense, SysfsNumaNodeMinusOneIsNoneWithoutAskingNvml) {
+  PciSysfs sys;
+  sys.file("0000:19:00.0", "local_cpulist", "0-47,96-143\n");
+  sys.file("0000:19:00.0", "numa_node", "-1\n");
+  Machine m = sense(FakeRun().scenario(scenario("h200")).root(sys.root()));
+  ASSERT_EQ(m.gpus.size(), 1u);
+  EXPECT_EQ(m.gpus[0].numa_node, std::nullopt);
+  EXPECT_EQ(m.gpus[0].cpu_affinity, h200().cpu_affinity);
+  EXPECT_FALSE(contains(nvml_trace(), "nvmlDeviceGetNumaNodeId"));
+}
+
+TEST_F(NvidiaSense, UnreadableSysfsFallsBackToNvml) {
+  for (const char* cpulist : std::initializer_list<const char*>{"garbage\n", "\n", nullptr}) {
+    SCOPED_TRACE(cpulist ? cpulist : "(missing)");
+    std::remove(nvml_trace_path().c_str());
+    PciSysfs sys;
+    if (cpulist) sys.file("0000:19:00.0", "local_cpulist", cpulist);
+    sys.file("0000:19:00.0", "numa_node", "zero\n");
+    Machine m = sense(FakeRun().scenario(scenario("h200")).root(sys.root()));
+    EXPECT_GPUS_EQ(m.gpus, std::vector<Gpu>{h200()});  // NVML's answers
+    EXPECT_TRUE(contains(nvml_trace(), "nvmlDeviceGetCpuAffinity"));
+    EXPECT_TRUE(contains(nvml_trace(), "nvmlDeviceGetNumaNodeId"));
+  }
+}
+
+TEST_F(NvidiaSense, SysfsAddressesAreLowerCaseWithAFourDigitDomain) {
+  PciSysfs sys;  // NVML says 00000000:0F:00.0 and 00000000:B7:00.0
+  sys.file("0000:0f:00.0", "local_cpulist", "200-201\n");
+  sys.file("0000:0f:00.0", "numa_node", "3\n");
+  sys.file("0000:b7:00.0", "numa_node", "-1\n");
+  Machine m = sense(FakeRun().scenario(scenario("a100_nvlink_8")).root(sys.root()));
+  std::vector<Gpu> expected;
+  for (int i = 0; i < 8; ++i) expected.push_back(a100(i));
+  expected[1].cpu_affinity = std::vector<int>{200, 201};
+  expected[1].numa_node = 3;
+  expected[6].numa_node = std::nullopt;  // its CPUs still from NVML
+  EXPECT_GPUS_EQ(m.gpus, expected);
+}
+
+// --- concurrency ------------------------------------------------------------
+
+TEST_F(NvidiaSense, QueriesGpusAndPairsConcurrently) {
+  // 8 GPUs x 40 ms and 28 pairs x 10 ms: 600 ms one after another.
+  std::string text = scenario_text("a100_nvlink_8") +
+                     "fault fn=nvmlDeviceGetName delay_ms=40\n"
+                     "fault fn=nvmlDeviceGetTopologyCommonAncestor delay_ms=10\n";
+  auto start = std::chrono::steady_clock::now();
+  Machine m = sense(FakeRun().scenario(write_scenario(text)));
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::steady_clock::now() - start)
+                .count();
+  EXPECT_LT(ms, 300) << "GPUs or pairs were queried one after another";
+  std::vector<Gpu> expected;
+  for (int i = 0; i < 8; ++i) expected.push_back(a100(i));
+  EXPECT_GPUS_EQ(m.gpus, expected);
+  ASSERT_EQ(m.pairs.size(), 28u);
+  std::size_t i = 0;
+  for (int a = 0; a < 8; ++a)
+    for (int b = a + 1; b < 8; ++b, ++i) {
+      EXPECT_EQ(m.pairs[i].a, a);
+      EXPECT_EQ(m.pairs[i].b, b);
+      EXPECT_EQ(m.pairs[i].topology, a100_topology(a, b));
+    }
+}
+
+TEST_F(NvidiaSense, ProblemsComeInGpuOrderWhateverFinishesFirst) {
+  // GPU 0 answers last; its Problem still comes first.
+  std::string text = scenario_text("a100_nvlink_8") +
+                     "fault fn=nvmlDeviceGetName delay_ms=50 gpu=0\n"
+                     "fault fn=nvmlDeviceGetPowerManagementLimit code=999\n"
+                     "fault fn=nvmlDeviceGetP2PStatus code=999\n";
+  Machine m = sense(FakeRun().scenario(write_scenario(text)));
+  std::vector<std::string> messages;
+  for (const Problem& p : m.nvidia.problems) messages.push_back(p.message.substr(0, p.message.find(" failed")));
+  std::vector<std::string> expected;
+  for (int g = 0; g < 8; ++g)
+    expected.push_back("nvmlDeviceGetPowerManagementLimit(GPU " + std::to_string(g) + ")");
+  for (int a = 0; a < 8; ++a)
+    for (int b = a + 1; b < 8; ++b)
+      for (int twice = 0; twice < 2; ++twice)  // read and NVLink
+        expected.push_back("nvmlDeviceGetP2PStatus(GPU " + std::to_string(a) + ", GPU " +
+                           std::to_string(b) + ")");
+  EXPECT_EQ(messages, expected);
+}
+
+// --- health (doctor: SenseOptions::with_health) -----------------------------
+
+constexpr const char* kHealthFunctions[] = {
+    "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons",
+    "nvmlDeviceGetTemperature",               "nvmlDeviceGetEccMode",
+    "nvmlDeviceGetTotalEccErrors",            "nvmlDeviceGetRetiredPagesPendingStatus",
+    "nvmlDeviceGetRemappedRows",              "nvmlDeviceGetGpuFabricInfo",
+};
+
+Gpu healthy_h200() {
+  Gpu g = h200();
+  g.clocks_event_reasons = 0x1;  // GPU idle
+  g.temperature_c = 34;
+  g.ecc_enabled = true;
+  g.ecc_uncorrected_volatile = 0;
+  g.row_remap_pending = false;
+  g.row_remap_failure = false;
+  g.fabric_state = "completed";
+  g.fabric_status = 0;
+  return g;  // retired_pages_pending: Hopper has none (NOT_SUPPORTED)
+}
+
+TEST_F(NvidiaSense, HealthOfAWellH200) {
+  Machine m = sense(FakeRun().scenario(scenario("h200_health")).with_health());
+  EXPECT_GPUS_EQ(m.gpus, std::vector<Gpu>{healthy_h200()});
+  EXPECT_TRUE(m.nvidia.problems.empty());
+  std::vector<std::string> trace = nvml_trace();
+  EXPECT_TRUE(contains(trace, "nvmlDeviceGetCurrentClocksEventReasons"));
+  EXPECT_FALSE(contains(trace, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+  EXPECT_TRUE(contains(trace, "nvmlDeviceGetRetiredPagesPendingStatus"));  // asked; unsupported
+}
+
+TEST_F(NvidiaSense, DetectDoesNotReadHealth) {
+  Machine m = sense(FakeRun().scenario(scenario("h200_health")));
+  EXPECT_GPUS_EQ(m.gpus, std::vector<Gpu>{h200()});
+  std::vector<std::string> trace = nvml_trace();
+  for (const char* fn : kHealthFunctions) EXPECT_FALSE(contains(trace, fn)) << fn;
+}
+
+TEST_F(NvidiaSense, HealthOfFourSickH100s) {
+  Machine m = sense(FakeRun().scenario(scenario("h100_sick_4")).with_health());
+  ASSERT_EQ(m.gpus.size(), 4u);
+  EXPECT_TRUE(m.nvidia.problems.empty()) << m.nvidia.problems[0].message;
+  const Gpu &hot = m.gpus[0], &capped = m.gpus[1], &pending = m.gpus[2], &failed = m.gpus[3];
+  EXPECT_EQ(hot.clocks_event_reasons, nvml::kClocksEventSwThermalSlowdown |
+                                          nvml::kClocksEventHwThermalSlowdown);
+  EXPECT_EQ(hot.temperature_c, 91);
+  EXPECT_EQ(capped.clocks_event_reasons, nvml::kClocksEventSwPowerCap);
+  EXPECT_EQ(capped.ecc_enabled, true);
+  EXPECT_EQ(capped.ecc_uncorrected_volatile, 2u);
+  EXPECT_EQ(pending.clocks_event_reasons, 0u);  // zero is an answer here: no reason
+  EXPECT_EQ(pending.row_remap_pending, true);
+  EXPECT_EQ(pending.row_remap_failure, false);
+  EXPECT_EQ(pending.fabric_state, "in_progress");
+  EXPECT_EQ(pending.fabric_status, std::nullopt);  // meaningful once completed
+  EXPECT_EQ(failed.row_remap_pending, false);
+  EXPECT_EQ(failed.row_remap_failure, true);
+  EXPECT_EQ(failed.fabric_state, "not_started");
+  EXPECT_EQ(failed.ecc_enabled, false);
+  EXPECT_EQ(failed.ecc_uncorrected_volatile, std::nullopt);  // no counts with ECC off
+  for (const Gpu& g : m.gpus) EXPECT_EQ(g.retired_pages_pending, std::nullopt);
+}
+
+// The V100 scenario with every health key: what the driver's functions can tell.
+std::string v100_with_health(std::string text) {
+  const std::string keys =
+      " events=0x4 temp=61 ecc=1/1 ecc_uncorrected=5 retired_pending=1 remap=1/1 fabric=3";
+  for (std::size_t at = 0; (at = text.find("migmax=0", at)) != std::string::npos; at += 8)
+    text.insert(at + 8, keys);
+  return text;
+}
+
+TEST_F(NvidiaSense, HealthOnAnOldDriverLeavesItsMissingFunctionsUnknown) {
+  Machine m = sense(
+      FakeRun().nvml(testing::kOldNvml).scenario(write_scenario(v100_with_health(scenario_text("old_driver")))).with_health());
+  ASSERT_EQ(m.gpus.size(), 2u);
+  const Gpu& g = m.gpus[0];
+  EXPECT_EQ(g.clocks_event_reasons, nvml::kClocksEventSwPowerCap);  // the "throttle" name
+  EXPECT_EQ(g.temperature_c, 61);
+  EXPECT_EQ(g.ecc_enabled, true);
+  EXPECT_EQ(g.ecc_uncorrected_volatile, 5u);
+  EXPECT_EQ(g.retired_pages_pending, true);
+  EXPECT_EQ(g.row_remap_pending, std::nullopt);  // R418 has no nvmlDeviceGetRemappedRows
+  EXPECT_EQ(g.row_remap_failure, std::nullopt);
+  EXPECT_EQ(g.fabric_state, std::nullopt);  // nor nvmlDeviceGetGpuFabricInfo
+  EXPECT_EQ(g.fabric_status, std::nullopt);
+  EXPECT_TRUE(m.nvidia.problems.empty());
+  std::vector<std::string> trace = nvml_trace();
+  EXPECT_TRUE(contains(trace, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+  for (const char* fn : {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetRemappedRows",
+                         "nvmlDeviceGetGpuFabricInfo"})
+    EXPECT_FALSE(contains(trace, fn)) << fn;
+}
+
+TEST_F(NvidiaSense, HealthOnACurrentDriverHasRowRemappingAndFabric) {
+  Machine m = sense(FakeRun().scenario(write_scenario(v100_with_health(scenario_text("old_driver")))).with_health());
+  ASSERT_EQ(m.gpus.size(), 2u);
+  EXPECT_EQ(m.gpus[1].row_remap_pending, true);
+  EXPECT_EQ(m.gpus[1].row_remap_failure, true);
+  EXPECT_EQ(m.gpus[1].fabric_state, "completed");
+  EXPECT_EQ(m.gpus[1].fabric_status, 0);
+}
+
+TEST_F(NvidiaSense, HealthNotSupportedIsQuietOtherFailuresAreProblems) {
+  std::string text = scenario_text("h200_health") +
+                     "fault fn=nvmlDeviceGetGpuFabricInfo code=3 gpu=0\n"  // NOT_SUPPORTED
+                     "fault fn=nvmlDeviceGetEccMode code=3 gpu=0\n"
+                     "fault fn=nvmlDeviceGetTemperature code=4 gpu=0\n";  // NO_PERMISSION
+  Machine m = sense(FakeRun().scenario(write_scenario(text)).with_health());
+  Gpu expected = healthy_h200();
+  expected.fabric_state = std::nullopt;
+  expected.fabric_status = std::nullopt;
+  expected.ecc_enabled = std::nullopt;  // its counts are still read
+  expected.temperature_c = std::nullopt;
+  EXPECT_GPUS_EQ(m.gpus, std::vector<Gpu>{expected});
+  ASSERT_EQ(codes(m.nvidia.problems), std::vector<std::string>{"nvml_no_permission"});
+  EXPECT_EQ(m.nvidia.problems[0].message.find("nvmlDeviceGetTemperature(GPU 0) failed: "), 0u);
+}
+
+TEST_F(NvidiaSense, HealthOfALostGpuIsNotRead) {
+  std::string text = scenario_text("h200_health") + "fault lost=0 after=12\n";
+  Machine m = sense(FakeRun().scenario(write_scenario(text)).with_health());
+  ASSERT_EQ(m.gpus.size(), 1u);
+  EXPECT_TRUE(m.gpus[0].problem.has_value());
+  EXPECT_EQ(m.gpus[0].fabric_state, std::nullopt);
+  EXPECT_EQ(m.gpus[0].temperature_c, std::nullopt);
 }
 
 }  // namespace

@@ -197,4 +197,38 @@ using DeviceGetTotalEccErrorsFn = Return (*)(Device, int, int, unsigned long lon
 // corrected rows, uncorrected rows, remapping pending, remapping failed
 using DeviceGetRemappedRowsFn = Return (*)(Device, unsigned int*, unsigned int*, unsigned int*, unsigned int*);
 
+// ---- Health, read for doctor (SenseOptions::with_health; nvml_device.cc) ----
+// Also uses DeviceGetClocksEventReasonsFn (nvmlDeviceGetCurrentClocksEventReasons,
+// CUDA 12.2+ / R535; before it nvmlDeviceGetCurrentClocksThrottleReasons, same
+// signature), DeviceGetTemperatureFn, DeviceGetTotalEccErrorsFn and
+// DeviceGetRemappedRowsFn (R460+) above.
+
+// nvmlDeviceGetEccMode(device, nvmlEnableState_t* current, nvmlEnableState_t* pending)
+using DeviceGetEccModeFn = Return (*)(Device, int*, int*);
+// nvmlDeviceGetRetiredPagesPendingStatus(device, nvmlEnableState_t* isPending)
+using DeviceGetRetiredPagesPendingStatusFn = Return (*)(Device, int*);
+
+// nvmlGpuFabricState_t (an unsigned char): NVML_GPU_FABRIC_STATE_*.
+enum : unsigned char {
+  kFabricStateNotSupported = 0,
+  kFabricStateNotStarted = 1,
+  kFabricStateInProgress = 2,
+  kFabricStateCompleted = 3,
+};
+
+// nvmlGpuFabricInfo_t (nvmlDeviceGetGpuFabricInfo, CUDA 12.0+ / R525; its
+// third field was named partitionId before CUDA 12.3). Not the versioned
+// nvmlGpuFabricInfoV_t of nvmlDeviceGetGpuFabricInfoV.
+struct GpuFabricInfo {
+  unsigned char cluster_uuid[16];  // NVML_GPU_FABRIC_UUID_LEN
+  Return status;                   // meaningful once state is completed
+  unsigned int clique_id;
+  unsigned char state;  // nvmlGpuFabricState_t
+};
+static_assert(sizeof(GpuFabricInfo) == 28);
+static_assert(offsetof(GpuFabricInfo, status) == 16);
+static_assert(offsetof(GpuFabricInfo, state) == 24);
+
+using DeviceGetGpuFabricInfoFn = Return (*)(Device, GpuFabricInfo*);
+
 }  // namespace gpuenv::nvml

@@ -4,8 +4,13 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <utility>
 
+#include "sense/fs.h"
+#include "sense/host_parse.h"
 #include "sense/nvml_errors.h"
+#include "sense/parallel.h"
 #include "sense/trace.h"
 
 namespace gpuenv {
@@ -211,17 +216,102 @@ std::optional<std::vector<int>> cpu_affinity(NvmlCaller& call, const NvmlFunctio
   return cpus;
 }
 
-void query_locality(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
-  g->nvlink_active_links = active_nvlinks(call, f, d);
-  g->cpu_affinity = cpu_affinity(call, f, d);
-  g->numa_node = get_int(call, f.numa_node, d);
+// A file of the GPU's PCI device in sysfs, e.g.
+// <root>/sys/bus/pci/devices/0000:18:00.0/local_cpulist; nullopt when the
+// address is unknown or the file unreadable.
+std::optional<std::string> read_pci_file(const NvmlQuery& q, const std::optional<std::string>& bus_id,
+                                         const char* file) {
+  std::optional<std::string> address = bus_id ? sysfs_pci_address(*bus_id) : std::nullopt;
+  if (!address) return std::nullopt;
+  std::string text, err;
+  if (!fs::read_file(fs::under(q.root, "/sys/bus/pci/devices/" + *address + "/" + file), &text,
+                     &err))
+    return std::nullopt;
+  return text;
 }
 
-Gpu query_gpu(const Nvml& nvml, unsigned index, nvml::Device* handle,
+// local_cpulist: the CPUs of the GPU's NUMA node (what NVML's CPU affinity
+// reports, and it costs NVML ~10 ms a GPU to say). False: ask NVML.
+bool sysfs_cpu_affinity(const NvmlQuery& q, const Gpu& g, std::optional<std::vector<int>>* cpus) {
+  std::optional<std::string> text = read_pci_file(q, g.pci_bus_id, "local_cpulist");
+  std::vector<int> list;
+  std::string err;
+  if (!text || !parse_cpu_list(*text, &list, &err) || list.empty()) return false;
+  *cpus = std::move(list);
+  return true;
+}
+
+// numa_node: -1 is "none" (a one-node machine), an answer in itself.
+bool sysfs_numa_node(const NvmlQuery& q, const Gpu& g, std::optional<int>* node) {
+  std::optional<std::string> text = read_pci_file(q, g.pci_bus_id, "numa_node");
+  std::string err;
+  return text && parse_numa_node(*text, node, &err);
+}
+
+void query_locality(NvmlCaller& call, const NvmlFunctions& f, const NvmlQuery& q, nvml::Device d,
+                    Gpu* g) {
+  g->nvlink_active_links = active_nvlinks(call, f, d);
+  if (call.stopped()) return;
+  bool cpus_known, node_known;
+  {
+    trace::Scope t("sysfs PCI device locality");
+    cpus_known = sysfs_cpu_affinity(q, *g, &g->cpu_affinity);
+    node_known = sysfs_numa_node(q, *g, &g->numa_node);
+  }
+  if (!cpus_known) g->cpu_affinity = cpu_affinity(call, f, d);
+  if (!node_known) g->numa_node = get_int(call, f.numa_node, d);
+}
+
+// --- health (doctor) ----------------------------------------------------
+
+void query_ecc(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
+  int current = 0, pending = 0;
+  if (call(f.ecc_mode, d, &current, &pending)) g->ecc_enabled = current == nvml::kFeatureEnabled;
+  if (g->ecc_enabled == false) return;  // no counts to read with ECC off
+  unsigned long long errors = 0;
+  if (call(f.total_ecc_errors, d, nvml::kMemoryErrorUncorrected, nvml::kVolatileEcc, &errors))
+    g->ecc_uncorrected_volatile = errors;
+}
+
+void query_memory_repair(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
+  int retired = 0;
+  if (call(f.retired_pages_pending, d, &retired))
+    g->retired_pages_pending = retired == nvml::kFeatureEnabled;
+  unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
+  if (call(f.remapped_rows, d, &corrected, &uncorrected, &pending, &failure)) {
+    g->row_remap_pending = pending != 0;
+    g->row_remap_failure = failure != 0;
+  }
+}
+
+// The registration's status means something only once it completed.
+void query_fabric(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
+  nvml::GpuFabricInfo info{};
+  if (!call(f.fabric_info, d, &info)) return;
+  g->fabric_state = fabric_state_name(info.state);
+  if (info.state == nvml::kFabricStateCompleted) g->fabric_status = info.status;
+}
+
+void query_health(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
+  unsigned long long reasons = 0;
+  if (call(f.clocks_event_reasons, d, &reasons)) g->clocks_event_reasons = reasons;
+  unsigned celsius = 0;
+  if (call(f.temperature, d, nvml::kTemperatureGpu, &celsius) && celsius <= INT_MAX)
+    g->temperature_c = static_cast<int>(celsius);
+  query_ecc(call, f, d, g);
+  query_memory_repair(call, f, d, g);
+  query_fabric(call, f, d, g);
+}
+
+Gpu query_gpu(const Nvml& nvml, const NvmlQuery& q, unsigned index, nvml::Device* handle,
               std::vector<Problem>* problems) {
   Gpu g;
   g.index = static_cast<int>(index);
-  nvml::Return rc = nvml.fn.handle.call(index, handle);
+  nvml::Return rc;
+  {
+    trace::Scope t(nvml.fn.handle.name);
+    rc = nvml.fn.handle.call(index, handle);
+  }
   if (rc != nvml::kSuccess) {
     *handle = nullptr;
     g.problem = nvml_problem(call_name(nvml.fn.handle.name, gpu_subject(index)), rc,
@@ -234,8 +324,15 @@ Gpu query_gpu(const Nvml& nvml, unsigned index, nvml::Device* handle,
   query_modes(call, nvml.fn, *handle, &g);
   query_pcie(call, nvml.fn, *handle, &g.pcie);
   query_limits(call, nvml.fn, *handle, &g);
-  query_locality(call, nvml.fn, *handle, &g);
+  query_locality(call, nvml.fn, q, *handle, &g);
+  if (q.with_health) query_health(call, nvml.fn, *handle, &g);
   return g;
+}
+
+template <typename T>
+void append(std::vector<T>* to, std::vector<std::vector<T>>&& parts) {
+  for (std::vector<T>& part : parts)
+    to->insert(to->end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
 }
 
 GpuPair query_pair(const Nvml& nvml, const Gpu& a, const Gpu& b, nvml::Device da, nvml::Device db,
@@ -265,30 +362,48 @@ void query_nvml_system(const Nvml& nvml, Nvidia* nvidia) {
   if (call(nvml.fn.cuda_driver_version, &cuda)) nvidia->cuda_driver_version = cuda;
 }
 
-bool query_nvml_gpus(const Nvml& nvml, std::vector<Gpu>* gpus, std::vector<nvml::Device>* handles,
-                     std::vector<Problem>* problems) {
+bool query_nvml_gpus(const Nvml& nvml, const NvmlQuery& query, std::vector<Gpu>* gpus,
+                     std::vector<nvml::Device>* handles, std::vector<Problem>* problems) {
   unsigned count = 0;
-  nvml::Return rc = nvml.fn.count.call(&count);
+  nvml::Return rc;
+  {
+    trace::Scope t(nvml.fn.count.name);
+    rc = nvml.fn.count.call(&count);
+  }
   if (rc != nvml::kSuccess) {
     problems->push_back(nvml_problem(nvml.fn.count.name, rc, nvml_error_text(nvml, rc)));
     return false;
   }
   handles->assign(count, nullptr);
-  for (unsigned i = 0; i < count; ++i)
-    gpus->push_back(query_gpu(nvml, i, &(*handles)[i], problems));
+  std::vector<Gpu> found(count);
+  std::vector<std::vector<Problem>> found_problems(count);
+  {
+    trace::Scope t("NVML GPUs (wall)");
+    parallel_for(count, kMaxNvmlThreads, [&](std::size_t i) {
+      found[i] = query_gpu(nvml, query, static_cast<unsigned>(i), &(*handles)[i], &found_problems[i]);
+    });
+  }
+  gpus->insert(gpus->end(), std::make_move_iterator(found.begin()),
+               std::make_move_iterator(found.end()));
+  append(problems, std::move(found_problems));
   return true;
 }
 
 std::vector<GpuPair> query_nvml_pairs(const Nvml& nvml, const std::vector<Gpu>& gpus,
                                       const std::vector<nvml::Device>& handles,
                                       std::vector<Problem>* problems) {
-  std::vector<GpuPair> pairs;
-  for (std::size_t a = 0; a < gpus.size(); ++a) {
-    for (std::size_t b = a + 1; b < gpus.size(); ++b) {
-      if (gpus[a].problem || gpus[b].problem) continue;
-      pairs.push_back(query_pair(nvml, gpus[a], gpus[b], handles[a], handles[b], problems));
-    }
-  }
+  std::vector<std::pair<std::size_t, std::size_t>> todo;
+  for (std::size_t a = 0; a < gpus.size(); ++a)
+    for (std::size_t b = a + 1; b < gpus.size(); ++b)
+      if (!gpus[a].problem && !gpus[b].problem) todo.emplace_back(a, b);
+  std::vector<GpuPair> pairs(todo.size());
+  std::vector<std::vector<Problem>> pair_problems(todo.size());
+  trace::Scope t("NVML GPU pairs (wall)");
+  parallel_for(todo.size(), kMaxNvmlThreads, [&](std::size_t i) {
+    auto [a, b] = todo[i];
+    pairs[i] = query_pair(nvml, gpus[a], gpus[b], handles[a], handles[b], &pair_problems[i]);
+  });
+  append(problems, std::move(pair_problems));
   return pairs;
 }
 
@@ -327,6 +442,21 @@ std::optional<std::string> topology_name(int level) {
       return "node";
     case nvml::kTopologySystem:
       return "system";
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<std::string> fabric_state_name(unsigned char state) {
+  switch (state) {
+    case nvml::kFabricStateNotSupported:
+      return "not_supported";
+    case nvml::kFabricStateNotStarted:
+      return "not_started";
+    case nvml::kFabricStateInProgress:
+      return "in_progress";
+    case nvml::kFabricStateCompleted:
+      return "completed";
     default:
       return std::nullopt;
   }

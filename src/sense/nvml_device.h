@@ -3,6 +3,7 @@
 // reset) gets Gpu::problem and the rest are still queried.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,15 +13,32 @@
 
 namespace gpuenv {
 
+/// What to read about each GPU besides NVML's answers.
+struct NvmlQuery {
+  /// SenseOptions::root: a GPU's NUMA-local CPUs and NUMA node come from
+  /// <root>/sys/bus/pci/devices/<address>/{local_cpulist,numa_node}, and
+  /// from NVML only when those files are missing or unreadable.
+  std::string root = "/";
+  /// SenseOptions::with_health: clock event reasons, temperature, ECC, page
+  /// retirement, row remapping and the NVLink fabric state too.
+  bool with_health = false;
+};
+
+/// At most this many threads query GPUs or GPU pairs at once.
+inline constexpr std::size_t kMaxNvmlThreads = 16;
+
 /// The driver version and the CUDA version it supports.
 void query_nvml_system(const Nvml& nvml, Nvidia* nvidia);
 
 /// Every GPU in NVML order, and its handle (null where the handle failed).
+/// The GPUs are queried concurrently (NVML is thread-safe); the GPUs and
+/// their Problems come back in index order, as a serial run gives them.
 /// False when NVML cannot count the GPUs (the Problem is in *problems).
-bool query_nvml_gpus(const Nvml& nvml, std::vector<Gpu>* gpus, std::vector<nvml::Device>* handles,
-                     std::vector<Problem>* problems);
+bool query_nvml_gpus(const Nvml& nvml, const NvmlQuery& query, std::vector<Gpu>* gpus,
+                     std::vector<nvml::Device>* handles, std::vector<Problem>* problems);
 
-/// Each pair a < b of GPUs that have no problem: topology and P2P status.
+/// Each pair a < b of GPUs that have no problem: topology and P2P status,
+/// queried concurrently and returned in (a, b) order.
 std::vector<GpuPair> query_nvml_pairs(const Nvml& nvml, const std::vector<Gpu>& gpus,
                                       const std::vector<nvml::Device>& handles,
                                       std::vector<Problem>* problems);
@@ -33,6 +51,9 @@ std::optional<std::string> compute_mode_name(int mode);
 
 /// nvmlGpuTopologyLevel_t -> internal|single|multiple|hostbridge|node|system.
 std::optional<std::string> topology_name(int level);
+
+/// nvmlGpuFabricState_t -> not_supported|not_started|in_progress|completed.
+std::optional<std::string> fabric_state_name(unsigned char state);
 
 /// nvmlGpuP2PStatus_t -> ok|chipset_not_supported|gpu_not_supported|
 /// topology_not_supported|disabled_by_regkey|not_supported|unknown.

@@ -43,6 +43,15 @@ std::vector<Symbol> symbol_table(NvmlFunctions* f) {
       {{"nvmlDeviceGetNumaNodeId"}, &f->numa_node, false},
       {{"nvmlDeviceGetTopologyCommonAncestor"}, &f->topology, false},
       {{"nvmlDeviceGetP2PStatus"}, &f->p2p_status, false},
+      {{"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"},
+       &f->clocks_event_reasons,
+       false},
+      {{"nvmlDeviceGetTemperature"}, &f->temperature, false},
+      {{"nvmlDeviceGetEccMode"}, &f->ecc_mode, false},
+      {{"nvmlDeviceGetTotalEccErrors"}, &f->total_ecc_errors, false},
+      {{"nvmlDeviceGetRetiredPagesPendingStatus"}, &f->retired_pages_pending, false},
+      {{"nvmlDeviceGetRemappedRows"}, &f->remapped_rows, false},
+      {{"nvmlDeviceGetGpuFabricInfo"}, &f->fabric_info, false},
   };
 }
 
@@ -50,7 +59,7 @@ std::vector<Symbol> symbol_table(NvmlFunctions* f) {
 
 bool load_nvml(const std::string& library, Nvml* nvml, Problem* err) {
   std::string text;
-  if (!nvml->library.open(library, &text)) {
+  if (!nvml->library.open(library, &text, /*keep_loaded=*/true)) {
     *err = nvml_library_not_found(library, text);
     return false;
   }

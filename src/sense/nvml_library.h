@@ -40,6 +40,14 @@ struct NvmlFunctions {
   Fn<nvml::DeviceGetNumaNodeIdFn> numa_node;
   Fn<nvml::DeviceGetTopologyCommonAncestorFn> topology;
   Fn<nvml::DeviceGetP2PStatusFn> p2p_status;
+  // Health (SenseOptions::with_health only).
+  Fn<nvml::DeviceGetClocksEventReasonsFn> clocks_event_reasons;
+  Fn<nvml::DeviceGetTemperatureFn> temperature;
+  Fn<nvml::DeviceGetEccModeFn> ecc_mode;
+  Fn<nvml::DeviceGetTotalEccErrorsFn> total_ecc_errors;
+  Fn<nvml::DeviceGetRetiredPagesPendingStatusFn> retired_pages_pending;
+  Fn<nvml::DeviceGetRemappedRowsFn> remapped_rows;
+  Fn<nvml::DeviceGetGpuFabricInfoFn> fabric_info;
 };
 
 /// An open libnvidia-ml and its functions.
@@ -50,6 +58,9 @@ struct Nvml {
 
 /// Opens `library` and resolves the table. On failure returns false with
 /// the Problem (nvml_library_not_found or nvml_symbol_missing) in *err.
+/// The library stays mapped after `nvml` is destroyed (RTLD_NODELETE):
+/// one-shot sensing leaves NVML initialised for the process's exit to
+/// release, and an initialised NVML must not be unmapped under itself.
 bool load_nvml(const std::string& library, Nvml* nvml, Problem* err);
 
 /// nvmlErrorString's text for rc, or nullptr when the library lacks it.

@@ -23,6 +23,10 @@ inline const std::string kOldNvml = GPUENV_FAKE_DIR "/old/libnvidia-ml.so.1";
 inline const std::string kFakeCuda = GPUENV_FAKE_DIR "/libcuda.so.1";
 inline const std::string kNoNvml = "/nonexistent/libnvidia-ml.so.1";
 inline const std::string kNoCuda = "/nonexistent/libcuda.so.1";
+/// SenseOptions::root of a FakeRun unless told otherwise: no sysfs, so each
+/// GPU's CPUs and NUMA node come from NVML (the scenario), whatever PCI
+/// devices the machine running the tests has.
+inline const std::string kNoRoot = "/nonexistent/gpuenv-root";
 
 /// tests/fake_nvml/scenarios/<name>.txt
 inline std::string scenario(const std::string& name) {
@@ -43,12 +47,20 @@ class FakeRun {
     with_cuda_ = true;
     return *this;
   }
+  FakeRun& with_health() {
+    with_health_ = true;
+    return *this;
+  }
+  /// A fake tree with sys/bus/pci/devices/<address>/... in it.
+  FakeRun& root(const std::string& path) { return set(&root_, path); }
 
   std::string nvml_ = kFakeNvml;
   std::string nvml_scenario_;  // a path; empty: FAKE_NVML_SCENARIO unset
   std::string cuda_ = kNoCuda;
   std::string cuda_scenario_;  // a path; empty: FAKE_CUDA_SCENARIO unset
   bool with_cuda_ = false;
+  bool with_health_ = false;
+  std::string root_ = kNoRoot;
 
  private:
   FakeRun& set(std::string* field, const std::string& value) {
@@ -96,6 +108,8 @@ class FakeNvidiaTest : public ::testing::Test {
     opts.nvml_library = run.nvml_;
     opts.cuda_library = run.cuda_;
     opts.with_cuda = run.with_cuda_;
+    opts.with_health = run.with_health_;
+    opts.root = run.root_;
     Machine m;
     sense_nvidia(opts, &m);
     return m;

@@ -5,6 +5,7 @@
 
 #include "model/env_names.h"
 #include "sense/measurements.h"
+#include "sense/parallel.h"
 #include "sense/trace.h"
 
 namespace gpuenv {
@@ -33,12 +34,15 @@ Machine sense_machine(const SenseOptions& opts) {
   m.gpuenv_version = GPUENV_VERSION;
   m.sensed_at = utc_now();
   {
-    trace::Scope t("sense nvidia (all)");
+    // The host's files beside NVML's queries: they touch disjoint parts
+    // of m (m.host; m.nvidia, m.gpus, m.pairs).
+    trace::Scope t("sense nvidia + host (wall)");
+    Background host([&] {
+      trace::Scope th("sense host");
+      sense_host(opts, &m.host);
+    });
+    trace::Scope tn("sense nvidia (all)");
     sense_nvidia(opts, &m);
-  }
-  {
-    trace::Scope t("sense host");
-    sense_host(opts, &m.host);
   }
   {
     trace::Scope t("sense measurements (store)");

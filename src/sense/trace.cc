@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <vector>
 
 namespace gpuenv::trace {
@@ -18,6 +19,12 @@ std::vector<Total>& totals() {
   return t;
 }
 
+// Sensing runs GPUs, GPU pairs and the host on several threads at once.
+std::mutex& totals_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 }  // namespace
 
 bool enabled() {
@@ -26,6 +33,7 @@ bool enabled() {
 }
 
 void add(const char* name, double ms) {
+  std::lock_guard<std::mutex> lock(totals_mutex());
   for (auto& t : totals())
     if (t.name == name) {
       ++t.calls;
@@ -36,6 +44,7 @@ void add(const char* name, double ms) {
 }
 
 void flush() {
+  std::lock_guard<std::mutex> lock(totals_mutex());
   for (const auto& t : totals())
     std::fprintf(stderr, "gpuenv: trace: %-44s %4d call(s) %8.2f ms\n", t.name, t.calls, t.ms);
   totals().clear();

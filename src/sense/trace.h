@@ -1,6 +1,10 @@
 // GPUENV_TRACE=1: how long each sensing step and each NVML function took,
 // summed per name and printed on stderr when sensing ends. For finding
 // what makes `detect` slow on a given machine; off by default.
+//
+// Thread-safe: GPUs, GPU pairs and the host are sensed concurrently, so an
+// NVML function's total is the sum over threads (CPU-side cost), while the
+// "(wall)" scopes around each concurrent phase say what it cost in time.
 #pragma once
 
 #include <chrono>
@@ -11,6 +15,7 @@ namespace gpuenv::trace {
 bool enabled();
 
 /// Adds `ms` to the total for `name` (a string literal; kept by pointer).
+/// Safe to call from several threads.
 void add(const char* name, double ms);
 
 /// Prints the totals ("gpuenv: trace: NAME  N calls  T ms"), then clears them.

@@ -4,11 +4,17 @@
  * switch scenarios. FAKE_NVML_TRACE names a file that receives the name of
  * every call, one a line. Built twice: as is (a current driver, R580), and
  * with -DFAKE_NVML_OLD (an R418-era driver: only the unversioned names, and
- * no NUMA or MIG functions), so absent symbols are really absent.
- * Signatures and struct layouts follow nvml.h; nothing here includes it. */
+ * no NUMA, MIG, row-remapping, clocks-event (only the older "throttle"
+ * name) or fabric functions), so absent symbols are really absent.
+ * Thread-safe as NVML is: gpuenv queries GPUs from several threads (the
+ * scenario is read-only between inits; the trace and query counts are
+ * locked). Signatures and struct layouts follow nvml.h; nothing here
+ * includes it. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "scenario.h"
 
@@ -58,6 +64,15 @@ typedef char fake_assert_pci_v1[sizeof(nvmlPciInfo_v1_t) == 52 ? 1 : -1];
 typedef char fake_assert_memory[sizeof(nvmlMemory_t) == 24 ? 1 : -1];
 typedef char fake_assert_memory_v2[sizeof(nvmlMemory_v2_t) == 40 ? 1 : -1];
 
+/* nvmlGpuFabricInfo_t (nvmlDeviceGetGpuFabricInfo). */
+typedef struct {
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  unsigned char state; /* nvmlGpuFabricState_t */
+} nvmlGpuFabricInfo_t;
+typedef char fake_assert_fabric[sizeof(nvmlGpuFabricInfo_t) == 28 ? 1 : -1];
+
 #define FAKE_MAX_GPUS 16
 #define FAKE_MAX_MIGS 8
 #define FAKE_MAX_LINKS 18
@@ -71,6 +86,7 @@ struct fake_device {
 static scn_scenario g_scn;
 static int g_initialized;
 static FILE* g_trace;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* g_trace, g_queries */
 static int g_queries[FAKE_MAX_GPUS];
 static struct fake_device g_gpus[FAKE_MAX_GPUS];
 static struct fake_device g_migs[FAKE_MAX_GPUS][FAKE_MAX_MIGS];
@@ -108,24 +124,51 @@ static int valid_device(const struct fake_device* d) {
 
 /* One more query on a GPU: GPU_IS_LOST once past a `fault lost=` budget. */
 static nvmlReturn_t touch(int gpu) {
-  int i;
+  int i, queries;
   long long lost, after;
-  ++g_queries[gpu];
+  pthread_mutex_lock(&g_lock);
+  queries = ++g_queries[gpu];
+  pthread_mutex_unlock(&g_lock);
   for (i = 0; i < g_scn.n; ++i) {
     const scn_record* r = &g_scn.rec[i];
     if (strcmp(r->kind, "fault") != 0 || !scn_get_ll(r, "lost", &lost) || lost != gpu) continue;
     if (!scn_get_ll(r, "after", &after)) after = 2;
-    if (g_queries[gpu] > after) return NVML_ERROR_GPU_IS_LOST;
+    if (queries > after) return NVML_ERROR_GPU_IS_LOST;
   }
   return NVML_SUCCESS;
 }
 
+static void trace_call(const char* fn) {
+  pthread_mutex_lock(&g_lock);
+  scn_trace(g_trace, fn);
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* `fault fn=NAME delay_ms=N [gpu=I]`: the call takes N ms (as NVML's slow
+ * calls do), to show that GPUs are queried concurrently. */
+static void delay(const char* fn, int gpu) {
+  int i;
+  long long ms, g;
+  for (i = 0; i < g_scn.n; ++i) {
+    const scn_record* r = &g_scn.rec[i];
+    const char* name = scn_get(r, "fn");
+    if (strcmp(r->kind, "fault") == 0 && name != NULL && strcmp(name, fn) == 0 &&
+        scn_get_ll(r, "delay_ms", &ms) && (!scn_get_ll(r, "gpu", &g) || g == gpu)) {
+      struct timespec t;
+      t.tv_sec = (time_t)(ms / 1000);
+      t.tv_nsec = (long)(ms % 1000) * 1000000L;
+      nanosleep(&t, NULL);
+    }
+  }
+}
+
 /* What every entry point does first: trace, check init and the handle,
- * apply injected faults, count the query. */
+ * apply injected faults and delays, count the query. */
 static nvmlReturn_t enter(const char* fn, const struct fake_device* d) {
   nvmlReturn_t rc;
-  scn_trace(g_trace, fn);
+  trace_call(fn);
   if (!g_initialized) return NVML_ERROR_UNINITIALIZED;
+  delay(fn, d ? d->gpu : -1);
   if (d != NULL && !valid_device(d)) return NVML_ERROR_INVALID_ARGUMENT;
   rc = scn_fault(&g_scn, fn, d ? d->gpu : -1);
   if (rc != NVML_SUCCESS) return rc;
@@ -208,7 +251,7 @@ static nvmlReturn_t init(const char* fn) {
 nvmlReturn_t nvmlInit(void) { return init("nvmlInit"); }
 
 nvmlReturn_t nvmlShutdown(void) {
-  scn_trace(g_trace, "nvmlShutdown");
+  trace_call("nvmlShutdown");
   close_trace();
   if (!g_initialized) return NVML_ERROR_UNINITIALIZED;
   g_initialized = 0;
@@ -484,8 +527,111 @@ nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, int caps, in
   return NVML_SUCCESS;
 }
 
+/* ---- Health (doctor) ----
+ * gpu keys: events=0x44 (clocks event reasons), temp=C, ecc=current/pending
+ * (1 on), ecc_uncorrected=N (volatile), retired_pending=0|1,
+ * remap=pending/failure (with remap_rows=corrected/uncorrected),
+ * fabric=state (0-3) with fabric_status=N. */
+
+static nvmlReturn_t clocks_event_reasons(const char* fn, nvmlDevice_t d,
+                                         unsigned long long* reasons) {
+  long long v;
+  nvmlReturn_t rc = enter(fn, d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (reasons == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->slot >= 0 || !scn_get_ll(gpu_record(d->gpu), "events", &v)) return NVML_ERROR_NOT_SUPPORTED;
+  *reasons = (unsigned long long)v;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d,
+                                                       unsigned long long* reasons) {
+  return clocks_event_reasons("nvmlDeviceGetCurrentClocksThrottleReasons", d, reasons);
+}
+
+/* nvmlTemperatureSensors_t: only NVML_TEMPERATURE_GPU (0). */
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int* celsius) {
+  if (sensor != 0) {
+    trace_call("nvmlDeviceGetTemperature");
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  return gpu_uint("nvmlDeviceGetTemperature", d, "temp", celsius);
+}
+
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, int* current, int* pending) {
+  nvmlReturn_t rc;
+  if (pending == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  rc = gpu_half("nvmlDeviceGetEccMode", d, "ecc", 0, (unsigned int*)current);
+  if (rc == NVML_SUCCESS) {
+    long long a, b;
+    scn_get_pair(gpu_record(d->gpu), "ecc", &a, &b);
+    *pending = (int)b;
+  }
+  return rc;
+}
+
+/* nvmlMemoryErrorType_t 1 (uncorrected), nvmlEccCounterType_t 0 (volatile)
+ * come from the scenario; other counters are 0. */
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter,
+                                         unsigned long long* count) {
+  long long on, pending, v;
+  nvmlReturn_t rc = enter("nvmlDeviceGetTotalEccErrors", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (count == NULL || type < 0 || type > 1 || counter < 0 || counter > 1)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->slot >= 0 || !scn_get_pair(gpu_record(d->gpu), "ecc", &on, &pending) || on != 1)
+    return NVML_ERROR_NOT_SUPPORTED;
+  if (type == 1 && counter == 0 && scn_get_ll(gpu_record(d->gpu), "ecc_uncorrected", &v))
+    *count = (unsigned long long)v;
+  else
+    *count = 0;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, int* pending) {
+  return gpu_uint("nvmlDeviceGetRetiredPagesPendingStatus", d, "retired_pending",
+                  (unsigned int*)pending);
+}
+
 /* ---- What only a current driver exports ---- */
 #ifndef FAKE_NVML_OLD
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long* reasons) {
+  return clocks_event_reasons("nvmlDeviceGetCurrentClocksEventReasons", d, reasons);
+}
+
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int* corrected,
+                                       unsigned int* uncorrected, unsigned int* pending,
+                                       unsigned int* failure) {
+  long long c = 0, u = 0;
+  nvmlReturn_t rc;
+  if (corrected == NULL || uncorrected == NULL || failure == NULL)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  rc = gpu_half("nvmlDeviceGetRemappedRows", d, "remap", 0, pending);
+  if (rc != NVML_SUCCESS) return rc;
+  scn_get_pair(gpu_record(d->gpu), "remap", &c, &u);
+  *failure = (unsigned int)u;
+  c = u = 0;
+  scn_get_pair(gpu_record(d->gpu), "remap_rows", &c, &u);
+  *corrected = (unsigned int)c;
+  *uncorrected = (unsigned int)u;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t* info) {
+  long long state, status = 0;
+  nvmlReturn_t rc = enter("nvmlDeviceGetGpuFabricInfo", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (info == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->slot >= 0 || !scn_get_ll(gpu_record(d->gpu), "fabric", &state))
+    return NVML_ERROR_NOT_SUPPORTED;
+  memset(info, 0, sizeof(*info));
+  scn_get_ll(gpu_record(d->gpu), "fabric_status", &status);
+  info->status = (nvmlReturn_t)status;
+  info->cliqueId = 1;
+  info->state = (unsigned char)state;
+  return NVML_SUCCESS;
+}
 
 nvmlReturn_t nvmlInit_v2(void) { return init("nvmlInit_v2"); }
 

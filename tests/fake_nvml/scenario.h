@@ -11,6 +11,13 @@
  *   fault lost=1 after=2                    # GPU 1: GPU_IS_LOST from its 3rd query on
  *   fault fn=nvmlDeviceGetPowerManagementLimit code=999 gpu=0
  *   fault cuinit=802                        # cuInit returns 802
+ *   fault fn=nvmlDeviceGetName delay_ms=20  # each call takes 20 ms
+ *
+ * Health keys of a gpu line (read only with SenseOptions::with_health):
+ *   events=0x60 temp=87 ecc=1/1 ecc_uncorrected=2 retired_pending=0
+ *   remap=1/0 remap_rows=0/1 fabric=3 fabric_status=0
+ * (events: nvmlClocksEventReasons bits; ecc: current/pending mode; remap:
+ * pending/failure; fabric: nvmlGpuFabricState_t 0-3.)
  *
  * A key missing from a gpu line makes the matching query answer "not
  * supported". Everything is static storage: nothing to free. C99. */
@@ -25,7 +32,7 @@
 #define SCN_FN static __attribute__((unused))
 
 #define SCN_MAX_RECORDS 64
-#define SCN_MAX_KEYS 32
+#define SCN_MAX_KEYS 48
 #define SCN_KEY_LEN 24
 #define SCN_VALUE_LEN 128
 
