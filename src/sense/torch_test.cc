@@ -439,6 +439,14 @@ TEST(TorchSense, LiveMachine) {
   EXPECT_FALSE(torch->version.empty());
   ASSERT_TRUE(torch->path.has_value());
   EXPECT_TRUE(stdfs::exists(*torch->path + "/version.py"));
+  EXPECT_TRUE(torch->bytecode_cached.has_value());
+  if (!torch->cuda_version) return;
+  SenseOptions opts;
+  opts.with_torch_kernels = true;
+  std::optional<Torch> cuda = sense_torch(opts);
+  ASSERT_TRUE(cuda && cuda->libtorch_cuda);
+  EXPECT_EQ(cuda->libtorch_cuda->error, std::nullopt);
+  EXPECT_FALSE(cuda->libtorch_cuda->targets.empty());
 }
 
 }  // namespace
