@@ -35,6 +35,10 @@ void Context::add_common_flags(CLI::App* sub) {
                   "Persistent cache root (default: $GPUENV_CACHE_ROOT, $XDG_CACHE_HOME/gpuenv, ~/.cache/gpuenv)")
       ->option_text("DIR");
   sub->add_flag("--no-color", c->no_color, "No ANSI colour (also: NO_COLOR)");
+  sub->add_option("--python", c->python,
+                  "The Python whose torch to read (default: $VIRTUAL_ENV, $CONDA_PREFIX, "
+                  "python3 on PATH)")
+      ->option_text("PATH");
 }
 
 Style Context::style(FILE* stream) const {
@@ -48,6 +52,10 @@ Style Context::style(FILE* stream) const {
 SenseOptions Context::sense_options() const {
   SenseOptions o;
   o.with_cuda = common.cuda;
+  o.python = common.python;
+  o.with_health = common.health;
+  o.with_torch_kernels = common.torch_kernels;
+  o.with_extensions = common.extensions;
   o.nvml_library = env_or("GPUENV_NVML_LIBRARY", o.nvml_library);
   o.cuda_library = env_or("GPUENV_CUDA_LIBRARY", o.cuda_library);
   return o;
@@ -55,7 +63,13 @@ SenseOptions Context::sense_options() const {
 
 bool Context::load_machine(Machine* m) const {
   if (common.machine_file.empty()) {
-    *m = sense_machine(sense_options());
+    SenseOptions o = sense_options();
+    *m = sense_machine(o);
+    std::string why;
+    if (!common.python.empty() && !m->torch && (sense_torch(o, &why), !why.empty())) {
+      print_error(why + "; name a Python interpreter: --python /path/to/venv/bin/python");
+      return false;
+    }
     return true;
   }
   std::ifstream in(common.machine_file, std::ios::binary);

@@ -24,6 +24,11 @@ struct Common {
   bool ptx = false;
   std::string cache_root;
   bool no_color = false;
+  std::string python;  // --python
+  // Set by doctor, not flags every command has: what else to sense.
+  bool health = false;
+  bool torch_kernels = false;
+  bool extensions = false;
 };
 
 class Context {
@@ -68,5 +73,7 @@ std::function<int()> setup_detect(CLI::App* sub, Context* ctx);
 std::function<int()> setup_env(CLI::App* sub, Context* ctx);
 std::function<int()> setup_explain(CLI::App* sub, Context* ctx);
 std::function<int()> setup_run(CLI::App* sub, Context* ctx);
+// cli/cmd_doctor.cc
+std::function<int()> setup_doctor(CLI::App* sub, Context* ctx);
 
 }  // namespace gpuenv

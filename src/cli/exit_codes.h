@@ -8,6 +8,7 @@ enum ExitCode : int {
   kExitFailure = 1,     // the command could not do what was asked (message says why)
   kExitUsage = 2,       // bad command line
   kExitBadInput = 3,    // a file given (--machine) is missing or not a valid snapshot
+  kExitWarnings = 4,    // doctor: warnings, no error (inspect: PTX JIT only)
   // `run` only: 126 the command is not executable, 127 not found; otherwise
   // the command's own exit status.
 };

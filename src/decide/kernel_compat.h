@@ -30,6 +30,10 @@ ComputeCapability cc_from_arch(int arch);
 /// "sm_90a", "compute_100f", "sm_80".
 std::string kernel_target_name(const KernelTarget& t);
 
+/// Parses "sm_90", "sm_90a", "sm_100f", "compute_120" (kernel_target_name's
+/// output); nullopt for anything else.
+std::optional<KernelTarget> parse_kernel_target(const std::string& name);
+
 /// Whether a cubin built for `cubin` runs on a GPU of capability `gpu`:
 /// same major and minor <= the GPU's; `a` only on that exact capability;
 /// `f` on its family (same major, minor >=); never across Tegra and

@@ -5,43 +5,12 @@
 #include "decide/kernel_compat.h"
 #include "decide/rules.h"
 #include "decide/torch_version.h"
+#include "decide/wheels.h"
 
 namespace gpuenv {
 namespace {
 
 const std::string kDriverMaxCache = "4294967296";  // 4 GiB, CUDA_CACHE_MAXSIZE's maximum
-
-// What the official Linux wheels of one CUDA variant carry, over the torch
-// releases built for it (.ci/manywheel/build_cuda.sh at each tag). Whether a
-// GPU runs them is kernel_compat's cubin_runs_on / ptx_jits_for.
-struct WheelArchs {
-  const char* variant;
-  std::vector<ComputeCapability> sass;       // in every release
-  std::vector<ComputeCapability> some_sass;  // in some releases only
-  std::optional<ComputeCapability> ptx;      // in at least one release
-};
-
-const std::vector<WheelArchs>& wheel_table() {
-  static const std::vector<ComputeCapability> kCu118 = {{3, 7}, {5, 0}, {6, 0}, {7, 0},
-                                                        {7, 5}, {8, 0}, {8, 6}, {9, 0}};
-  static const std::vector<ComputeCapability> kCu12 = {{5, 0}, {6, 0}, {7, 0}, {7, 5},
-                                                       {8, 0}, {8, 6}, {9, 0}};
-  static const std::vector<ComputeCapability> kCu128 = {{7, 5}, {8, 0},  {8, 6},
-                                                        {9, 0}, {10, 0}, {12, 0}};
-  // 11.0 is in the aarch64 cu130 wheel, the only one a Thor can install.
-  static const std::vector<ComputeCapability> kCu130 = {{7, 5},  {8, 0},  {8, 6}, {9, 0},
-                                                        {10, 0}, {11, 0}, {12, 0}};
-  static const std::vector<WheelArchs> kTable = {
-      {"cu118", kCu118, {}, std::nullopt},
-      {"cu121", kCu12, {}, std::nullopt},
-      {"cu124", kCu12, {}, ComputeCapability{9, 0}},
-      {"cu126", kCu12, {}, std::nullopt},
-      {"cu128", kCu128, {{7, 0}}, ComputeCapability{12, 0}},
-      {"cu129", kCu128, {{7, 0}}, ComputeCapability{12, 0}},
-      {"cu130", kCu130, {}, ComputeCapability{12, 0}},
-  };
-  return kTable;
-}
 
 bool any_cubin_runs(const std::vector<ComputeCapability>& sass, ComputeCapability gpu) {
   for (auto s : sass)
@@ -55,20 +24,6 @@ Code code_for(ComputeCapability gpu, const WheelArchs& w) {
   if (any_cubin_runs(w.sass, gpu)) return Code::kNative;
   if (w.ptx && ptx_jits_for({.ptx = true, .cc = *w.ptx}, gpu)) return Code::kJit;
   return any_cubin_runs(w.some_sass, gpu) ? Code::kMaybeNative : Code::kNone;
-}
-
-const WheelArchs* wheel_for(const std::string& variant) {
-  for (const auto& row : wheel_table())
-    if (variant == row.variant) return &row;
-  return nullptr;
-}
-
-// "13.0" -> "cu130"
-std::string variant_of(const std::string& cuda) {
-  std::string digits;
-  for (char c : cuda.substr(0, cuda.find('.', cuda.find('.') + 1)))
-    if (c != '.') digits += c;
-  return "cu" + digits;
 }
 
 std::string arch_key(const std::vector<ComputeCapability>& ccs) {

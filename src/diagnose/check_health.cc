@@ -1,0 +1,128 @@
+// Health now, per GPU: persistence mode, memory errors, clock slowdowns and
+// the PCIe link.
+#include "diagnose/describe.h"
+#include "diagnose/doctor.h"
+
+namespace gpuenv {
+namespace {
+
+using diag::gpu_label;
+
+// NVML's clocks-event (throttle) reason bits (nvml.h).
+constexpr std::uint64_t kIdle = 0x1;
+constexpr std::uint64_t kHwSlowdown = 0x8;
+constexpr std::uint64_t kSwThermal = 0x20;
+constexpr std::uint64_t kHwThermal = 0x40;
+constexpr std::uint64_t kHwPowerBrake = 0x80;
+
+std::string reset_fix(const Gpu& g) {
+  return "stop the GPU's processes and reset it: `sudo nvidia-smi -r -i " +
+         std::to_string(g.index) + "` (or reboot)";
+}
+
+}  // namespace
+
+std::vector<Finding> check_persistence(const Machine& m, const Options&) {
+  std::vector<std::string> off;
+  bool known = false;
+  for (const auto& g : m.gpus)
+    if (g.persistence_mode) {
+      known = true;
+      if (!*g.persistence_mode) off.push_back(std::to_string(g.index));
+    }
+  if (!known) return {};
+  if (off.empty()) return {ok("persistence mode is on")};
+  return {warning("persistence mode is off on GPU " + diag::join(off) +
+                      ": the driver tears the GPUs down when the last process exits, so each "
+                      "start pays their initialisation again",
+                  "`sudo nvidia-smi -pm 1`, or enable the nvidia-persistenced service")};
+}
+
+std::vector<Finding> check_memory_errors(const Machine& m, const Options&) {
+  std::vector<Finding> out;
+  bool any_known = false;
+  for (const auto& g : m.gpus) {
+    std::string who = gpu_label(g);
+    if (g.ecc_uncorrected_volatile || g.row_remap_pending || g.retired_pages_pending)
+      any_known = true;
+    if (g.ecc_uncorrected_volatile && *g.ecc_uncorrected_volatile > 0)
+      out.push_back(error(who + " had " + std::to_string(*g.ecc_uncorrected_volatile) +
+                              " uncorrectable ECC error(s) since the driver loaded: results on "
+                              "it may be wrong and CUDA contexts on it are killed (Xid 48/94)",
+                          reset_fix(g) + "; if it recurs, `nvidia-smi -q -d ECC,ROW_REMAPPER` "
+                                         "for the RMA ticket"));
+    if (g.row_remap_failure.value_or(false))
+      out.push_back(error(who + ": a memory row remapping failed: the GPU has no spare rows left",
+                          "the GPU needs replacing (RMA); `nvidia-smi -q -d ROW_REMAPPER` "
+                          "shows the counts"));
+    else if (g.row_remap_pending.value_or(false))
+      out.push_back(warning(who + " has a memory row remapping pending: it takes effect at the "
+                                  "next GPU reset",
+                            reset_fix(g)));
+    if (g.retired_pages_pending.value_or(false))
+      out.push_back(warning(who + " has retired memory pages pending: they take effect at the "
+                                  "next GPU reset",
+                            reset_fix(g)));
+  }
+  if (out.empty() && any_known)
+    out.push_back(ok("no uncorrectable ECC errors, no pending row remapping or page retirement"));
+  return out;
+}
+
+std::vector<Finding> check_clocks(const Machine& m, const Options&) {
+  std::vector<Finding> out;
+  bool known = false;
+  for (const auto& g : m.gpus) {
+    if (!g.clocks_event_reasons) continue;
+    known = true;
+    std::uint64_t r = *g.clocks_event_reasons;
+    std::vector<std::string> why;
+    if (r & (kSwThermal | kHwThermal)) why.push_back("thermal slowdown");
+    if (r & kHwPowerBrake) why.push_back("power brake (the external power supply)");
+    if ((r & kHwSlowdown) && !(r & (kHwThermal | kHwPowerBrake)))
+      why.push_back("hardware slowdown");
+    if (why.empty()) continue;
+    std::string temp = g.temperature_c ? " at " + std::to_string(*g.temperature_c) + " C" : "";
+    out.push_back(warning(gpu_label(g) + " is slowed by " + diag::join(why) + temp +
+                              ": kernels run below full clocks",
+                          "check cooling, airflow and power cabling; `nvidia-smi -q -d "
+                          "PERFORMANCE,TEMPERATURE` shows the reasons live"));
+  }
+  if (out.empty() && known) out.push_back(ok("no thermal, power-brake or hardware slowdown"));
+  return out;
+}
+
+std::vector<Finding> check_pcie(const Machine& m, const Options&) {
+  std::vector<Finding> out;
+  bool known = false;
+  for (const auto& g : m.gpus) {
+    const PcieLink& p = g.pcie;
+    if (p.width_current && p.width_max) {
+      known = true;
+      if (*p.width_current < *p.width_max) {
+        out.push_back(warning(gpu_label(g) + "'s PCIe link runs at x" +
+                                  std::to_string(*p.width_current) + " of x" +
+                                  std::to_string(*p.width_max) +
+                                  ": host-device copies get a fraction of the bandwidth",
+                              "reseat the card or move it to a full-width slot; check the "
+                              "slot's lane sharing in the BIOS"));
+        continue;
+      }
+    }
+    if (p.gen_current && p.gen_max && *p.gen_current < *p.gen_max) {
+      known = true;
+      // Links train down to save power when idle; only a busy GPU's matters.
+      bool idle = !g.clocks_event_reasons || (*g.clocks_event_reasons & kIdle);
+      if (!idle)
+        out.push_back(warning(gpu_label(g) + "'s PCIe link runs at gen " +
+                                  std::to_string(*p.gen_current) + " of gen " +
+                                  std::to_string(*p.gen_max) + " while busy",
+                              "check the slot and riser, and the BIOS's PCIe speed setting"));
+    }
+  }
+  if (out.empty() && known)
+    out.push_back(ok("PCIe links at full width (a lower generation while idle is normal)"));
+  return out;
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,177 @@
+// PyTorch against this machine: a CUDA build at all, a driver new enough for
+// its CUDA, and kernels (SASS or PTX) for every visible GPU in libtorch_cuda
+// and in the other CUDA libraries of its site-packages.
+#include <map>
+
+#include "decide/arch.h"
+#include "decide/kernel_compat.h"
+#include "decide/visible.h"
+#include "decide/wheels.h"
+#include "diagnose/describe.h"
+#include "diagnose/doctor.h"
+
+namespace gpuenv {
+namespace {
+
+// Visible devices grouped by compute capability; devices whose capability
+// was not sensed are left out.
+std::map<ComputeCapability, std::vector<VisibleDevice>> by_cc(const Machine& m,
+                                                               const Options& o) {
+  std::map<ComputeCapability, std::vector<VisibleDevice>> out;
+  for (const auto& d : visible_devices(m, o).devices)
+    if (d.cc_known()) out[d.cc()].push_back(d);
+  return out;
+}
+
+std::vector<ComputeCapability> ccs_of(const Machine& m, const Options& o) {
+  std::vector<ComputeCapability> out;
+  for (const auto& [cc, devices] : by_cc(m, o)) out.push_back(cc);
+  return out;
+}
+
+// The wheel to install for these GPUs with this driver, as a fix.
+std::string install_fix(const Machine& m, const std::vector<ComputeCapability>& ccs) {
+  if (const WheelArchs* w = best_wheel(ccs, m.nvidia.cuda_driver_version)) return pip_install(*w);
+  std::string list;
+  for (auto cc : ccs) list += (list.empty() ? "" : ";") + cc_string(cc);
+  if (const WheelArchs* w = best_wheel(ccs, std::nullopt))
+    return "upgrade the NVIDIA driver for CUDA " + cuda_string(w->cuda) + ", then " +
+           pip_install(*w);
+  return "no official wheel carries code for this GPU: build PyTorch from source with "
+         "TORCH_CUDA_ARCH_LIST=\"" + list + "\"";
+}
+
+std::vector<KernelTarget> targets_of(const CudaBinary& b) {
+  std::vector<KernelTarget> out;
+  for (const auto& name : b.targets)
+    if (auto t = parse_kernel_target(name)) out.push_back(*t);
+  return out;
+}
+
+std::string target_list(const CudaBinary& b) {
+  std::string out;
+  for (const auto& t : b.targets) out += (out.empty() ? "" : " ") + t;
+  return out.empty() ? "no GPU code" : out;
+}
+
+std::string file_name(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::vector<Finding> check_torch(const Machine& m, const Options& o) {
+  if (m.gpus.empty()) return {};
+  if (!m.torch)
+    return {warning("no PyTorch found for python3 ($VIRTUAL_ENV, $CONDA_PREFIX, PATH): the "
+                    "torch checks were skipped",
+                    "name the interpreter: `gpuenv doctor --python /path/to/python`, or " +
+                        install_fix(m, ccs_of(m, o)))};
+  const Torch& t = *m.torch;
+  std::string where = t.path ? " at " + *t.path : "";
+  if (!t.cuda_version)
+    return {error("torch " + t.version + where +
+                      " is a CPU-only build: torch.cuda.is_available() is False on this GPU "
+                      "machine",
+                  install_fix(m, ccs_of(m, o)))};
+  return {ok("torch " + t.version + " (CUDA " + *t.cuda_version + ")" + where)};
+}
+
+std::vector<Finding> check_driver_compat(const Machine& m, const Options& o) {
+  if (!m.torch || !m.torch->cuda_version || !m.nvidia.cuda_driver_version) return {};
+  auto need = cuda_number(*m.torch->cuda_version);
+  if (!need) return {};
+  int have = *m.nvidia.cuda_driver_version;
+  std::string driver = m.nvidia.driver_version.value_or("?");
+  std::string seen = "torch " + m.torch->version + " bundles CUDA " + cuda_string(*need) +
+                     "; driver " + driver + " supports CUDA " + cuda_string(have);
+  if (have >= *need) return {ok(seen)};
+  const ToolkitDriver* td = toolkit_driver(*need);
+  std::string full = td ? std::string(td->full) : "a newer one";
+  bool minor_ok = td && have / 1000 == *need / 1000 && m.nvidia.driver_version &&
+                  compare_driver_versions(driver, td->minor_compat) >= 0;
+  if (minor_ok)
+    return {warning(seen + ": it runs through minor-version compatibility, but the driver "
+                           "cannot JIT-compile PTX newer than CUDA " + cuda_string(have) +
+                           " and lacks CUDA " + cuda_string(*need) + "'s newer features",
+                    "upgrade the NVIDIA driver to " + full + " or newer")};
+  std::vector<ComputeCapability> ccs = ccs_of(m, o);
+  const WheelArchs* w = best_wheel(ccs, have);
+  std::string fix = "upgrade the NVIDIA driver to " + full + " or newer";
+  if (w) fix += ", or install the " + std::string(w->variant) + " wheel: " + pip_install(*w);
+  fix += " (on a data-center GPU, the cuda-compat package is a third way)";
+  return {error(seen + ": CUDA fails with \"CUDA driver version is insufficient for CUDA runtime "
+                       "version\" (error 35)",
+                fix)};
+}
+
+std::vector<Finding> check_kernels(const Machine& m, const Options& o) {
+  if (!m.torch || !m.torch->libtorch_cuda) return {};
+  const CudaBinary& b = *m.torch->libtorch_cuda;
+  std::string name = file_name(b.path);
+  if (b.error)
+    return {warning("could not read the GPU code in " + b.path + ": " + *b.error,
+                    "reinstall torch; `gpuenv inspect " + b.path + "` shows the failure")};
+  std::vector<KernelTarget> targets = targets_of(b);
+  std::vector<Finding> out;
+  for (const auto& [cc, devices] : by_cc(m, o)) {
+    KernelCompat c = kernel_compat(targets, cc);
+    std::string who = describe_devices(devices);
+    if (c.verdict == KernelVerdict::kNative) {
+      out.push_back(ok(name + " " + c.reason + " on " + who));
+    } else if (c.verdict == KernelVerdict::kPtxJit) {
+      out.push_back(warning(name + " on " + who + ": " + c.reason,
+                            "run under `gpuenv run` (it raises CUDA_CACHE_MAXSIZE), or " +
+                                install_fix(m, {cc})));
+    } else {
+      out.push_back(error(name + " carries " + target_list(b) + ": nothing runs on " + who +
+                              ", so CUDA fails with \"no kernel image is available for "
+                              "execution on the device\"",
+                          install_fix(m, {cc})));
+    }
+  }
+  return out;
+}
+
+std::vector<Finding> check_extensions(const Machine& m, const Options& o) {
+  if (!m.torch || m.torch->extensions.empty()) return {};
+  auto groups = by_cc(m, o);
+  std::vector<Finding> out;
+  int native = 0;
+  for (const CudaBinary& b : m.torch->extensions) {
+    std::string who = b.package ? *b.package + " (" + file_name(b.path) + ")" : b.path;
+    if (b.error) {
+      out.push_back(warning("could not read the GPU code in " + b.path + ": " + *b.error,
+                            "reinstall " + b.package.value_or("the package that owns it")));
+      continue;
+    }
+    std::vector<KernelTarget> targets = targets_of(b);
+    std::vector<std::string> cannot, jit;
+    for (const auto& [cc, devices] : groups) {
+      KernelVerdict v = kernel_compat(targets, cc).verdict;
+      if (v == KernelVerdict::kCannotRun) cannot.push_back(describe_devices(devices));
+      if (v == KernelVerdict::kPtxJit) jit.push_back(describe_devices(devices));
+    }
+    std::string rebuild = "reinstall " + b.package.value_or("it") +
+                          " in a build for this GPU, or build it from source under `gpuenv run` "
+                          "(TORCH_CUDA_ARCH_LIST is set to this machine's GPUs)";
+    if (!cannot.empty())
+      out.push_back(error(who + " carries " + target_list(b) + ": nothing runs on " +
+                              diag::join(cannot) + " (\"no kernel image is available\")",
+                          rebuild));
+    else if (!jit.empty())
+      out.push_back(warning(who + " runs on " + diag::join(jit) +
+                                " only by JIT-compiling PTX: a slow first start",
+                            rebuild));
+    else
+      ++native;
+  }
+  if (native > 0)
+    out.insert(out.begin(), ok(std::to_string(native) + " other CUDA librar" +
+                               (native == 1 ? "y" : "ies") +
+                               " in site-packages run natively on every visible GPU"));
+  return out;
+}
+
+}  // namespace gpuenv
