@@ -71,11 +71,8 @@ bool sense_nvml(const SenseOptions& opts, Machine* m) {
     return false;
   }
   query_nvml_system(nvml, &m->nvidia);
-  std::vector<nvml::Device> handles;
   NvmlQuery query{opts.root.empty() ? "/" : opts.root, opts.with_health};
-  bool ok = query_nvml_gpus(nvml, query, &m->gpus, &handles, &m->nvidia.problems);
-  m->pairs = query_nvml_pairs(nvml, m->gpus, handles, &m->nvidia.problems);
-  return ok;
+  return query_nvml_devices(nvml, query, &m->gpus, &m->pairs, &m->nvidia.problems);
 }
 
 CudaReport traced_sense_cuda(const std::string& library) {

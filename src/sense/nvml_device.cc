@@ -303,8 +303,8 @@ void query_health(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu*
   query_fabric(call, f, d, g);
 }
 
-Gpu query_gpu(const Nvml& nvml, const NvmlQuery& q, unsigned index, nvml::Device* handle,
-              std::vector<Problem>* problems) {
+// The GPU's handle, or the Problem that kept NVML from giving one.
+Gpu gpu_handle(const Nvml& nvml, unsigned index, nvml::Device* handle) {
   Gpu g;
   g.index = static_cast<int>(index);
   nvml::Return rc;
@@ -316,17 +316,20 @@ Gpu query_gpu(const Nvml& nvml, const NvmlQuery& q, unsigned index, nvml::Device
     *handle = nullptr;
     g.problem = nvml_problem(call_name(nvml.fn.handle.name, gpu_subject(index)), rc,
                              nvml_error_text(nvml, rc));
-    return g;
   }
-  NvmlCaller call(nvml, gpu_subject(index), problems, &g);
-  query_identity(call, nvml.fn, *handle, &g);
-  query_mig(call, nvml.fn, *handle, &g);
-  query_modes(call, nvml.fn, *handle, &g);
-  query_pcie(call, nvml.fn, *handle, &g.pcie);
-  query_limits(call, nvml.fn, *handle, &g);
-  query_locality(call, nvml.fn, q, *handle, &g);
-  if (q.with_health) query_health(call, nvml.fn, *handle, &g);
   return g;
+}
+
+void query_gpu(const Nvml& nvml, const NvmlQuery& q, nvml::Device handle, Gpu* g,
+               std::vector<Problem>* problems) {
+  NvmlCaller call(nvml, gpu_subject(static_cast<unsigned>(g->index)), problems, g);
+  query_identity(call, nvml.fn, handle, g);
+  query_mig(call, nvml.fn, handle, g);
+  query_modes(call, nvml.fn, handle, g);
+  query_pcie(call, nvml.fn, handle, &g->pcie);
+  query_limits(call, nvml.fn, handle, g);
+  query_locality(call, nvml.fn, q, handle, g);
+  if (q.with_health) query_health(call, nvml.fn, handle, g);
 }
 
 template <typename T>
@@ -362,8 +365,8 @@ void query_nvml_system(const Nvml& nvml, Nvidia* nvidia) {
   if (call(nvml.fn.cuda_driver_version, &cuda)) nvidia->cuda_driver_version = cuda;
 }
 
-bool query_nvml_gpus(const Nvml& nvml, const NvmlQuery& query, std::vector<Gpu>* gpus,
-                     std::vector<nvml::Device>* handles, std::vector<Problem>* problems) {
+bool query_nvml_devices(const Nvml& nvml, const NvmlQuery& query, std::vector<Gpu>* gpus,
+                        std::vector<GpuPair>* pairs, std::vector<Problem>* problems) {
   unsigned count = 0;
   nvml::Return rc;
   {
@@ -374,37 +377,44 @@ bool query_nvml_gpus(const Nvml& nvml, const NvmlQuery& query, std::vector<Gpu>*
     problems->push_back(nvml_problem(nvml.fn.count.name, rc, nvml_error_text(nvml, rc)));
     return false;
   }
-  handles->assign(count, nullptr);
+  std::vector<nvml::Device> handles(count, nullptr);
   std::vector<Gpu> found(count);
-  std::vector<std::vector<Problem>> found_problems(count);
   {
-    trace::Scope t("NVML GPUs (wall)");
+    trace::Scope t("NVML handles (wall)");
     parallel_for(count, kMaxNvmlThreads, [&](std::size_t i) {
-      found[i] = query_gpu(nvml, query, static_cast<unsigned>(i), &(*handles)[i], &found_problems[i]);
+      found[i] = gpu_handle(nvml, static_cast<unsigned>(i), &handles[i]);
     });
+  }
+  // One task per GPU, then one per pair of GPUs that have a handle, all at
+  // once: NVML's first topology query costs as much as a GPU's queries.
+  std::vector<std::pair<std::size_t, std::size_t>> todo;
+  for (std::size_t a = 0; a < count; ++a)
+    for (std::size_t b = a + 1; b < count; ++b)
+      if (!found[a].problem && !found[b].problem) todo.emplace_back(a, b);
+  std::vector<GpuPair> found_pairs(todo.size());
+  std::vector<std::vector<Problem>> gpu_problems(count), pair_problems(todo.size());
+  {
+    trace::Scope t("NVML GPUs and pairs (wall)");
+    parallel_for(count + todo.size(), kMaxNvmlThreads, [&](std::size_t i) {
+      if (i < count) {
+        if (!found[i].problem) query_gpu(nvml, query, handles[i], &found[i], &gpu_problems[i]);
+        return;
+      }
+      auto [a, b] = todo[i - count];
+      found_pairs[i - count] =
+          query_pair(nvml, found[a], found[b], handles[a], handles[b], &pair_problems[i - count]);
+    });
+  }
+  // A GPU lost meanwhile has no pairs, as if they had not been asked.
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    if (found[todo[k].first].problem || found[todo[k].second].problem) continue;
+    pairs->push_back(std::move(found_pairs[k]));
+    gpu_problems.push_back(std::move(pair_problems[k]));
   }
   gpus->insert(gpus->end(), std::make_move_iterator(found.begin()),
                std::make_move_iterator(found.end()));
-  append(problems, std::move(found_problems));
+  append(problems, std::move(gpu_problems));
   return true;
-}
-
-std::vector<GpuPair> query_nvml_pairs(const Nvml& nvml, const std::vector<Gpu>& gpus,
-                                      const std::vector<nvml::Device>& handles,
-                                      std::vector<Problem>* problems) {
-  std::vector<std::pair<std::size_t, std::size_t>> todo;
-  for (std::size_t a = 0; a < gpus.size(); ++a)
-    for (std::size_t b = a + 1; b < gpus.size(); ++b)
-      if (!gpus[a].problem && !gpus[b].problem) todo.emplace_back(a, b);
-  std::vector<GpuPair> pairs(todo.size());
-  std::vector<std::vector<Problem>> pair_problems(todo.size());
-  trace::Scope t("NVML GPU pairs (wall)");
-  parallel_for(todo.size(), kMaxNvmlThreads, [&](std::size_t i) {
-    auto [a, b] = todo[i];
-    pairs[i] = query_pair(nvml, gpus[a], gpus[b], handles[a], handles[b], &pair_problems[i]);
-  });
-  append(problems, std::move(pair_problems));
-  return pairs;
 }
 
 std::string format_pci_bus_id(unsigned domain, unsigned bus, unsigned device) {

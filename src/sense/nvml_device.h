@@ -24,24 +24,20 @@ struct NvmlQuery {
   bool with_health = false;
 };
 
-/// At most this many threads query GPUs or GPU pairs at once.
+/// At most this many threads query GPUs and GPU pairs at once.
 inline constexpr std::size_t kMaxNvmlThreads = 16;
 
 /// The driver version and the CUDA version it supports.
 void query_nvml_system(const Nvml& nvml, Nvidia* nvidia);
 
-/// Every GPU in NVML order, and its handle (null where the handle failed).
-/// The GPUs are queried concurrently (NVML is thread-safe); the GPUs and
-/// their Problems come back in index order, as a serial run gives them.
-/// False when NVML cannot count the GPUs (the Problem is in *problems).
-bool query_nvml_gpus(const Nvml& nvml, const NvmlQuery& query, std::vector<Gpu>* gpus,
-                     std::vector<nvml::Device>* handles, std::vector<Problem>* problems);
-
-/// Each pair a < b of GPUs that have no problem: topology and P2P status,
-/// queried concurrently and returned in (a, b) order.
-std::vector<GpuPair> query_nvml_pairs(const Nvml& nvml, const std::vector<Gpu>& gpus,
-                                      const std::vector<nvml::Device>& handles,
-                                      std::vector<Problem>* problems);
+/// Every GPU in NVML order, and each pair a < b of GPUs that have no
+/// problem (topology and P2P status), in (a, b) order. After the handles,
+/// the GPUs and the pairs are queried all at once (NVML is thread-safe);
+/// the results and their Problems come back in the order a serial run
+/// gives them. False when NVML cannot count the GPUs (the Problem is in
+/// *problems).
+bool query_nvml_devices(const Nvml& nvml, const NvmlQuery& query, std::vector<Gpu>* gpus,
+                        std::vector<GpuPair>* pairs, std::vector<Problem>* problems);
 
 /// NVML's spelling of a PCI address: "00000000:3B:00.0".
 std::string format_pci_bus_id(unsigned domain, unsigned bus, unsigned device);

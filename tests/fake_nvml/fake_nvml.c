@@ -122,12 +122,14 @@ static int valid_device(const struct fake_device* d) {
   return d == &g_migs[d->gpu][d->slot] && mig_record(d->gpu, d->slot) != NULL;
 }
 
-/* One more query on a GPU: GPU_IS_LOST once past a `fault lost=` budget. */
-static nvmlReturn_t touch(int gpu) {
+/* One more query on a GPU (count = 1; a pair's query counts 0: gpuenv
+ * queries pairs beside the GPUs, so their place in the count would vary):
+ * GPU_IS_LOST once past a `fault lost=` budget. */
+static nvmlReturn_t touch_by(int gpu, int count) {
   int i, queries;
   long long lost, after;
   pthread_mutex_lock(&g_lock);
-  queries = ++g_queries[gpu];
+  queries = g_queries[gpu] += count;
   pthread_mutex_unlock(&g_lock);
   for (i = 0; i < g_scn.n; ++i) {
     const scn_record* r = &g_scn.rec[i];
@@ -137,6 +139,8 @@ static nvmlReturn_t touch(int gpu) {
   }
   return NVML_SUCCESS;
 }
+
+static nvmlReturn_t touch(int gpu) { return touch_by(gpu, 1); }
 
 static void trace_call(const char* fn) {
   pthread_mutex_lock(&g_lock);
@@ -177,11 +181,16 @@ static nvmlReturn_t enter(const char* fn, const struct fake_device* d) {
 
 static nvmlReturn_t enter_pair(const char* fn, const struct fake_device* a,
                                const struct fake_device* b) {
-  nvmlReturn_t rc = enter(fn, a);
-  if (rc != NVML_SUCCESS) return rc;
-  if (!valid_device(b) || a->slot >= 0 || b->slot >= 0 || a == b)
+  nvmlReturn_t rc;
+  trace_call(fn);
+  if (!g_initialized) return NVML_ERROR_UNINITIALIZED;
+  if (!valid_device(a) || !valid_device(b) || a->slot >= 0 || b->slot >= 0 || a == b)
     return NVML_ERROR_INVALID_ARGUMENT;
-  return touch(b->gpu);
+  delay(fn, a->gpu);
+  rc = scn_fault(&g_scn, fn, a->gpu);
+  if (rc == NVML_SUCCESS) rc = touch_by(a->gpu, 0);
+  if (rc == NVML_SUCCESS) rc = touch_by(b->gpu, 0);
+  return rc;
 }
 
 static nvmlReturn_t copy_string(const char* value, char* out, unsigned int len) {

@@ -9,6 +9,7 @@
  *   pairs topo=50 p2p=0 nvlink=0            # every pair not listed
  *   fault init=18                           # nvmlInit* returns 18
  *   fault lost=1 after=2                    # GPU 1: GPU_IS_LOST from its 3rd query on
+ *                                           # (queries about a pair do not count)
  *   fault fn=nvmlDeviceGetPowerManagementLimit code=999 gpu=0
  *   fault cuinit=802                        # cuInit returns 802
  *   fault fn=nvmlDeviceGetName delay_ms=20  # each call takes 20 ms
