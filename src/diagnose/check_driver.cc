@@ -87,7 +87,9 @@ std::vector<Finding> check_container(const Machine& m, const Options& o) {
                           "start the container with `-e NVIDIA_DRIVER_CAPABILITIES=compute,utility` "
                           "(or `all`)"));
   }
-  if (out.empty() && m.gpus.empty() && m.host.nvidia_device_nodes.empty())
+  bool no_nvml = false;
+  for (const auto& p : m.nvidia.problems) no_nvml = no_nvml || p.code == "nvml_library_not_found";
+  if (out.empty() && no_nvml && m.host.nvidia_device_nodes.empty())
     out.push_back(error("this " + m.host.container.value_or("container") +
                             " container has no NVIDIA device and no NVML: it was started "
                             "without GPUs",

@@ -1,0 +1,189 @@
+// gpuenv doctor end to end: the real binary over the stand-in NVML and CUDA
+// driver (tests/fake_nvml scenarios), a fake Python environment, and
+// snapshots; exit codes 0 / 4 / 1 / 3 as README.md documents them.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "builders.h"
+#include "model/snapshot.h"
+#include "process.h"
+
+namespace gpuenv::testing {
+namespace {
+
+namespace stdfs = std::filesystem;
+using nlohmann::json;
+
+const std::string kScenarios = GPUENV_TESTS_DIR "/fake_nvml/scenarios/";
+
+ProcessOptions stand_ins(const std::string& scenario) {
+  ProcessOptions o;
+  o.env["GPUENV_NVML_LIBRARY"] = GPUENV_FAKE_DIR "/libnvidia-ml.so.1";
+  o.env["GPUENV_CUDA_LIBRARY"] = GPUENV_FAKE_DIR "/libcuda.so.1";
+  o.env["FAKE_NVML_SCENARIO"] = kScenarios + scenario + ".txt";
+  o.env["FAKE_CUDA_SCENARIO"] = kScenarios + scenario + ".txt";
+  return o;
+}
+
+/// A venv whose torch carries the GPU code of `fatbin` (tests/fatbins/), or
+/// is a CPU build when `fatbin` is empty. Returns its python3.
+std::string fake_venv(const std::string& version, const std::string& cuda,
+                      const std::string& fatbin) {
+  std::string root = stdfs::path(write_temp_file("x", "")).parent_path().string() + "/venv";
+  std::string site = root + "/lib/python3.12/site-packages";
+  stdfs::create_directories(root + "/bin");
+  stdfs::create_directories(site + "/torch/lib");
+  stdfs::create_directories(site + "/torch/__pycache__");
+  std::ofstream(root + "/pyvenv.cfg") << "home = /usr/bin\n";
+  std::ofstream(root + "/bin/python3") << "#!/bin/sh\n";
+  chmod((root + "/bin/python3").c_str(), 0755);
+  std::ofstream(site + "/torch/__pycache__/__init__.cpython-312.pyc") << "x";
+  std::ofstream(site + "/torch/version.py")
+      << "__version__ = '" << version << "'\ncuda = " << (cuda.empty() ? "None" : "'" + cuda + "'")
+      << "\n";
+  if (!fatbin.empty())
+    stdfs::copy_file(std::string(GPUENV_TESTS_DIR "/fatbins/") + fatbin,
+                     site + "/torch/lib/libtorch_cuda.so");
+  return root + "/bin/python3";
+}
+
+json findings(const ProcessResult& r) {
+  json j = json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
+  return j;
+}
+
+/// The findings of one check, as "status: seen" lines.
+std::vector<std::string> of(const json& j, const std::string& check) {
+  std::vector<std::string> out;
+  for (const auto& f : j["findings"])
+    if (f["check"] == check) out.push_back(f["status"].get<std::string>() + ": " +
+                                           f["seen"].get<std::string>());
+  return out;
+}
+
+bool any_has(const std::vector<std::string>& lines, const std::string& fragment) {
+  for (const auto& l : lines)
+    if (l.find(fragment) != std::string::npos) return true;
+  return false;
+}
+
+TEST(DoctorCli, FourSickH100s) {
+  ProcessOptions o = stand_ins("h100_sick_4");
+  ProcessResult r = run_gpuenv({"doctor", "--json"}, o);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  json j = findings(r);
+  EXPECT_EQ(j["status"], "error");
+  auto clocks = of(j, "clocks");
+  ASSERT_EQ(clocks.size(), 1u);
+  EXPECT_TRUE(any_has(clocks, "warning: GPU 0 (NVIDIA H100 80GB HBM3) is slowed by thermal"));
+  auto mem = of(j, "memory_errors");
+  EXPECT_TRUE(any_has(mem, "error: GPU 1 (NVIDIA H100 80GB HBM3) had 2 uncorrectable ECC"));
+  EXPECT_TRUE(any_has(mem, "warning: GPU 2 (NVIDIA H100 80GB HBM3) has a memory row remapping"));
+  EXPECT_TRUE(any_has(mem, "error: GPU 3 (NVIDIA H100 80GB HBM3): a memory row remapping failed"));
+  auto fabric = of(j, "fabric");
+  EXPECT_TRUE(any_has(fabric, "GPU 2 (in_progress) and 3 (not_started)")) << fabric.size();
+}
+
+TEST(DoctorCli, DriverNotLoaded) {
+  ProcessResult r = run_gpuenv({"doctor", "--no-color"}, stand_ins("init_driver_not_loaded"));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("error   nvml"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fix: "), std::string::npos) << r.out;
+}
+
+TEST(DoctorCli, LibraryMismatchSaysReboot) {
+  ProcessResult r = run_gpuenv({"doctor", "--json"}, stand_ins("init_version_mismatch"));
+  EXPECT_EQ(r.exit_code, 1);
+  bool reboot = false;
+  json j = findings(r);  // kept alive: a range-for over a temporary's member dangles
+  for (const auto& f : j["findings"])
+    if (f["check"] == "nvml" && f["fix"].is_string())
+      reboot = reboot || f["fix"].get<std::string>().find("reboot") != std::string::npos;
+  EXPECT_TRUE(reboot) << r.out;
+}
+
+TEST(DoctorCli, KernelsFromTheVenvsLibtorchCuda) {
+  ProcessOptions o = stand_ins("h200_health");
+  // sm_89 SASS and compute_89 PTX: an H200 (9.0) runs it only through JIT.
+  std::string py = fake_venv("2.11.0+cu130", "13.0", "sm89_ptx89.so");
+  json j = findings(run_gpuenv({"doctor", "--json", "--python", py}, o));
+  auto kernels = of(j, "kernels");
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_TRUE(any_has(kernels, "warning: libtorch_cuda.so on NVIDIA H200 (Hopper, 9.0)"));
+  EXPECT_TRUE(any_has(kernels, "compute_89 PTX"));
+  EXPECT_TRUE(any_has(of(j, "torch"), "ok: torch 2.11.0+cu130 (CUDA 13.0)"));
+  EXPECT_TRUE(any_has(of(j, "bytecode"), "ok:"));
+
+  py = fake_venv("2.11.0+cu130", "13.0", "sm80_sm90_ptx90.fatbin");
+  j = findings(run_gpuenv({"doctor", "--json", "--python", py}, o));
+  EXPECT_TRUE(any_has(of(j, "kernels"), "ok: libtorch_cuda.so runs the sm_90 cubin natively"));
+}
+
+TEST(DoctorCli, CpuOnlyTorchOnAGpuMachine) {
+  std::string py = fake_venv("2.11.0+cpu", "", "");
+  ProcessResult r = run_gpuenv({"doctor", "--json", "--python", py}, stand_ins("h200_health"));
+  EXPECT_EQ(r.exit_code, 1);
+  json j = findings(r);
+  EXPECT_TRUE(any_has(of(j, "torch"), "error: torch 2.11.0+cpu"));
+  EXPECT_TRUE(of(j, "kernels").empty());
+}
+
+TEST(DoctorCli, PythonThatDoesNotExistExit3) {
+  ProcessResult r = run_gpuenv({"doctor", "--python", "/nonexistent/bin/python3"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("--python /nonexistent/bin/python3: no such file"), std::string::npos)
+      << r.err;
+}
+
+std::string snapshot(Machine m) {
+  return write_temp_file("machine.json", machine_to_json(m));
+}
+
+Machine healthy() {
+  Machine m = machine::h200(1);
+  m.host.nvidia_device_nodes = {"/dev/nvidia-uvm", "/dev/nvidia0", "/dev/nvidiactl"};
+  m.nvidia.cuda_init_result = 0;
+  Torch t;
+  t.version = "2.11.0+cu130";
+  t.cuda_version = "13.0";
+  t.bytecode_cached = true;
+  t.libtorch_cuda = CudaBinary{"/v/torch/lib/libtorch_cuda.so", "torch", {"sm_90"}, std::nullopt};
+  m.torch = t;
+  return m;
+}
+
+TEST(DoctorCli, ExitCodesFromSnapshots) {
+  ProcessResult r = run_gpuenv({"doctor", "--machine", snapshot(healthy())});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("gpuenv doctor: 0 errors, 0 warnings"), std::string::npos) << r.out;
+
+  Machine small_shm = healthy();
+  small_shm.host.shm_bytes = 64ull << 20;
+  small_shm.host.container = "docker";
+  r = run_gpuenv({"doctor", "--machine", snapshot(small_shm)});
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find("--shm-size"), std::string::npos) << r.out;
+
+  Machine cu130_on_570 = healthy();
+  cu130_on_570.nvidia.driver_version = "570.124.06";
+  cu130_on_570.nvidia.cuda_driver_version = 12080;
+  r = run_gpuenv({"doctor", "--json", "--machine", snapshot(cu130_on_570)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(any_has(of(findings(r), "driver_compat"), "error: torch 2.11.0+cu130 bundles CUDA "
+                                                         "13.0; driver 570.124.06 supports CUDA 12.8"));
+}
+
+TEST(DoctorCli, ListNamesEveryCheck) {
+  ProcessResult r = run_gpuenv({"doctor", "--list"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* name : {"nvml", "cuda_init", "kernels", "shm", "fabric", "p2p"})
+    EXPECT_NE(r.out.find(std::string(name) + "\t"), std::string::npos) << name;
+}
+
+}  // namespace
+}  // namespace gpuenv::testing
