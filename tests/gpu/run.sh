@@ -13,7 +13,7 @@ check() { if "$@"; then echo "ok: $*"; else echo "FAILED: $*"; fail=1; fi; }
 export PYTHONUNBUFFERED=1
 
 # Sections to run (default: all), e.g. `tests/gpu/run.sh core timing`.
-SECTIONS=${*:-core timing train compile inspect bench}
+SECTIONS=${*:-core timing train compile doctor inspect bench}
 want() { case " $SECTIONS " in *" $1 "*) return 0;; esac; return 1; }
 
 core() {
@@ -58,15 +58,24 @@ $BIN run -- $PY tests/gpu/gpt_train.py --label gpuenv-run | tee -a "$OUT/train.j
 compile() {
 echo "== torch.compile warm-up: cache root on a surviving directory"
 CACHE=$(mktemp -d /tmp/gpuenv-cache-XXXX)
-$BIN run --cache-root "$CACHE" -- $PY tests/gpu/gpt_train.py --compile --steps 5 --label compile-first | tee "$OUT/compile.jsonl"
-$BIN run --cache-root "$CACHE" -- $PY tests/gpu/gpt_train.py --compile --steps 5 --label compile-second | tee -a "$OUT/compile.jsonl"
+$BIN explain --cache-root "$CACHE" | grep -E "PYTHONPYCACHEPREFIX|PYTHONDONTWRITEBYTECODE|TORCHINDUCTOR" || true
+for label in compile-first compile-second compile-third; do
+  $BIN run --cache-root "$CACHE" -- $PY tests/gpu/gpt_train.py --compile --steps 5 --label $label | tee -a "$OUT/compile.jsonl"
+done
 # A new container: the default caches under /tmp and ~ start empty.
 rm -rf /tmp/torchinductor_$(id -un) ~/.triton/cache
 env -u TORCHINDUCTOR_CACHE_DIR -u TRITON_CACHE_DIR TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 $PY tests/gpu/gpt_train.py --compile --steps 5 --label compile-default-new-container | tee -a "$OUT/compile.jsonl"
-
+$PY tests/gpu/compile_summary.py "$OUT/compile.jsonl" | tee "$OUT/compile_summary.txt"
 }
 
-for s in core timing train compile; do want $s && $s; done
+doctor() {
+echo "== doctor on the real torch, and its time against importing torch"
+$BIN doctor --extensions | tee "$OUT/doctor.txt"
+$BIN doctor --json > "$OUT/doctor.json"; check test -s "$OUT/doctor.json"
+$PY tests/gpu/time_doctor.py "$BIN" "$PY" | tee "$OUT/time_doctor.txt"
+}
+
+for s in core timing train compile doctor; do want $s && $s; done
 if want inspect; then
   echo "== inspect vs cuobjdump"
   check tests/gpu/inspect_vs_cuobjdump.sh
