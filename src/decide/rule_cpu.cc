@@ -59,8 +59,11 @@ std::string count(int n, const std::string& one, const std::string& many) {
 
 Setting omp_share(const Context& c, int usable) {
   int threads = std::max(1, usable / c.processes);
+  // Without a visible GPU the one process is not a GPU process.
+  bool gpu = !c.visible.devices.empty() || c.launch.local_world_size;
   return omp_setting(threads, count(usable, "usable CPU", "usable CPUs") + " / " +
-                                  count(c.processes, "GPU process", "GPU processes") + " = " +
+                                  count(c.processes, gpu ? "GPU process" : "process",
+                                        gpu ? "GPU processes" : "processes") + " = " +
                                   count(threads, "thread", "threads") + " each");
 }
 

@@ -34,12 +34,16 @@ Machine sense_machine(const SenseOptions& opts) {
   m.gpuenv_version = GPUENV_VERSION;
   m.sensed_at = utc_now();
   {
-    // The host's files beside NVML's queries: they touch disjoint parts
-    // of m (m.host; m.nvidia, m.gpus, m.pairs).
-    trace::Scope t("sense nvidia + host (wall)");
+    // The host's and torch's files beside NVML's queries: they touch
+    // disjoint parts of m (m.host; m.torch; m.nvidia, m.gpus, m.pairs).
+    trace::Scope t("sense nvidia + host + torch (wall)");
     Background host([&] {
       trace::Scope th("sense host");
       sense_host(opts, &m.host);
+    });
+    Background torch([&] {
+      trace::Scope tt("sense torch");
+      m.torch = sense_torch(opts);
     });
     trace::Scope tn("sense nvidia (all)");
     sense_nvidia(opts, &m);
@@ -47,10 +51,6 @@ Machine sense_machine(const SenseOptions& opts) {
   {
     trace::Scope t("sense measurements (store)");
     sense_measurements("", &m);  // what gpuenv bench stored for this machine
-  }
-  {
-    trace::Scope t("sense torch");
-    m.torch = sense_torch(opts);
   }
   m.env = sense_env();
   if (trace::enabled()) trace::flush();

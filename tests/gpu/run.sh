@@ -73,6 +73,7 @@ echo "== doctor on the real torch, and its time against importing torch"
 $BIN doctor --extensions | tee "$OUT/doctor.txt"
 $BIN doctor --json > "$OUT/doctor.json"; check test -s "$OUT/doctor.json"
 $PY tests/gpu/time_doctor.py "$BIN" "$PY" | tee "$OUT/time_doctor.txt"
+check $PY tests/gpu/arch_list_vs_inspect.py "$BIN"
 }
 
 for s in core timing train compile doctor; do want $s && $s; done
