@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "builders.h"
 #include "model/snapshot.h"
 #include "process.h"
@@ -190,3 +193,31 @@ TEST(Cli, ColourOnlyOnATerminalAndNeverWithNoColor) {
 
 }  // namespace
 }  // namespace gpuenv
+
+namespace gpuenv::testing {
+namespace {
+
+// detect's summary, env and explain leave NVML's slow max-clock query out;
+// the JSON snapshot and doctor read it.
+TEST(Cli, OnlyTheSnapshotReadsMaxClocks) {
+  std::string trace = write_temp_file("nvml.trace", "");
+  ProcessOptions o;
+  o.env["GPUENV_NVML_LIBRARY"] = GPUENV_FAKE_DIR "/libnvidia-ml.so.1";
+  o.env["FAKE_NVML_SCENARIO"] = GPUENV_TESTS_DIR "/fake_nvml/scenarios/h200.txt";
+  o.env["FAKE_NVML_TRACE"] = trace;
+  auto calls = [&](const std::vector<std::string>& args) {
+    std::ofstream(trace, std::ios::trunc).flush();
+    ProcessResult r = run_gpuenv(args, o);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(trace);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  for (auto args : std::vector<std::vector<std::string>>{{"detect"}, {"env"}, {"explain"}})
+    EXPECT_EQ(calls(args).find("nvmlDeviceGetMaxClockInfo"), std::string::npos) << args[0];
+  EXPECT_NE(calls({"detect", "--json"}).find("nvmlDeviceGetMaxClockInfo"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuenv::testing

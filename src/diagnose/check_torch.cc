@@ -140,6 +140,10 @@ std::vector<Finding> check_extensions(const Machine& m, const Options& o) {
   std::vector<Finding> out;
   int native = 0;
   for (const CudaBinary& b : m.torch->extensions) {
+    // NVIDIA's own CUDA libraries (the nvidia-* wheels: cuBLAS, cuFFT, ...)
+    // support every GPU of their CUDA release whatever their fatbins show:
+    // cuFFT 12 carries sm_75 cubins only and builds the rest at run time.
+    if (b.package == std::string("nvidia")) continue;
     std::string who = b.package ? *b.package + " (" + file_name(b.path) + ")" : b.path;
     if (b.error) {
       out.push_back(warning("could not read the GPU code in " + b.path + ": " + *b.error,

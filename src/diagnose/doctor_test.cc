@@ -191,6 +191,10 @@ std::vector<Row> torch_rows() {
               m.torch->extensions = {b};
             }),
        {}, {{Status::kWarning, "truncated"}}},
+      {"extensions: NVIDIA's own libraries are not judged by their fatbins", check_extensions,
+       with(h200_torch({"sm_90"}),
+            [](Machine& m) { m.torch->extensions = {binary({"sm_75"}, "nvidia")}; }),
+       {}, {}},
       {"extensions: all native", check_extensions,
        with(h200_torch({"sm_90"}),
             [](Machine& m) { m.torch->extensions = {binary({"sm_90a"}, "vllm")}; }),

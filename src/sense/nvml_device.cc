@@ -187,6 +187,9 @@ std::optional<std::uint32_t> max_clock(NvmlCaller& call, const NvmlFunctions& f,
 
 void query_limits(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
   g->power_limit_mw = get_uint(call, f.power_limit, d);
+}
+
+void query_clocks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
   g->max_sm_clock_mhz = max_clock(call, f, d, nvml::kClockSm);
   g->max_memory_clock_mhz = max_clock(call, f, d, nvml::kClockMem);
 }
@@ -328,6 +331,7 @@ void query_gpu(const Nvml& nvml, const NvmlQuery& q, nvml::Device handle, Gpu* g
   query_modes(call, nvml.fn, handle, g);
   query_pcie(call, nvml.fn, handle, &g->pcie);
   query_limits(call, nvml.fn, handle, g);
+  if (q.with_clocks) query_clocks(call, nvml.fn, handle, g);
   query_locality(call, nvml.fn, q, handle, g);
   if (q.with_health) query_health(call, nvml.fn, handle, g);
 }

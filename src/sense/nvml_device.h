@@ -22,6 +22,8 @@ struct NvmlQuery {
   /// SenseOptions::with_health: clock event reasons, temperature, ECC, page
   /// retirement, row remapping and the NVLink fabric state too.
   bool with_health = false;
+  /// SenseOptions::with_clocks: the maximum SM and memory clocks.
+  bool with_clocks = true;
 };
 
 /// At most this many threads query GPUs and GPU pairs at once.

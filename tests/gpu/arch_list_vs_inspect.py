@@ -1,6 +1,8 @@
 """Compares the architectures `gpuenv inspect` finds in libtorch_cuda.so
-with what torch itself reports (torch.cuda.get_arch_list()). Exit 1 when
-they differ."""
+with torch.cuda.get_arch_list(), the TORCH_CUDA_ARCH_LIST torch was built
+with. Every architecture torch names must be among the cubins inspect
+finds; inspect may find more (kernels built for sm_90a and the like by
+libraries linked into libtorch_cuda). Exit 1 when one is missing."""
 import json
 import os
 import subprocess
@@ -12,10 +14,11 @@ BIN = sys.argv[1] if len(sys.argv) > 1 else "build/gpuenv"
 lib = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cuda.so")
 r = subprocess.run([BIN, "inspect", "--json", lib], capture_output=True, text=True)
 f = json.loads(r.stdout)["files"][0]
-found = sorted(set(f["cubins"]) | set(f["ptx"]))
-torch_list = sorted(torch.cuda.get_arch_list())
-print("gpuenv inspect:             ", " ".join(found))
-print("torch.cuda.get_arch_list(): ", " ".join(torch_list))
-same = found == torch_list
-print("same" if same else "DIFFERENT")
-sys.exit(0 if same else 1)
+found = set(f["cubins"]) | set(f["ptx"])
+torch_list = set(torch.cuda.get_arch_list())
+print("torch.cuda.get_arch_list():   ", " ".join(sorted(torch_list)))
+print("gpuenv inspect finds:         ", " ".join(sorted(found)))
+print("found beyond torch's list:    ", " ".join(sorted(found - torch_list)) or "none")
+missing = torch_list - found
+print("in torch's list, not found:   ", " ".join(sorted(missing)) or "none")
+sys.exit(1 if missing else 0)
