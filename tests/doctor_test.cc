@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -105,6 +106,69 @@ TEST(DoctorCli, LibraryMismatchSaysReboot) {
     if (f["check"] == "nvml" && f["fix"].is_string())
       reboot = reboot || f["fix"].get<std::string>().find("reboot") != std::string::npos;
   EXPECT_TRUE(reboot) << r.out;
+}
+
+// Each CUDA error cuInit can return names its cause and its own fix.
+TEST(DoctorCli, EachCuInitFailureIsExplained) {
+  struct Case {
+    int code;
+    const char* name;
+    const char* fix;
+  };
+  const Case cases[] = {
+      {100, "CUDA_ERROR_NO_DEVICE", "--gpus all"},
+      {35, "CUDA_ERROR_INSUFFICIENT_DRIVER", "upgrade the NVIDIA driver"},
+      {802, "CUDA_ERROR_SYSTEM_NOT_READY", "nvidia-fabricmanager"},
+      {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "cuda-compat"},
+      {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "upgrade the NVIDIA driver instead"},
+      {999, "CUDA_ERROR_UNKNOWN", "dmesg"},
+  };
+  std::ifstream in(kScenarios + "h200.txt");
+  std::string h200((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ProcessOptions o = stand_ins("h200");
+    o.env["FAKE_CUDA_SCENARIO"] =
+        write_temp_file("cuda.txt", h200 + "fault cuinit=" + std::to_string(c.code) + "\n");
+    ProcessResult r = run_gpuenv({"doctor", "--json"}, o);
+    EXPECT_EQ(r.exit_code, 1);
+    json j = findings(r);
+    bool found = false;
+    for (const auto& f : j["findings"])
+      if (f["check"] == "cuda_init" && f["status"] == "error") {
+        found = true;
+        EXPECT_NE(f["seen"].get<std::string>().find(std::string(c.name) + " = " +
+                                                    std::to_string(c.code)),
+                  std::string::npos)
+            << f["seen"];
+        EXPECT_NE(f["fix"].get<std::string>().find(c.fix), std::string::npos) << f["fix"];
+      }
+    EXPECT_TRUE(found) << r.out;
+  }
+}
+
+TEST(DoctorCli, NvmlFailuresNameTheirCause) {
+  struct Case {
+    const char* scenario;
+    const char* seen;
+  };
+  const Case cases[] = {
+      {"no_permission", "NVML_ERROR_NO_PERMISSION"},
+      {"init_driver_not_loaded", "NVML_ERROR_DRIVER_NOT_LOADED"},
+      {"gpu_lost", "NVML_ERROR_GPU_IS_LOST"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.scenario);
+    ProcessResult r = run_gpuenv({"doctor", "--json"}, stand_ins(c.scenario));
+    EXPECT_EQ(r.exit_code, 1);
+    json j = findings(r);
+    bool found = false;
+    for (const auto& f : j["findings"])
+      found = found || (f["check"] == "nvml" && f["status"] == "error" &&
+                        f["seen"].get<std::string>().find(c.seen) != std::string::npos &&
+                        f["fix"].is_string());
+    EXPECT_TRUE(found) << r.out;
+  }
 }
 
 TEST(DoctorCli, KernelsFromTheVenvsLibtorchCuda) {
