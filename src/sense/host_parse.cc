@@ -504,23 +504,6 @@ std::optional<std::string> sysfs_pci_address(std::string_view id) {
   return buf;
 }
 
-bool parse_pcie_link_speed(std::string_view text, int* gen, std::string* err) {
-  std::string_view t = trim(text);
-  static constexpr struct {
-    std::string_view speed;
-    int gen;
-  } kSpeeds[] = {{"2.5 GT/s", 1}, {"5.0 GT/s", 2}, {"8.0 GT/s", 3},   {"16.0 GT/s", 4},
-                 {"32.0 GT/s", 5}, {"64.0 GT/s", 6}, {"128.0 GT/s", 7}};
-  for (const auto& s : kSpeeds)
-    if (t == s.speed || (t.substr(0, s.speed.size()) == s.speed &&
-                         t.substr(s.speed.size()).find_first_not_of(" ") == 1 &&
-                         t.substr(s.speed.size() + 1).rfind("PCIe", 0) == 0)) {
-      *gen = s.gen;
-      return true;
-    }
-  return fail(err, "bad PCIe link speed " + quote(t));
-}
-
 bool parse_numa_node(std::string_view text, std::optional<int>* node, std::string* err) {
   std::string_view t = trim(text);
   int value = 0;

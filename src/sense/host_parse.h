@@ -152,11 +152,6 @@ std::optional<std::string> sysfs_pci_address(std::string_view nvml_bus_id);
 bool parse_numa_node(std::string_view text, std::optional<int>* node,
                      std::string* err);
 
-/// A PCI device's sysfs current_link_speed ("32.0 GT/s PCIe\n") as a PCIe
-/// generation (2.5 GT/s: 1 ... 64 GT/s: 6, 128 GT/s: 7). False with *err
-/// on anything else, "Unknown" included.
-bool parse_pcie_link_speed(std::string_view text, int* gen, std::string* err);
-
 /// The soft limit of one row of /proc/<pid>/limits ("Max locked memory
 /// 8388608  8388608  bytes"): "unlimited" gives UINT64_MAX (RLIM_INFINITY).
 /// False with *err when the row is missing or its soft limit not a number.

@@ -193,9 +193,6 @@ void check_small(std::string_view text) {
   std::optional<std::uint64_t> memlock;
   std::string err;
   if (!parse_limit(text, "Max locked memory", &memlock, &err)) CHECK(!err.empty());
-  int gen = 0;
-  if (parse_pcie_link_speed(text, &gen, &err)) CHECK(gen >= 1 && gen <= 7);
-  else CHECK(!err.empty());
   std::optional<int> node;
   if (parse_numa_node(text, &node, &err)) CHECK(!node || *node >= 0);
   else CHECK(!err.empty());

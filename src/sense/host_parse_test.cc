@@ -413,24 +413,6 @@ TEST(HostParseSysfsPciAddress, Table) {
   for (const auto& [in, out] : rows) EXPECT_EQ(sysfs_pci_address(in), out) << in;
 }
 
-TEST(HostParsePcieLinkSpeed, Table) {
-  std::string err;
-  int gen = 0;
-  const std::pair<const char*, int> good[] = {{"32.0 GT/s PCIe\n", 5}, {"16.0 GT/s PCIe", 4},
-                                              {"2.5 GT/s PCIe\n", 1},  {"8.0 GT/s", 3},
-                                              {"64.0 GT/s PCIe", 6}};
-  for (const auto& [text, want] : good) {
-    EXPECT_TRUE(parse_pcie_link_speed(text, &gen, &err)) << text << ": " << err;
-    EXPECT_EQ(gen, want) << text;
-  }
-  gen = 9;
-  for (const char* bad : {"", "Unknown\n", "32 GT/s", "32.0 GT/sPCIe", "3.0 GT/s PCIe", "x"}) {
-    EXPECT_FALSE(parse_pcie_link_speed(bad, &gen, &err)) << bad;
-    EXPECT_FALSE(err.empty());
-    EXPECT_EQ(gen, 9) << bad;
-  }
-}
-
 TEST(HostParseNumaNode, Table) {
   std::optional<int> node = 7;
   std::string err;

@@ -496,24 +496,6 @@ TEST_F(NvidiaSense, CpuAffinityAndNumaNodeFromSysfsNotNvml) {
   EXPECT_TRUE(m.nvidia.problems.empty());
 }
 
-// The current PCIe generation comes from sysfs (NVML: ~2 ms); the maximum
-// stays NVML's, which knows the slot's limit too.
-TEST_F(NvidiaSense, CurrentPcieGenerationFromSysfs) {
-  PciSysfs sys;
-  sys.file("0000:19:00.0", "current_link_speed", "2.5 GT/s PCIe\n");  // an idle GPU's link
-  Machine m = sense(FakeRun().scenario(scenario("h200")).root(sys.root()));
-  ASSERT_EQ(m.gpus.size(), 1u);
-  EXPECT_EQ(m.gpus[0].pcie.gen_current, 1);
-  EXPECT_EQ(m.gpus[0].pcie.gen_max, 5);
-  EXPECT_FALSE(contains(nvml_trace(), "nvmlDeviceGetCurrPcieLinkGeneration"));
-
-  PciSysfs unknown;
-  unknown.file("0000:19:00.0", "current_link_speed", "Unknown\n");
-  m = sense(FakeRun().scenario(scenario("h200")).root(unknown.root()));
-  EXPECT_EQ(m.gpus.at(0).pcie.gen_current, 5);  // NVML's answer
-  EXPECT_TRUE(contains(nvml_trace(), "nvmlDeviceGetCurrPcieLinkGeneration"));
-}
-
 TEST_F(NvidiaSense, SysfsNumaNodeMinusOneIsNoneWithoutAskingNvml) {
   PciSysfs sys;
   sys.file("0000:19:00.0", "local_cpulist", "0-47,96-143\n");

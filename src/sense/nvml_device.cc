@@ -171,26 +171,8 @@ void query_modes(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* 
   if (call(f.compute_mode, d, &mode)) g->compute_mode = compute_mode_name(mode);
 }
 
-std::optional<std::string> read_pci_file(const NvmlQuery& q, const std::optional<std::string>& bus_id,
-                                         const char* file);
-
-// The link's current speed from sysfs (the device's PCIe Link Status
-// register): NVML takes ~2 ms to say the same on an H200. The maximum stays
-// NVML's, which also knows the slot's limit. False: ask NVML.
-bool sysfs_pcie_gen(const NvmlQuery& q, const Gpu& g, std::optional<int>* gen) {
-  std::optional<std::string> text = read_pci_file(q, g.pci_bus_id, "current_link_speed");
-  int value = 0;
-  std::string err;
-  if (!text || !parse_pcie_link_speed(*text, &value, &err)) return false;
-  *gen = value;
-  return true;
-}
-
-void query_pcie(NvmlCaller& call, const NvmlFunctions& f, const NvmlQuery& q, nvml::Device d,
-                Gpu* g) {
-  PcieLink* link = &g->pcie;
-  if (!sysfs_pcie_gen(q, *g, &link->gen_current))
-    link->gen_current = get_int(call, f.pcie_gen_current, d);
+void query_pcie(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, PcieLink* link) {
+  link->gen_current = get_int(call, f.pcie_gen_current, d);
   link->gen_max = get_int(call, f.pcie_gen_max, d);
   link->width_current = get_int(call, f.pcie_width_current, d);
   link->width_max = get_int(call, f.pcie_width_max, d);
@@ -347,7 +329,7 @@ void query_gpu(const Nvml& nvml, const NvmlQuery& q, nvml::Device handle, Gpu* g
   query_identity(call, nvml.fn, handle, g);
   query_mig(call, nvml.fn, handle, g);
   query_modes(call, nvml.fn, handle, g);
-  query_pcie(call, nvml.fn, q, handle, g);
+  query_pcie(call, nvml.fn, handle, &g->pcie);
   query_limits(call, nvml.fn, handle, g);
   if (q.with_clocks) query_clocks(call, nvml.fn, handle, g);
   query_locality(call, nvml.fn, q, handle, g);
