@@ -197,9 +197,9 @@ TEST(Cli, ColourOnlyOnATerminalAndNeverWithNoColor) {
 namespace gpuenv::testing {
 namespace {
 
-// detect's summary, env and explain leave NVML's slow max-clock query out;
-// the JSON snapshot and doctor read it.
-TEST(Cli, OnlyTheSnapshotReadsMaxClocks) {
+// detect's summary, env and explain leave NVML's slow PCIe-link and
+// max-clock queries out; the JSON snapshot and doctor read them.
+TEST(Cli, OnlyTheSnapshotAndDoctorReadLinkAndClocks) {
   std::string trace = write_temp_file("nvml.trace", "");
   ProcessOptions o;
   o.env["GPUENV_NVML_LIBRARY"] = GPUENV_FAKE_DIR "/libnvidia-ml.so.1";
@@ -208,15 +208,22 @@ TEST(Cli, OnlyTheSnapshotReadsMaxClocks) {
   auto calls = [&](const std::vector<std::string>& args) {
     std::ofstream(trace, std::ios::trunc).flush();
     ProcessResult r = run_gpuenv(args, o);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
+    if (args[0] != "doctor") EXPECT_EQ(r.exit_code, 0) << r.err;
     std::ifstream in(trace);
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
   };
-  for (auto args : std::vector<std::vector<std::string>>{{"detect"}, {"env"}, {"explain"}})
-    EXPECT_EQ(calls(args).find("nvmlDeviceGetMaxClockInfo"), std::string::npos) << args[0];
-  EXPECT_NE(calls({"detect", "--json"}).find("nvmlDeviceGetMaxClockInfo"), std::string::npos);
+  for (auto args : std::vector<std::vector<std::string>>{{"detect"}, {"env"}, {"explain"}}) {
+    std::string t = calls(args);
+    EXPECT_EQ(t.find("nvmlDeviceGetMaxClockInfo"), std::string::npos) << args[0];
+    EXPECT_EQ(t.find("PcieLink"), std::string::npos) << args[0];
+  }
+  std::string t = calls({"detect", "--json"});
+  EXPECT_NE(t.find("nvmlDeviceGetMaxClockInfo"), std::string::npos);
+  EXPECT_NE(t.find("nvmlDeviceGetCurrPcieLinkGeneration"), std::string::npos);
+  t = calls({"doctor"});
+  EXPECT_NE(t.find("nvmlDeviceGetMaxPcieLinkWidth"), std::string::npos);
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ std::function<int()> setup_detect(CLI::App* sub, Context* ctx) {
   sub->add_flag("--json", *json, "Print the machine snapshot (versioned JSON)");
   ctx->add_common_flags(sub);
   return [ctx, json] {
-    ctx->common.clocks = *json;  // the snapshot is complete; the summary is fast
+    ctx->common.details = *json;  // the snapshot is complete; the summary is fast
     Machine m;
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     std::string out = *json ? machine_to_json(m) : render_detect(m, ctx->style(stdout));

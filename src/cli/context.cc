@@ -54,7 +54,7 @@ SenseOptions Context::sense_options() const {
   o.with_cuda = common.cuda;
   o.python = common.python;
   o.with_health = common.health;
-  o.with_clocks = common.clocks || common.health;
+  o.with_details = common.details || common.health;
   o.with_torch_kernels = common.torch_kernels;
   o.with_extensions = common.extensions;
   o.nvml_library = env_or("GPUENV_NVML_LIBRARY", o.nvml_library);

@@ -27,7 +27,7 @@ struct Common {
   std::string python;  // --python
   // Set by doctor, not flags every command has: what else to sense.
   bool health = false;
-  bool clocks = false;
+  bool details = false;
   bool torch_kernels = false;
   bool extensions = false;
 };

@@ -71,7 +71,7 @@ bool sense_nvml(const SenseOptions& opts, Machine* m) {
     return false;
   }
   query_nvml_system(nvml, &m->nvidia);
-  NvmlQuery query{opts.root.empty() ? "/" : opts.root, opts.with_health, opts.with_clocks};
+  NvmlQuery query{opts.root.empty() ? "/" : opts.root, opts.with_health, opts.with_details};
   return query_nvml_devices(nvml, query, &m->gpus, &m->pairs, &m->nvidia.problems);
 }
 

@@ -613,15 +613,20 @@ TEST_F(NvidiaSense, HealthOfAWellH200) {
   EXPECT_TRUE(contains(trace, "nvmlDeviceGetRetiredPagesPendingStatus"));  // asked; unsupported
 }
 
-// The fast paths (detect's summary, env, explain, run) skip the max clocks:
-// ~4 ms per query in NVML on an H200.
-TEST_F(NvidiaSense, WithoutClocksSkipsMaxClockInfo) {
-  Machine m = sense(FakeRun().scenario(scenario("h200")).without_clocks());
+// The fast paths (detect's summary, env, explain, run) skip the PCIe link
+// and the max clocks: NVML's slowest queries on an H200.
+TEST_F(NvidiaSense, WithoutDetailsSkipsLinkAndClocks) {
+  Machine m = sense(FakeRun().scenario(scenario("h200")).without_details());
   Gpu expected = h200();
   expected.max_sm_clock_mhz.reset();
   expected.max_memory_clock_mhz.reset();
+  expected.pcie = {};
   EXPECT_GPUS_EQ(m.gpus, std::vector<Gpu>{expected});
-  EXPECT_FALSE(contains(nvml_trace(), "nvmlDeviceGetMaxClockInfo"));
+  std::vector<std::string> trace = nvml_trace();
+  for (const char* fn : {"nvmlDeviceGetMaxClockInfo", "nvmlDeviceGetCurrPcieLinkGeneration",
+                         "nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkWidth",
+                         "nvmlDeviceGetMaxPcieLinkWidth"})
+    EXPECT_FALSE(contains(trace, fn)) << fn;
 }
 
 TEST_F(NvidiaSense, DetectDoesNotReadHealth) {

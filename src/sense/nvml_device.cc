@@ -329,9 +329,11 @@ void query_gpu(const Nvml& nvml, const NvmlQuery& q, nvml::Device handle, Gpu* g
   query_identity(call, nvml.fn, handle, g);
   query_mig(call, nvml.fn, handle, g);
   query_modes(call, nvml.fn, handle, g);
-  query_pcie(call, nvml.fn, handle, &g->pcie);
   query_limits(call, nvml.fn, handle, g);
-  if (q.with_clocks) query_clocks(call, nvml.fn, handle, g);
+  if (q.with_details) {
+    query_pcie(call, nvml.fn, handle, &g->pcie);
+    query_clocks(call, nvml.fn, handle, g);
+  }
   query_locality(call, nvml.fn, q, handle, g);
   if (q.with_health) query_health(call, nvml.fn, handle, g);
 }

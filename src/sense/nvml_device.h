@@ -22,8 +22,8 @@ struct NvmlQuery {
   /// SenseOptions::with_health: clock event reasons, temperature, ECC, page
   /// retirement, row remapping and the NVLink fabric state too.
   bool with_health = false;
-  /// SenseOptions::with_clocks: the maximum SM and memory clocks.
-  bool with_clocks = true;
+  /// SenseOptions::with_details: the PCIe link and the maximum clocks.
+  bool with_details = true;
 };
 
 /// At most this many threads query GPUs and GPU pairs at once.

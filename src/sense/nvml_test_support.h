@@ -51,8 +51,8 @@ class FakeRun {
     with_health_ = true;
     return *this;
   }
-  FakeRun& without_clocks() {
-    with_clocks_ = false;
+  FakeRun& without_details() {
+    with_details_ = false;
     return *this;
   }
   /// A fake tree with sys/bus/pci/devices/<address>/... in it.
@@ -64,7 +64,7 @@ class FakeRun {
   std::string cuda_scenario_;  // a path; empty: FAKE_CUDA_SCENARIO unset
   bool with_cuda_ = false;
   bool with_health_ = false;
-  bool with_clocks_ = true;
+  bool with_details_ = true;
   std::string root_ = kNoRoot;
 
  private:
@@ -114,7 +114,7 @@ class FakeNvidiaTest : public ::testing::Test {
     opts.cuda_library = run.cuda_;
     opts.with_cuda = run.with_cuda_;
     opts.with_health = run.with_health_;
-    opts.with_clocks = run.with_clocks_;
+    opts.with_details = run.with_details_;
     opts.root = run.root_;
     Machine m;
     sense_nvidia(opts, &m);

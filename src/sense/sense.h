@@ -23,10 +23,11 @@ struct SenseOptions {
   // doctor: per-GPU health (clock event reasons, temperature, ECC, row
   // remapping, NVLink fabric state). Off on the detect path.
   bool with_health = false;
-  // The maximum SM and memory clocks: NVML takes ~4 ms per query on an
-  // H200, half of detect's own time, so the fast paths (detect's summary,
+  // The PCIe link (generation, width) and the maximum SM and memory clocks:
+  // NVML's slowest queries (the first PCIe query ~2 ms, each clock ~4 ms on
+  // an H200), and no rule needs them. The fast paths (detect's summary,
   // env, explain, run) leave them out; detect --json and doctor read them.
-  bool with_clocks = true;
+  bool with_details = true;
   // The interpreter whose torch to read (--python); empty: $VIRTUAL_ENV,
   // else $CONDA_PREFIX, else python3 on $PATH.
   std::string python;
