@@ -208,7 +208,9 @@ TEST(Cli, OnlyTheSnapshotAndDoctorReadLinkAndClocks) {
   auto calls = [&](const std::vector<std::string>& args) {
     std::ofstream(trace, std::ios::trunc).flush();
     ProcessResult r = run_gpuenv(args, o);
-    if (args[0] != "doctor") EXPECT_EQ(r.exit_code, 0) << r.err;
+    if (args[0] != "doctor") {
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+    }
     std::ifstream in(trace);
     std::stringstream s;
     s << in.rdbuf();
