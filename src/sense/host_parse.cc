@@ -504,6 +504,43 @@ std::optional<std::string> sysfs_pci_address(std::string_view id) {
   return buf;
 }
 
+namespace {
+
+// "/sys/devices/pci0000:16/0000:16:02.0/0000:18:00.0" ->
+// {"pci0000:16", "0000:16:02.0", "0000:18:00.0"}; empty when not such a path.
+std::vector<std::string_view> pci_path(std::string_view path) {
+  constexpr std::string_view kPrefix = "/sys/devices/";
+  std::vector<std::string_view> parts;
+  if (path.substr(0, kPrefix.size()) != kPrefix) return {};
+  path.remove_prefix(kPrefix.size());
+  while (!path.empty()) {
+    std::size_t slash = path.find('/');
+    std::string_view part = path.substr(0, slash);
+    bool ok = parts.empty() ? part.substr(0, 3) == "pci" && part.size() > 3
+                            : part.size() == 12 && part[4] == ':' && part[7] == ':' && part[10] == '.';
+    if (!ok) return {};
+    parts.push_back(part);
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return parts.size() >= 2 ? parts : std::vector<std::string_view>{};
+}
+
+}  // namespace
+
+std::optional<std::string> pci_topology(std::string_view a, std::string_view b,
+                                        std::optional<int> numa_a, std::optional<int> numa_b) {
+  std::vector<std::string_view> pa = pci_path(a), pb = pci_path(b);
+  if (pa.empty() || pb.empty() || pa == pb) return std::nullopt;
+  if (pa[0] != pb[0]) return numa_a != numa_b ? "system" : "node";
+  std::size_t common = 0;
+  while (common < pa.size() && common < pb.size() && pa[common] == pb[common]) ++common;
+  if (common == pa.size() || common == pb.size()) return std::nullopt;  // one above the other
+  if (common == 1) return "hostbridge";
+  // Below a switch's upstream port: its downstream port, then the device.
+  return pa.size() - common <= 2 && pb.size() - common <= 2 ? "single" : "multiple";
+}
+
 bool parse_numa_node(std::string_view text, std::optional<int>* node, std::string* err) {
   std::string_view t = trim(text);
   int value = 0;

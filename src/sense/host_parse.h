@@ -147,6 +147,17 @@ std::optional<bool> interface_up(std::string_view operstate,
 /// it is not a PCI address.
 std::optional<std::string> sysfs_pci_address(std::string_view nvml_bus_id);
 
+/// NVML's topology level between two PCI devices, from where sysfs puts
+/// them (the resolved /sys/bus/pci/devices/<address> links, e.g.
+/// "/sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:00.0") and
+/// their NUMA nodes: "single" (one PCIe switch between them), "multiple"
+/// (several switches, no host bridge), "hostbridge" (the same root complex),
+/// "node" (different root complexes of one NUMA node) or "system" (across
+/// NUMA nodes). nullopt when a path is not a PCI device path. NVML's
+/// "internal" (two GPUs on one board) is reported as "single".
+std::optional<std::string> pci_topology(std::string_view a, std::string_view b,
+                                        std::optional<int> numa_a, std::optional<int> numa_b);
+
 /// A device's sysfs numa_node file ("1\n"); "-1" (no NUMA affinity) gives
 /// nullopt. False with *err on anything else.
 bool parse_numa_node(std::string_view text, std::optional<int>* node,

@@ -193,6 +193,12 @@ void check_small(std::string_view text) {
   std::optional<std::uint64_t> memlock;
   std::string err;
   if (!parse_limit(text, "Max locked memory", &memlock, &err)) CHECK(!err.empty());
+  {
+    std::size_t cut = text.find('|');
+    std::string_view a = text.substr(0, cut), b = cut == text.npos ? "" : text.substr(cut + 1);
+    auto level = pci_topology(a, b, 0, 1);
+    CHECK(level == pci_topology(b, a, 1, 0));
+  }
   std::optional<int> node;
   if (parse_numa_node(text, &node, &err)) CHECK(!node || *node >= 0);
   else CHECK(!err.empty());

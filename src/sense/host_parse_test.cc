@@ -413,6 +413,47 @@ TEST(HostParseSysfsPciAddress, Table) {
   for (const auto& [in, out] : rows) EXPECT_EQ(sysfs_pci_address(in), out) << in;
 }
 
+TEST(HostParsePciTopology, Table) {
+  struct Row {
+    const char* a;
+    const char* b;
+    std::optional<int> numa_a, numa_b;
+    std::optional<std::string> want;
+  };
+  const Row rows[] = {
+      // Two GPUs under one PCIe switch (upstream 17:00.0, downstream 18:00.0 / 18:01.0).
+      {"/sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:00.0/0000:19:00.0",
+       "/sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:01.0/0000:1a:00.0", 0, 0,
+       "single"},
+      // Two cascaded switches between them.
+      {"/sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:00.0/0000:19:00.0/"
+       "0000:1a:00.0/0000:1b:00.0",
+       "/sys/devices/pci0000:16/0000:16:02.0/0000:17:00.0/0000:18:01.0/0000:1c:00.0", 0, 0,
+       "multiple"},
+      // Separate root ports of one root complex (the 2x H200 VM).
+      {"/sys/devices/pci0000:00/0000:00:06.0", "/sys/devices/pci0000:00/0000:00:07.0",
+       std::nullopt, std::nullopt, "hostbridge"},
+      {"/sys/devices/pci0000:16/0000:16:02.0/0000:18:00.0",
+       "/sys/devices/pci0000:3a/0000:3a:02.0/0000:3b:00.0", 0, 0, "node"},
+      {"/sys/devices/pci0000:16/0000:16:02.0/0000:18:00.0",
+       "/sys/devices/pci0000:97/0000:97:02.0/0000:98:00.0", 0, 1, "system"},
+      {"/sys/devices/pci0000:16/0000:18:00.0", "/sys/devices/pci0000:16/0000:18:00.0", 0, 0,
+       std::nullopt},  // the same device
+      {"/sys/devices/pci0000:16/0000:18:00.0", "/sys/devices/pci0000:16/0000:18:00.0/0000:19:00.0",
+       0, 0, std::nullopt},  // one above the other
+      {"/sys/devices/platform/foo", "/sys/devices/pci0000:00/0000:00:07.0", 0, 0, std::nullopt},
+      {"/sys/devices/pci0000:00", "/sys/devices/pci0000:00/0000:00:07.0", 0, 0, std::nullopt},
+      {"/devices/pci0000:00/0000:00:06.0", "/sys/devices/pci0000:00/0000:00:07.0", 0, 0,
+       std::nullopt},
+      {"/sys/devices/pci0000:00/0000:00:06.0/x", "/sys/devices/pci0000:00/0000:00:07.0", 0, 0,
+       std::nullopt},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(pci_topology(r.a, r.b, r.numa_a, r.numa_b), r.want) << r.a << " | " << r.b;
+    EXPECT_EQ(pci_topology(r.b, r.a, r.numa_b, r.numa_a), r.want) << "swapped: " << r.a;
+  }
+}
+
 TEST(HostParseNumaNode, Table) {
   std::optional<int> node = 7;
   std::string err;

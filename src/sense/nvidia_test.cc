@@ -496,6 +496,29 @@ TEST_F(NvidiaSense, CpuAffinityAndNumaNodeFromSysfsNotNvml) {
   EXPECT_TRUE(m.nvidia.problems.empty());
 }
 
+// The topology level comes from where sysfs puts the two GPUs (NVML's own
+// query costs ~17 ms on the 2x H200 machine): here under two root complexes
+// on different NUMA nodes, where the scenario's NVML says "hostbridge".
+TEST_F(NvidiaSense, PairTopologyFromTheSysfsPciTree) {
+  PciSysfs sys;
+  auto place = [&](const std::string& address, const std::string& device_path, int numa) {
+    std::string dir = sys.root() + "/sys/devices/" + device_path;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/numa_node") << numa << "\n";
+    std::filesystem::create_directories(sys.root() + "/sys/bus/pci/devices");
+    std::filesystem::create_symlink("../../../devices/" + device_path,
+                                    sys.root() + "/sys/bus/pci/devices/" + address);
+  };
+  place("0000:01:00.0", "pci0000:00/0000:00:01.0/0000:01:00.0", 0);
+  place("0000:41:00.0", "pci0000:40/0000:40:01.0/0000:41:00.0", 1);
+  Machine m = sense(FakeRun().scenario(scenario("rtx3090_4090")).root(sys.root()));
+  ASSERT_EQ(m.pairs.size(), 1u);
+  EXPECT_EQ(m.pairs[0].topology, "system");
+  EXPECT_EQ(m.pairs[0].p2p_read, "chipset_not_supported");  // still NVML's
+  EXPECT_FALSE(contains(nvml_trace(), "nvmlDeviceGetTopologyCommonAncestor"));
+  EXPECT_TRUE(m.nvidia.problems.empty());
+}
+
 TEST_F(NvidiaSense, SysfsNumaNodeMinusOneIsNoneWithoutAskingNvml) {
   PciSysfs sys;
   sys.file("0000:19:00.0", "local_cpulist", "0-47,96-143\n");
