@@ -650,6 +650,11 @@ TEST_F(NvidiaSense, WithoutDetailsSkipsLinkAndClocks) {
                          "nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkWidth",
                          "nvmlDeviceGetMaxPcieLinkWidth"})
     EXPECT_FALSE(contains(trace, fn)) << fn;
+
+  m = sense(FakeRun().scenario(scenario("rtx3090_4090")).without_details());
+  ASSERT_EQ(m.pairs.size(), 1u);
+  EXPECT_EQ(m.pairs[0].p2p_read, "chipset_not_supported");  // the NCCL rule needs it
+  EXPECT_EQ(m.pairs[0].p2p_nvlink, std::nullopt);           // only doctor reads it
 }
 
 TEST_F(NvidiaSense, DetectDoesNotReadHealth) {

@@ -387,7 +387,8 @@ GpuPair query_pair(const Nvml& nvml, const NvmlQuery& q, const Gpu& a, const Gpu
   if (!p.topology && call(nvml.fn.topology, da, db, &level)) p.topology = topology_name(level);
   if (call(nvml.fn.p2p_status, da, db, nvml::kP2pCapsRead, &read))
     p.p2p_read = p2p_status_name(read);
-  if (call(nvml.fn.p2p_status, da, db, nvml::kP2pCapsNvlink, &nvlink))
+  // Over NVLink: only doctor's P2P check reads it (2 ms on the 2x H200).
+  if (q.with_details && call(nvml.fn.p2p_status, da, db, nvml::kP2pCapsNvlink, &nvlink))
     p.p2p_nvlink = p2p_status_name(nvlink);
   return p;
 }

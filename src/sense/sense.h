@@ -23,10 +23,11 @@ struct SenseOptions {
   // doctor: per-GPU health (clock event reasons, temperature, ECC, row
   // remapping, NVLink fabric state). Off on the detect path.
   bool with_health = false;
-  // The PCIe link (generation, width) and the maximum SM and memory clocks:
-  // NVML's slowest queries (the first PCIe query ~2 ms, each clock ~4 ms on
-  // an H200), and no rule needs them. The fast paths (detect's summary,
-  // env, explain, run) leave them out; detect --json and doctor read them.
+  // The PCIe link (generation, width), the maximum SM and memory clocks and
+  // P2P over NVLink: NVML's slowest queries (the first PCIe query ~2 ms,
+  // each clock ~4 ms, NVLink P2P 2 ms a pair on an H200), and no rule needs
+  // them. The fast paths (detect's summary, env, explain, run) leave them
+  // out; detect --json and doctor read them.
   bool with_details = true;
   // The interpreter whose torch to read (--python); empty: $VIRTUAL_ENV,
   // else $CONDA_PREFIX, else python3 on $PATH.
