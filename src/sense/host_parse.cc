@@ -211,7 +211,10 @@ bool torch_string(std::string_view name, std::string_view value,
   std::string_view v = value.substr(0, value.find('#'));
   if (none_ok && trim(v) == "None") return out->reset(), true;
   *out = string_literal(value);
-  if (!*out || (*out)->empty() || (*out)->size() > 128 || !is_printable(**out))
+  // Quotes are legal inside the other kind ('"1'), but never in a version,
+  // and a value that holds them would reach shells and reports.
+  if (!*out || (*out)->empty() || (*out)->size() > 128 || !is_printable(**out) ||
+      (*out)->find_first_of("'\"") != std::string::npos)
     return fail(err, std::string(name) + ": not a plain string: " + quote(value));
   return true;
 }

@@ -535,6 +535,8 @@ TEST(HostParseTorchVersion, Hostile) {
            "__version__ = '2.0'\ncuda = 12.1\n",
            "__version__ = '2.0'\ncuda: Optional[str]\n = '1'",
            "__version__ = '\x01'\n",
+           "__version__ = '\".1'\n",           // a quote inside the other kind (fuzzer)
+           "__version__ = '2.0'\ncuda = \"12'1\"\n",
        }) {
     TorchVersionFile got;
     std::string err;
