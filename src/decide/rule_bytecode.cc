@@ -6,11 +6,6 @@
 namespace gpuenv {
 namespace {
 
-std::string strip_slash(std::string root) {
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
-  return root == "/" ? "" : root;
-}
-
 Setting prefix(const Torch& t, const std::string& root) {
   std::string where = t.path ? " at " + *t.path : "";
   return make_setting("PYTHONPYCACHEPREFIX", root + "/python",
@@ -42,7 +37,7 @@ Decision rule_bytecode(const Machine& m, const Options& o) {
   Decision d;
   if (!m.torch || m.torch->bytecode_cached != false) return d;
   if (o.cache_root.empty()) return d;
-  d.settings.push_back(prefix(*m.torch, strip_slash(o.cache_root)));
+  d.settings.push_back(prefix(*m.torch, cache_root_prefix(o)));
   if (auto s = allow_writing(o)) d.settings.push_back(*s);
   return d;
 }

@@ -12,12 +12,6 @@ namespace {
 
 const std::string kDriverMaxCache = "4294967296";  // 4 GiB, CUDA_CACHE_MAXSIZE's maximum
 
-bool any_cubin_runs(const std::vector<ComputeCapability>& sass, ComputeCapability gpu) {
-  for (auto s : sass)
-    if (cubin_runs_on({.ptx = false, .cc = s}, gpu)) return true;
-  return false;
-}
-
 enum class Code { kNative, kMaybeNative, kJit, kNone };
 
 Code code_for(ComputeCapability gpu, const WheelArchs& w) {
@@ -30,11 +24,6 @@ std::string arch_key(const std::vector<ComputeCapability>& ccs) {
   std::string key;
   for (auto cc : ccs) key += (key.empty() ? "sm" : "-sm") + std::to_string(cc.value());
   return key;
-}
-
-std::string strip_slash(std::string root) {
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
-  return root == "/" ? "" : root;
 }
 
 std::vector<Setting> directories(const std::string& root, const std::string& key) {
@@ -120,7 +109,7 @@ Decision rule_caches(const Machine& m, const Options& o) {
                            describe_unknown_cc(v.devices) + " could not be sensed"});
     return d;
   }
-  d.settings = directories(strip_slash(o.cache_root), arch_key(*ccs));
+  d.settings = directories(cache_root_prefix(o), arch_key(*ccs));
   decide_maxsize(m, v, &d);
   return d;
 }

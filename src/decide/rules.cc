@@ -19,4 +19,10 @@ const std::vector<Rule>& all_rules() {
   return kRules;
 }
 
+std::string cache_root_prefix(const Options& o) {
+  std::string root = o.cache_root;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  return root == "/" ? "" : root;
+}
+
 }  // namespace gpuenv

@@ -21,6 +21,10 @@ struct Rule {
 /// The rules in the order they are merged.
 const std::vector<Rule>& all_rules();
 
+/// Options::cache_root without trailing slashes ("" for "/"), ready to have
+/// "/<dir>" appended.
+std::string cache_root_prefix(const Options& o);
+
 Decision rule_devices(const Machine&, const Options&);    // CUDA_DEVICE_ORDER
 Decision rule_arch_list(const Machine&, const Options&);  // TORCH_CUDA_ARCH_LIST
 Decision rule_tf32(const Machine&, const Options&);       // TORCH_ALLOW_TF32_CUBLAS_OVERRIDE

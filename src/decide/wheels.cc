@@ -100,10 +100,14 @@ int compare_driver_versions(const std::string& a, const std::string& b) {
   return 0;
 }
 
-bool wheel_runs_natively(const WheelArchs& w, ComputeCapability gpu) {
-  for (auto s : w.sass)
+bool any_cubin_runs(const std::vector<ComputeCapability>& sass, ComputeCapability gpu) {
+  for (auto s : sass)
     if (cubin_runs_on({.ptx = false, .cc = s}, gpu)) return true;
   return false;
+}
+
+bool wheel_runs_natively(const WheelArchs& w, ComputeCapability gpu) {
+  return any_cubin_runs(w.sass, gpu);
 }
 
 const WheelArchs* best_wheel(const std::vector<ComputeCapability>& gpus,

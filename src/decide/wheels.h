@@ -53,6 +53,9 @@ const ToolkitDriver* toolkit_driver(int cuda);
 /// parts compare as 0.
 int compare_driver_versions(const std::string& a, const std::string& b);
 
+/// Whether a cubin for one of `sass` runs on a GPU of capability `gpu`.
+bool any_cubin_runs(const std::vector<ComputeCapability>& sass, ComputeCapability gpu);
+
 /// Whether a wheel's code runs on a GPU of capability `gpu` natively (some
 /// cubin in every release fits).
 bool wheel_runs_natively(const WheelArchs& w, ComputeCapability gpu);
