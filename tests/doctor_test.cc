@@ -185,7 +185,8 @@ TEST(DoctorCli, KernelsFromTheVenvsLibtorchCuda) {
 
   py = fake_venv("2.11.0+cu130", "13.0", "sm80_sm90_ptx90.fatbin");
   j = findings(run_gpuenv({"doctor", "--json", "--python", py}, o));
-  EXPECT_TRUE(any_has(of(j, "kernels"), "ok: libtorch_cuda.so runs the sm_90 cubin natively"));
+  EXPECT_TRUE(any_has(of(j, "kernels"), "ok: libtorch_cuda.so runs natively on NVIDIA H200 "
+                                        "(Hopper, 9.0): its sm_90 cubins"));
 }
 
 TEST(DoctorCli, CpuOnlyTorchOnAGpuMachine) {

@@ -54,6 +54,14 @@ std::string target_list(const CudaBinary& b) {
   return out.empty() ? "no GPU code" : out;
 }
 
+// "sm_90 sm_90a": the cubins of `targets` that run on `cc`.
+std::string native_cubins(const std::vector<KernelTarget>& targets, ComputeCapability cc) {
+  std::string out;
+  for (const auto& t : targets)
+    if (!t.ptx && cubin_runs_on(t, cc)) out += (out.empty() ? "" : " ") + kernel_target_name(t);
+  return out;
+}
+
 std::string file_name(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -119,7 +127,8 @@ std::vector<Finding> check_kernels(const Machine& m, const Options& o) {
     KernelCompat c = kernel_compat(targets, cc);
     std::string who = describe_devices(devices);
     if (c.verdict == KernelVerdict::kNative) {
-      out.push_back(ok(name + " " + c.reason + " on " + who));
+      out.push_back(ok(name + " runs natively on " + who + ": its " + native_cubins(targets, cc) +
+                       " cubins"));
     } else if (c.verdict == KernelVerdict::kPtxJit) {
       out.push_back(warning(name + " on " + who + ": " + c.reason,
                             "run under `gpuenv run` (it raises CUDA_CACHE_MAXSIZE), or " +

@@ -154,7 +154,7 @@ std::vector<Row> torch_rows() {
        {{Status::kOk, "supports CUDA 13.0"}}},
       {"kernels: sm_90 runs natively on the H200", check_kernels,
        h200_torch({"compute_120", "sm_100", "sm_120", "sm_75", "sm_80", "sm_86", "sm_90"}), {},
-       {{Status::kOk, "sm_90 cubin natively"}}},
+       {{Status::kOk, "runs natively on NVIDIA H200 (Hopper, 9.0): its sm_90 cubins"}}},
       {"kernels: only PTX for a newer GPU", check_kernels,
        with(machine::rtx5090(),
             [](Machine& m) {
