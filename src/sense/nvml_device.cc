@@ -351,9 +351,7 @@ struct PciPlace {
   std::optional<int> numa;
 };
 
-std::optional<PciPlace> pci_place(NvmlCaller& call, const NvmlFunctions& f, const NvmlQuery& q,
-                                  nvml::Device d) {
-  std::optional<std::string> bus_id = pci_bus_id(call, f, d);
+std::optional<PciPlace> pci_place(const NvmlQuery& q, const std::optional<std::string>& bus_id) {
   std::optional<std::string> address = bus_id ? sysfs_pci_address(*bus_id) : std::nullopt;
   PciPlace place;
   std::string err;
@@ -364,15 +362,24 @@ std::optional<PciPlace> pci_place(NvmlCaller& call, const NvmlFunctions& f, cons
   return place;
 }
 
-// The topology level from sysfs's PCI tree: NVML's own query costs ~17 ms
-// on the 2x H200 machine (it builds its topology first), the files a few
-// microseconds. nullopt: ask NVML.
-std::optional<std::string> sysfs_topology(NvmlCaller& call, const NvmlFunctions& f,
-                                          const NvmlQuery& q, nvml::Device da, nvml::Device db) {
-  trace::Scope t("sysfs PCI topology");
-  std::optional<PciPlace> a = pci_place(call, f, q, da), b = pci_place(call, f, q, db);
-  if (!a || !b) return std::nullopt;
-  return pci_topology(a->path, b->path, a->numa, b->numa);
+// The topology level from sysfs's PCI tree, else from NVML. NVML's query
+// costs ~17 ms on the 2x H200 machine (it builds its topology first), the
+// files a few microseconds. Run once the GPUs' own queries have given their
+// bus ids, so a pair asks NVML nothing about a single GPU.
+std::optional<std::string> pair_topology(const Nvml& nvml, const NvmlQuery& q, const Gpu& a,
+                                         const Gpu& b, nvml::Device da, nvml::Device db,
+                                         std::vector<Problem>* problems) {
+  {
+    trace::Scope t("sysfs PCI topology");
+    std::optional<PciPlace> pa = pci_place(q, a.pci_bus_id), pb = pci_place(q, b.pci_bus_id);
+    if (pa && pb)
+      if (auto level = pci_topology(pa->path, pb->path, pa->numa, pb->numa)) return level;
+  }
+  NvmlCaller call(nvml, "GPU " + std::to_string(a.index) + ", GPU " + std::to_string(b.index),
+                  problems);
+  int level = 0;
+  if (call(nvml.fn.topology, da, db, &level)) return topology_name(level);
+  return std::nullopt;
 }
 
 GpuPair query_pair(const Nvml& nvml, const NvmlQuery& q, const Gpu& a, const Gpu& b,
@@ -382,9 +389,7 @@ GpuPair query_pair(const Nvml& nvml, const NvmlQuery& q, const Gpu& a, const Gpu
   GpuPair p;
   p.a = a.index;
   p.b = b.index;
-  int level = 0, read = 0, nvlink = 0;
-  p.topology = sysfs_topology(call, nvml.fn, q, da, db);
-  if (!p.topology && call(nvml.fn.topology, da, db, &level)) p.topology = topology_name(level);
+  int read = 0, nvlink = 0;
   if (call(nvml.fn.p2p_status, da, db, nvml::kP2pCapsRead, &read))
     p.p2p_read = p2p_status_name(read);
   // Over NVLink: only doctor's P2P check reads it (2 ms on the 2x H200).
@@ -424,8 +429,8 @@ bool query_nvml_devices(const Nvml& nvml, const NvmlQuery& query, std::vector<Gp
       found[i] = gpu_handle(nvml, static_cast<unsigned>(i), &handles[i]);
     });
   }
-  // One task per GPU, then one per pair of GPUs that have a handle, all at
-  // once: NVML's first topology query costs as much as a GPU's queries.
+  // One task per GPU, then one per pair of GPUs that have a handle (P2P
+  // status), all at once; each pair's topology level follows.
   std::vector<std::pair<std::size_t, std::size_t>> todo;
   for (std::size_t a = 0; a < count; ++a)
     for (std::size_t b = a + 1; b < count; ++b)
@@ -446,8 +451,18 @@ bool query_nvml_devices(const Nvml& nvml, const NvmlQuery& query, std::vector<Gp
     });
   }
   // A GPU lost meanwhile has no pairs, as if they had not been asked.
+  {
+    trace::Scope t("pair topology (wall)");
+    parallel_for(todo.size(), kMaxNvmlThreads, [&](std::size_t k) {
+      auto [a, b] = todo[k];
+      if (found[a].problem || found[b].problem) return;
+      found_pairs[k].topology = pair_topology(nvml, query, found[a], found[b], handles[a],
+                                              handles[b], &pair_problems[k]);
+    });
+  }
   for (std::size_t k = 0; k < todo.size(); ++k) {
-    if (found[todo[k].first].problem || found[todo[k].second].problem) continue;
+    auto [a, b] = todo[k];
+    if (found[a].problem || found[b].problem) continue;
     pairs->push_back(std::move(found_pairs[k]));
     gpu_problems.push_back(std::move(pair_problems[k]));
   }
