@@ -53,7 +53,7 @@ std::string sqlite_error(sqlite3* db, const std::string& what) {
 /// A prepared statement, finalized when destroyed.
 class Stmt {
  public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
+  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
   ~Stmt() { sqlite3_finalize(s_); }
   bool ok() const { return rc_ == SQLITE_OK; }
   sqlite3_stmt* get() const { return s_; }
@@ -68,7 +68,6 @@ class Stmt {
   int step() { return sqlite3_step(s_); }
 
  private:
-  sqlite3* db_;
   sqlite3_stmt* s_ = nullptr;
   int rc_;
 };
