@@ -344,22 +344,17 @@ void append(std::vector<T>* to, std::vector<std::vector<T>>&& parts) {
     to->insert(to->end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
 }
 
-// Where sysfs puts a GPU: the resolved /sys/bus/pci/devices/<address>
-// link, and its NUMA node.
-struct PciPlace {
-  std::string path;
-  std::optional<int> numa;
-};
-
-std::optional<PciPlace> pci_place(const NvmlQuery& q, const std::optional<std::string>& bus_id) {
+// Where sysfs puts a GPU: the resolved /sys/bus/pci/devices/<address> link.
+std::optional<std::string> pci_path(const NvmlQuery& q, const std::optional<std::string>& bus_id) {
   std::optional<std::string> address = bus_id ? sysfs_pci_address(*bus_id) : std::nullopt;
-  PciPlace place;
-  std::string err;
-  if (!address || !fs::resolve(q.root, "/sys/bus/pci/devices/" + *address, &place.path, &err))
+  std::string path, err;
+  if (!address || !fs::resolve(q.root, "/sys/bus/pci/devices/" + *address, &path, &err))
     return std::nullopt;
-  std::optional<std::string> numa = read_pci_file(q, bus_id, "numa_node");
-  if (numa && !parse_numa_node(*numa, &place.numa, &err)) return std::nullopt;
-  return place;
+  return path;
+}
+
+std::string pair_subject(const Gpu& a, const Gpu& b) {
+  return "GPU " + std::to_string(a.index) + ", GPU " + std::to_string(b.index);
 }
 
 // The topology level from sysfs's PCI tree, else from NVML. NVML's query
@@ -371,12 +366,12 @@ std::optional<std::string> pair_topology(const Nvml& nvml, const NvmlQuery& q, c
                                          std::vector<Problem>* problems) {
   {
     trace::Scope t("sysfs PCI topology");
-    std::optional<PciPlace> pa = pci_place(q, a.pci_bus_id), pb = pci_place(q, b.pci_bus_id);
+    // The NUMA nodes are the GPUs' own, read with their CPU affinity.
+    std::optional<std::string> pa = pci_path(q, a.pci_bus_id), pb = pci_path(q, b.pci_bus_id);
     if (pa && pb)
-      if (auto level = pci_topology(pa->path, pb->path, pa->numa, pb->numa)) return level;
+      if (auto level = pci_topology(*pa, *pb, a.numa_node, b.numa_node)) return level;
   }
-  NvmlCaller call(nvml, "GPU " + std::to_string(a.index) + ", GPU " + std::to_string(b.index),
-                  problems);
+  NvmlCaller call(nvml, pair_subject(a, b), problems);
   int level = 0;
   if (call(nvml.fn.topology, da, db, &level)) return topology_name(level);
   return std::nullopt;
@@ -384,8 +379,7 @@ std::optional<std::string> pair_topology(const Nvml& nvml, const NvmlQuery& q, c
 
 GpuPair query_pair(const Nvml& nvml, const NvmlQuery& q, const Gpu& a, const Gpu& b,
                    nvml::Device da, nvml::Device db, std::vector<Problem>* problems) {
-  NvmlCaller call(nvml, "GPU " + std::to_string(a.index) + ", GPU " + std::to_string(b.index),
-                  problems);
+  NvmlCaller call(nvml, pair_subject(a, b), problems);
   GpuPair p;
   p.a = a.index;
   p.b = b.index;
