@@ -197,9 +197,10 @@ TEST(Cli, ColourOnlyOnATerminalAndNeverWithNoColor) {
 namespace gpuenv::testing {
 namespace {
 
-// detect's summary, env and explain leave NVML's slow PCIe-link and
-// max-clock queries out; the JSON snapshot and doctor read them.
-TEST(Cli, OnlyTheSnapshotAndDoctorReadLinkAndClocks) {
+// detect's summary, env and explain leave NVML's slow queries that no rule
+// needs out (PCIe link, max clocks, modes, power limit, NVLink links); the
+// JSON snapshot and doctor read them.
+TEST(Cli, OnlyTheSnapshotAndDoctorReadTheDetails) {
   std::string trace = write_temp_file("nvml.trace", "");
   ProcessOptions o;
   o.env["GPUENV_NVML_LIBRARY"] = GPUENV_FAKE_DIR "/libnvidia-ml.so.1";
@@ -220,10 +221,14 @@ TEST(Cli, OnlyTheSnapshotAndDoctorReadLinkAndClocks) {
     std::string t = calls(args);
     EXPECT_EQ(t.find("nvmlDeviceGetMaxClockInfo"), std::string::npos) << args[0];
     EXPECT_EQ(t.find("PcieLink"), std::string::npos) << args[0];
+    EXPECT_EQ(t.find("nvmlDeviceGetPowerManagementLimit"), std::string::npos) << args[0];
+    EXPECT_EQ(t.find("nvmlDeviceGetNvLinkState"), std::string::npos) << args[0];
+    EXPECT_EQ(t.find("nvmlDeviceGetPersistenceMode"), std::string::npos) << args[0];
   }
   std::string t = calls({"detect", "--json"});
   EXPECT_NE(t.find("nvmlDeviceGetMaxClockInfo"), std::string::npos);
   EXPECT_NE(t.find("nvmlDeviceGetCurrPcieLinkGeneration"), std::string::npos);
+  EXPECT_NE(t.find("nvmlDeviceGetPowerManagementLimit"), std::string::npos);
   t = calls({"doctor"});
   EXPECT_NE(t.find("nvmlDeviceGetMaxPcieLinkWidth"), std::string::npos);
 }

@@ -636,20 +636,30 @@ TEST_F(NvidiaSense, HealthOfAWellH200) {
   EXPECT_TRUE(contains(trace, "nvmlDeviceGetRetiredPagesPendingStatus"));  // asked; unsupported
 }
 
-// The fast paths (detect's summary, env, explain, run) skip the PCIe link
-// and the max clocks: NVML's slowest queries on an H200.
-TEST_F(NvidiaSense, WithoutDetailsSkipsLinkAndClocks) {
+// The fast paths (detect's summary, env, explain, run) skip what no rule
+// needs: the modes, the power limit, the PCIe link, the max clocks and the
+// NVLink links, NVML's slowest queries on an H200.
+TEST_F(NvidiaSense, WithoutDetailsSkipsWhatNoRuleNeeds) {
   Machine m = sense(FakeRun().scenario(scenario("h200")).without_details());
   Gpu expected = h200();
+  expected.persistence_mode.reset();
+  expected.compute_mode.reset();
+  expected.power_limit_mw.reset();
   expected.max_sm_clock_mhz.reset();
   expected.max_memory_clock_mhz.reset();
   expected.pcie = {};
+  expected.nvlink_active_links.reset();
   EXPECT_GPUS_EQ(m.gpus, std::vector<Gpu>{expected});
   std::vector<std::string> trace = nvml_trace();
-  for (const char* fn : {"nvmlDeviceGetMaxClockInfo", "nvmlDeviceGetCurrPcieLinkGeneration",
-                         "nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkWidth",
-                         "nvmlDeviceGetMaxPcieLinkWidth"})
+  for (const char* fn : {"nvmlDeviceGetPersistenceMode", "nvmlDeviceGetComputeMode",
+                         "nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetMaxClockInfo",
+                         "nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkGeneration",
+                         "nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetMaxPcieLinkWidth",
+                         "nvmlDeviceGetNvLinkState"})
     EXPECT_FALSE(contains(trace, fn)) << fn;
+  // What the rules read is still there.
+  EXPECT_TRUE(contains(trace, "nvmlDeviceGetMigMode"));
+  EXPECT_TRUE(contains(trace, "nvmlDeviceGetMemoryInfo_v2"));
 
   m = sense(FakeRun().scenario(scenario("rtx3090_4090")).without_details());
   ASSERT_EQ(m.pairs.size(), 1u);

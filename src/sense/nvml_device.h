@@ -22,7 +22,8 @@ struct NvmlQuery {
   /// SenseOptions::with_health: clock event reasons, temperature, ECC, page
   /// retirement, row remapping and the NVLink fabric state too.
   bool with_health = false;
-  /// SenseOptions::with_details: the PCIe link and the maximum clocks.
+  /// SenseOptions::with_details: the persistence and compute modes, the power
+  /// limit, the PCIe link, the maximum clocks and the active NVLink links.
   bool with_details = true;
 };
 

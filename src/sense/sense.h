@@ -23,11 +23,13 @@ struct SenseOptions {
   // doctor: per-GPU health (clock event reasons, temperature, ECC, row
   // remapping, NVLink fabric state). Off on the detect path.
   bool with_health = false;
-  // The PCIe link (generation, width), the maximum SM and memory clocks and
-  // P2P over NVLink: NVML's slowest queries (the first PCIe query ~2 ms,
-  // each clock ~4 ms, NVLink P2P 2 ms a pair on an H200), and no rule needs
-  // them. The fast paths (detect's summary, env, explain, run) leave them
-  // out; detect --json and doctor read them.
+  // The persistence and compute modes, the power limit, the PCIe link
+  // (generation, width), the maximum SM and memory clocks, the active NVLink
+  // links and P2P over NVLink: no rule needs them, and they are NVML's
+  // slowest queries (on an H200 the first PCIe query ~2 ms, each clock
+  // ~4 ms, each mode and the power limit ~1 ms, the 18 link states 1-2 ms,
+  // NVLink P2P 2 ms a pair). The fast paths (detect's summary, env,
+  // explain, run) leave them out; detect --json and doctor read them.
   bool with_details = true;
   // The interpreter whose torch to read (--python); empty: $VIRTUAL_ENV,
   // else $CONDA_PREFIX, else python3 on $PATH.
