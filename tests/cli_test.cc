@@ -29,11 +29,18 @@ TEST(Cli, VersionAndHelp) {
     EXPECT_EQ(h.exit_code, 0) << sub;
     EXPECT_TRUE(contains(h.out, "--machine")) << sub << ": " << h.out;
   }
+  // Only the named subcommand's options are built; the list has them all.
+  auto all = run_gpuenv({"--help"});
+  EXPECT_EQ(all.exit_code, 0);
+  for (const char* sub : {"detect", "env", "explain", "run", "init", "serve", "doctor", "inspect", "bench", "check"})
+    EXPECT_TRUE(contains(all.out, std::string("  ") + sub + " ")) << sub << ": " << all.out;
 }
 
 TEST(Cli, UsageErrorsExit2) {
   EXPECT_EQ(run_gpuenv({}).exit_code, 2);
-  EXPECT_EQ(run_gpuenv({"frobnicate"}).exit_code, 2);
+  auto unknown = run_gpuenv({"frobnicate", "--json"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_TRUE(contains(unknown.err, "unknown command \"frobnicate\"; the commands are detect, env,")) << unknown.err;
   EXPECT_EQ(run_gpuenv({"detect", "--bogus"}).exit_code, 2);
   auto r = run_gpuenv({"env", "--format", "bash"});
   EXPECT_EQ(r.exit_code, 2);
