@@ -88,6 +88,12 @@ TEST(DoctorCli, FourSickH100s) {
   EXPECT_TRUE(any_has(mem, "error: GPU 3 (NVIDIA H100 80GB HBM3): a memory row remapping failed"));
   auto fabric = of(j, "fabric");
   EXPECT_TRUE(any_has(fabric, "GPU 2 (in_progress) and 3 (not_started)")) << fabric.size();
+  auto mode = of(j, "compute_mode");
+  EXPECT_TRUE(any_has(mode, "error: GPU 3 is in the Prohibited compute mode")) << mode.size();
+  for (const auto& f : j["findings"]) {
+    if (f["check"] != "compute_mode") continue;
+    EXPECT_NE(f["fix"].get<std::string>().find("sudo nvidia-smi -i 3 -c DEFAULT"), std::string::npos);
+  }
 }
 
 TEST(DoctorCli, DriverNotLoaded) {

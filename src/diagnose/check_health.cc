@@ -1,5 +1,5 @@
-// Health now, per GPU: persistence mode, memory errors, clock slowdowns and
-// the PCIe link.
+// Health now, per GPU: persistence and compute modes, memory errors, clock
+// slowdowns and the PCIe link.
 #include "diagnose/describe.h"
 #include "diagnose/doctor.h"
 
@@ -36,6 +36,39 @@ std::vector<Finding> check_persistence(const Machine& m, const Options&) {
                       ": the driver tears the GPUs down when the last process exits, so each "
                       "start pays their initialisation again",
                   "`sudo nvidia-smi -pm 1`, or enable the nvidia-persistenced service")};
+}
+
+// Prohibited: cuCtxCreate fails on the GPU ("all CUDA-capable devices are
+// busy or unavailable"), so torch cannot use it. Exclusive modes are often a
+// cluster's deliberate choice: said, not warned about.
+std::vector<Finding> check_compute_mode(const Machine& m, const Options&) {
+  std::vector<std::string> prohibited, exclusive;
+  bool known = false;
+  for (const auto& g : m.gpus) {
+    if (!g.compute_mode || g.problem) continue;
+    known = true;
+    if (*g.compute_mode == "prohibited") prohibited.push_back(std::to_string(g.index));
+    if (g.compute_mode->rfind("exclusive", 0) == 0) exclusive.push_back(std::to_string(g.index));
+  }
+  if (!known) return {};
+  auto gpus_are = [](const std::vector<std::string>& idx) {
+    return (idx.size() == 1 ? "GPU " : "GPUs ") + diag::join(idx) + (idx.size() == 1 ? " is" : " are");
+  };
+  std::vector<Finding> out;
+  if (!prohibited.empty()) {
+    std::string fix;
+    for (const auto& i : prohibited) fix += (fix.empty() ? "`" : "; `") + ("sudo nvidia-smi -i " + i + " -c DEFAULT`");
+    out.push_back(error(gpus_are(prohibited) +
+                            " in the Prohibited compute mode: no process can create a CUDA context "
+                            "there (\"CUDA-capable device(s) is/are busy or unavailable\")",
+                        fix + ", or leave it out of CUDA_VISIBLE_DEVICES"));
+  }
+  if (!exclusive.empty())
+    out.push_back(ok(gpus_are(exclusive) +
+                     " in an Exclusive compute mode: one CUDA process at a time, so one rank per "
+                     "GPU; a second process there fails with \"busy or unavailable\""));
+  if (out.empty()) out.push_back(ok("compute mode is Default"));
+  return out;
 }
 
 std::vector<Finding> check_memory_errors(const Machine& m, const Options&) {

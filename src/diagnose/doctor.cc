@@ -34,6 +34,7 @@ const std::vector<Check>& all_checks() {
       {"shm", "/dev/shm is large enough for DataLoader workers", check_shm},
       {"memlock", "locked memory for NCCL over InfiniBand", check_memlock},
       {"persistence", "persistence mode keeps the driver initialised", check_persistence},
+      {"compute_mode", "no GPU is in the Prohibited compute mode", check_compute_mode},
       {"memory_errors", "no uncorrectable ECC errors or pending remaps", check_memory_errors},
       {"clocks", "no thermal or hardware slowdown", check_clocks},
       {"pcie", "PCIe links at their full width and generation", check_pcie},

@@ -693,6 +693,7 @@ TEST_F(NvidiaSense, HealthOfFourSickH100s) {
   EXPECT_EQ(failed.row_remap_pending, false);
   EXPECT_EQ(failed.row_remap_failure, true);
   EXPECT_EQ(failed.fabric_state, "not_started");
+  EXPECT_EQ(failed.compute_mode, "prohibited");
   EXPECT_EQ(failed.ecc_enabled, false);
   EXPECT_EQ(failed.ecc_uncorrected_volatile, std::nullopt);  // no counts with ECC off
   for (const Gpu& g : m.gpus) EXPECT_EQ(g.retired_pages_pending, std::nullopt);
