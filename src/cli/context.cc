@@ -65,9 +65,9 @@ SenseOptions Context::sense_options() const {
 bool Context::load_machine(Machine* m) const {
   if (common.machine_file.empty()) {
     SenseOptions o = sense_options();
-    *m = sense_machine(o);
     std::string why;
-    if (!common.python.empty() && !m->torch && (sense_torch(o, &why), !why.empty())) {
+    *m = sense_machine(o, &why);
+    if (!why.empty()) {
       print_error(why + "; name a Python interpreter: --python /path/to/venv/bin/python");
       return false;
     }

@@ -29,7 +29,9 @@ std::map<std::string, std::string> sense_env() {
   return env;
 }
 
-Machine sense_machine(const SenseOptions& opts) {
+Machine sense_machine(const SenseOptions& opts) { return sense_machine(opts, nullptr); }
+
+Machine sense_machine(const SenseOptions& opts, std::string* torch_why) {
   Machine m;
   m.gpuenv_version = GPUENV_VERSION;
   m.sensed_at = utc_now();
@@ -43,7 +45,7 @@ Machine sense_machine(const SenseOptions& opts) {
     });
     Background torch([&] {
       trace::Scope tt("sense torch");
-      m.torch = sense_torch(opts);
+      m.torch = sense_torch(opts, torch_why);
     });
     trace::Scope tn("sense nvidia (all)");
     sense_nvidia(opts, &m);

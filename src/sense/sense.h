@@ -63,4 +63,8 @@ std::map<std::string, std::string> sense_env();
 /// All of the above.
 Machine sense_machine(const SenseOptions& opts);
 
+/// The same; when opts.python names no usable interpreter, *torch_why says
+/// why, as sense_torch's does.
+Machine sense_machine(const SenseOptions& opts, std::string* torch_why);
+
 }  // namespace gpuenv
