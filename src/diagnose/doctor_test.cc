@@ -246,25 +246,19 @@ std::vector<Row> host_rows() {
 }
 
 std::vector<Row> health_rows() {
+  Machine prohibited_1_3 = with(machine::a100_nvlink_8(), [](Machine& m) {
+    m.gpus[1].compute_mode = "prohibited";
+    m.gpus[3].compute_mode = "prohibited";
+  });
   return {
       {"persistence off", check_persistence,
        with(machine::h200(2), [](Machine& m) { m.gpus[1].persistence_mode = false; }), {},
        {{Status::kWarning, "off on GPU 1"}}},
       {"persistence on", check_persistence, machine::h200(2), {}, {{Status::kOk, "is on"}}},
-      {"compute mode prohibited", check_compute_mode,
-       with(machine::a100_nvlink_8(),
-            [](Machine& m) {
-              m.gpus[1].compute_mode = "prohibited";
-              m.gpus[3].compute_mode = "prohibited";
-            }),
-       {}, {{Status::kError, "GPUs 1 and 3 are in the Prohibited compute mode"}}},
-      {"compute mode prohibited: a fix per GPU", check_compute_mode,
-       with(machine::a100_nvlink_8(),
-            [](Machine& m) {
-              m.gpus[1].compute_mode = "prohibited";
-              m.gpus[3].compute_mode = "prohibited";
-            }),
-       {}, {{Status::kError, "`sudo nvidia-smi -i 1 -c DEFAULT`; `sudo nvidia-smi -i 3 -c DEFAULT`"}}},
+      {"compute mode prohibited", check_compute_mode, prohibited_1_3, {},
+       {{Status::kError, "GPUs 1 and 3 are in the Prohibited compute mode"}}},
+      {"compute mode prohibited: a fix per GPU", check_compute_mode, prohibited_1_3, {},
+       {{Status::kError, "`sudo nvidia-smi -i 1 -c DEFAULT`; `sudo nvidia-smi -i 3 -c DEFAULT`"}}},
       {"compute mode exclusive is said, not warned about", check_compute_mode,
        with(machine::h100(2), [](Machine& m) { m.gpus[0].compute_mode = "exclusive_process"; }), {},
        {{Status::kOk, "GPU 0 is in an Exclusive compute mode"}}},
