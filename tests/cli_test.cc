@@ -32,7 +32,8 @@ TEST(Cli, VersionAndHelp) {
   // Only the named subcommand's options are built; the list has them all.
   auto all = run_gpuenv({"--help"});
   EXPECT_EQ(all.exit_code, 0);
-  for (const char* sub : {"detect", "env", "explain", "run", "init", "serve", "doctor", "inspect", "bench", "check"})
+  for (const char* sub :
+       {"detect", "env", "explain", "run", "init", "serve", "doctor", "inspect", "bench", "check"})
     EXPECT_TRUE(contains(all.out, std::string("  ") + sub + " ")) << sub << ": " << all.out;
 }
 
@@ -40,7 +41,12 @@ TEST(Cli, UsageErrorsExit2) {
   EXPECT_EQ(run_gpuenv({}).exit_code, 2);
   auto unknown = run_gpuenv({"frobnicate", "--json"});
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_TRUE(contains(unknown.err, "unknown command \"frobnicate\"; the commands are detect, env,")) << unknown.err;
+  EXPECT_TRUE(contains(unknown.err, "unknown command \"frobnicate\"; the commands are detect, env,"))
+      << unknown.err;
+  // A word after an option CLI11 must judge is not taken for a command.
+  auto misplaced = run_gpuenv({"--machine", "m.json", "detect"});
+  EXPECT_EQ(misplaced.exit_code, 2);
+  EXPECT_FALSE(contains(misplaced.err, "unknown command")) << misplaced.err;
   EXPECT_EQ(run_gpuenv({"detect", "--bogus"}).exit_code, 2);
   auto r = run_gpuenv({"env", "--format", "bash"});
   EXPECT_EQ(r.exit_code, 2);

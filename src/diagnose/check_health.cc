@@ -57,7 +57,8 @@ std::vector<Finding> check_compute_mode(const Machine& m, const Options&) {
   std::vector<Finding> out;
   if (!prohibited.empty()) {
     std::string fix;
-    for (const auto& i : prohibited) fix += (fix.empty() ? "`" : "; `") + ("sudo nvidia-smi -i " + i + " -c DEFAULT`");
+    for (const auto& i : prohibited)
+      fix += (fix.empty() ? "`" : "; `") + ("sudo nvidia-smi -i " + i + " -c DEFAULT`");
     out.push_back(error(gpus_are(prohibited) +
                             " in the Prohibited compute mode: no process can create a CUDA context "
                             "there (\"CUDA-capable device(s) is/are busy or unavailable\")",

@@ -262,7 +262,8 @@ std::vector<Row> health_rows() {
       {"compute mode exclusive is said, not warned about", check_compute_mode,
        with(machine::h100(2), [](Machine& m) { m.gpus[0].compute_mode = "exclusive_process"; }), {},
        {{Status::kOk, "GPU 0 is in an Exclusive compute mode"}}},
-      {"compute mode default", check_compute_mode, machine::h200(2), {}, {{Status::kOk, "is Default"}}},
+      {"compute mode default", check_compute_mode, machine::h200(2), {},
+       {{Status::kOk, "is Default"}}},
       {"ECC: uncorrectable errors, remap pending", check_memory_errors,
        with(machine::h100(2),
             [](Machine& m) {
