@@ -223,7 +223,8 @@ Machine healthy() {
   t.version = "2.11.0+cu130";
   t.cuda_version = "13.0";
   t.bytecode_cached = true;
-  t.libtorch_cuda = CudaBinary{"/v/torch/lib/libtorch_cuda.so", "torch", {"sm_90"}, std::nullopt};
+  t.libtorch_cuda =
+      CudaBinary{"/v/torch/lib/libtorch_cuda.so", "torch", {"sm_90"}, std::nullopt, std::nullopt};
   m.torch = t;
   return m;
 }

@@ -153,10 +153,12 @@ std::vector<Finding> check_extensions(const Machine& m, const Options& o) {
     // support every GPU of their CUDA release whatever their fatbins show:
     // cuFFT 12 carries sm_75 cubins only and builds the rest at run time.
     if (b.package == std::string("nvidia")) continue;
-    std::string who = b.package ? *b.package + " (" + file_name(b.path) + ")" : b.path;
+    // The pip distribution when a RECORD names it, else the directory.
+    std::optional<std::string> owner = b.distribution ? b.distribution : b.package;
+    std::string who = owner ? *owner + " (" + file_name(b.path) + ")" : b.path;
     if (b.error) {
       out.push_back(warning("could not read the GPU code in " + b.path + ": " + *b.error,
-                            "reinstall " + b.package.value_or("the package that owns it")));
+                            "reinstall " + owner.value_or("the package that owns it")));
       continue;
     }
     std::vector<KernelTarget> targets = targets_of(b);
@@ -166,9 +168,12 @@ std::vector<Finding> check_extensions(const Machine& m, const Options& o) {
       if (v == KernelVerdict::kCannotRun) cannot.push_back(describe_devices(devices));
       if (v == KernelVerdict::kPtxJit) jit.push_back(describe_devices(devices));
     }
-    std::string rebuild = "reinstall " + b.package.value_or("it") +
+    std::string rebuild = "reinstall " + owner.value_or("it") +
                           " in a build for this GPU, or build it from source under `gpuenv run` "
                           "(TORCH_CUDA_ARCH_LIST is set to this machine's GPUs)";
+    if (b.distribution)
+      rebuild += ": `gpuenv run -- pip install --force-reinstall --no-build-isolation --no-binary " +
+                 *b.distribution + " " + *b.distribution + "`";
     if (!cannot.empty())
       out.push_back(error(who + " carries " + target_list(b) + ": nothing runs on " +
                               diag::join(cannot) + " (\"no kernel image is available\")",

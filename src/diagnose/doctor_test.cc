@@ -48,7 +48,7 @@ Torch torch(const std::string& version, std::optional<std::string> cuda) {
 
 CudaBinary binary(std::vector<std::string> targets, std::string package = "torch") {
   return {"/venv/lib/python3.12/site-packages/" + package + "/lib/x.so", package,
-          std::move(targets), std::nullopt};
+          std::move(targets), std::nullopt, std::nullopt};
 }
 
 Machine h200_torch(std::vector<std::string> targets) {
@@ -183,6 +183,26 @@ std::vector<Row> torch_rows() {
               m.torch->extensions = {binary({"sm_80"}, "flash_attn"), binary({"sm_90"}, "xformers")};
             }),
        {}, {{Status::kOk, "1 other CUDA library"}, {Status::kError, "flash_attn (x.so)"}}},
+      {"extensions: named by the pip distribution a RECORD gives", check_extensions,
+       with(h200_torch({"sm_90"}),
+            [](Machine& m) {
+              CudaBinary b = binary({"sm_80"}, "flash_attn_2_cuda");
+              b.distribution = "flash_attn";
+              m.torch->extensions = {b};
+            }),
+       {},
+       {{Status::kError, "flash_attn (x.so) carries sm_80: nothing runs on NVIDIA H200 (Hopper, 9.0)"
+                         " (\"no kernel image is available\") | reinstall flash_attn in a build"}}},
+      {"extensions: the from-source command names the distribution", check_extensions,
+       with(h200_torch({"sm_90"}),
+            [](Machine& m) {
+              CudaBinary b = binary({"sm_80"}, "flash_attn_2_cuda");
+              b.distribution = "flash_attn";
+              m.torch->extensions = {b};
+            }),
+       {},
+       {{Status::kError, "`gpuenv run -- pip install --force-reinstall --no-build-isolation "
+                         "--no-binary flash_attn flash_attn`"}}},
       {"extensions: unreadable", check_extensions,
        with(h200_torch({"sm_90"}),
             [](Machine& m) {

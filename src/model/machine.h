@@ -150,6 +150,9 @@ struct CudaBinary {
   // Distinct targets, sorted: "sm_90", "sm_90a", "sm_100f", "compute_90".
   std::vector<std::string> targets;
   std::optional<std::string> error;  // why it could not be read
+  // The pip distribution that installed it, from site-packages'
+  // *.dist-info/RECORD ("flash_attn"); nullopt when no RECORD lists it.
+  std::optional<std::string> distribution;
   friend bool operator==(const CudaBinary&, const CudaBinary&) = default;
 };
 

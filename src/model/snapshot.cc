@@ -107,8 +107,9 @@ json host_json(const Host& h) {
 }
 
 json binary_json(const CudaBinary& b) {
-  return {{"path", b.path}, {"package", opt(b.package)}, {"targets", b.targets},
-          {"error", opt(b.error)}};
+  return {{"path", b.path},       {"package", opt(b.package)},
+          {"targets", b.targets}, {"error", opt(b.error)},
+          {"distribution", opt(b.distribution)}};
 }
 
 // ---- reading ----
@@ -299,6 +300,7 @@ CudaBinary read_binary(const Reader& r) {
   get(r, "package", &b.package);
   for (const auto& e : r.field("targets").array()) b.targets.push_back(e.str());
   get(r, "error", &b.error);
+  get(r, "distribution", &b.distribution);
   return b;
 }
 

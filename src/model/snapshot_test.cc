@@ -83,9 +83,9 @@ Machine full_machine() {
   t.python = "/venv/bin/python3";
   t.bytecode_cached = false;
   t.libtorch_cuda = CudaBinary{t.path.value() + "/lib/libtorch_cuda.so", "torch",
-                               {"compute_120", "sm_90", "sm_90a"}, std::nullopt};
+                               {"compute_120", "sm_90", "sm_90a"}, std::nullopt, "torch"};
   t.extensions = {{"/venv/lib/python3.12/site-packages/flash_attn_2_cuda.so", std::nullopt, {},
-                   "offset 0x40: truncated"}};
+                   "offset 0x40: truncated", std::nullopt}};
   m.torch = t;
   m.env = {{"CUDA_VISIBLE_DEVICES", "1"}, {"LOCAL_RANK", "0"}};
   Measurement p2p;

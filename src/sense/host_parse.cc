@@ -597,4 +597,45 @@ bool parse_torch_version_py(std::string_view text, TorchVersionFile* file,
   return true;
 }
 
+std::vector<std::string> parse_record_paths(std::string_view text) {
+  std::vector<std::string> paths;
+  for (std::string_view line : lines(text)) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (line[0] != '"') {
+      std::string_view path = line.substr(0, line.find(','));
+      if (!path.empty()) paths.emplace_back(path);
+      continue;
+    }
+    std::string path;
+    bool closed = false;
+    for (std::size_t i = 1; i < line.size(); ++i) {
+      if (line[i] != '"') {
+        path += line[i];
+      } else if (i + 1 < line.size() && line[i + 1] == '"') {
+        path += '"';
+        ++i;
+      } else {
+        closed = true;
+        break;
+      }
+    }
+    if (closed && !path.empty()) paths.push_back(std::move(path));
+  }
+  return paths;
+}
+
+std::optional<std::string> dist_info_name(std::string_view dir) {
+  constexpr std::string_view kSuffix = ".dist-info";
+  if (dir.size() <= kSuffix.size() || dir.substr(dir.size() - kSuffix.size()) != kSuffix)
+    return std::nullopt;
+  std::string_view stem = dir.substr(0, dir.size() - kSuffix.size());
+  std::size_t dash = stem.find('-');
+  if (dash == 0 || dash == std::string_view::npos || dash + 1 == stem.size()) return std::nullopt;
+  std::string_view name = stem.substr(0, dash);
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') return std::nullopt;
+  return std::string(name);
+}
+
 }  // namespace gpuenv

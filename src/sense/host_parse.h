@@ -187,4 +187,15 @@ struct TorchVersionFile {
 bool parse_torch_version_py(std::string_view text, TorchVersionFile* file,
                             std::string* err);
 
+/// The paths a wheel's *.dist-info/RECORD lists, relative to site-packages:
+/// the first CSV field of each line ("flash_attn_2_cuda.so,sha256=...,4096"),
+/// which may be quoted ("\"a,b.so\"", with "" for a quote). Lines that are
+/// empty, or whose quoted field never closes, are skipped.
+std::vector<std::string> parse_record_paths(std::string_view text);
+
+/// The distribution a *.dist-info directory belongs to:
+/// "flash_attn-2.7.4.post1.dist-info" -> "flash_attn". nullopt unless the
+/// name is NAME-VERSION.dist-info with a NAME of letters, digits, '_' and '.'.
+std::optional<std::string> dist_info_name(std::string_view dir);
+
 }  // namespace gpuenv

@@ -3,6 +3,7 @@
 // readable text; any other byte picks one by its value) and the rest is the
 // file. Each parser's results are checked against invariants that must
 // hold for any input, so a wrong answer fails as loudly as a crash.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -207,6 +208,17 @@ void check_small(std::string_view text) {
                                                    : std::optional(text.substr(nl + 1)));
 }
 
+void check_record(std::string_view text) {
+  std::vector<std::string> paths = parse_record_paths(text);
+  CHECK(paths.size() <= static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  for (const auto& p : paths) CHECK(!p.empty() && p.find('\n') == std::string::npos);
+  if (auto name = dist_info_name(text)) {
+    CHECK(!name->empty() && name->find('-') == std::string::npos &&
+          name->find('/') == std::string::npos);
+    CHECK(dist_info_name(*name + "-1.0.dist-info") == name);
+  }
+}
+
 struct Target {
   char tag;
   void (*check)(std::string_view);
@@ -217,6 +229,7 @@ constexpr Target kTargets[] = {
     {'l', check_memory_limit}, {'g', check_proc_cgroup},  {'i', check_mountinfo},
     {'L', check_locate_both},  {'n', check_meminfo},      {'s', check_size_option},
     {'e', check_environ},      {'v', check_torch_version}, {'x', check_small},
+    {'r', check_record},
 };
 
 }  // namespace

@@ -551,4 +551,31 @@ TEST(HostParseTorchVersion, Hostile) {
 }
 
 }  // namespace
+TEST(HostParseRecord, FirstFieldOfEachLine) {
+  struct Row {
+    const char* text;
+    std::vector<std::string> paths;
+  } rows[] = {
+      {"", {}},
+      {"a.so,sha256=x,1\nb/c.so,,\n", {"a.so", "b/c.so"}},
+      {"a.so,,\r\n\r\nb.so\n", {"a.so", "b.so"}},             // CRLF, a blank line, no commas
+      {"\"x,y.so\",sha256=z,3\n", {"x,y.so"}},                  // a quoted comma
+      {"\"say \"\"hi\"\".so\",,\n", {"say \"hi\".so"}},       // a doubled quote
+      {"\"never closed.so,,\nok.so,,\n", {"ok.so"}},            // skipped, the next line read
+      {",sha256=x,1\n\"\",,\n", {}},                            // empty paths
+      {"../../../bin/tool,,\n", {"../../../bin/tool"}},
+  };
+  for (const Row& r : rows) EXPECT_EQ(parse_record_paths(r.text), r.paths) << r.text;
+}
+
+TEST(HostParseRecord, DistInfoName) {
+  EXPECT_EQ(dist_info_name("flash_attn-2.7.4.post1.dist-info"), "flash_attn");
+  EXPECT_EQ(dist_info_name("torch-2.11.0+cu130.dist-info"), "torch");
+  EXPECT_EQ(dist_info_name("zope.interface-7.0.dist-info"), "zope.interface");
+  for (const char* bad : {"broken.dist-info", "-1.0.dist-info", "x-.dist-info", ".dist-info",
+                          "x-1.0.egg-info", "x-1.0.dist-info/RECORD", "a/b-1.0.dist-info",
+                          "x y-1.0.dist-info"})
+    EXPECT_EQ(dist_info_name(bad), std::nullopt) << bad;
+}
+
 }  // namespace gpuenv

@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include "sense/fatbin_file.h"
 #include "sense/fs.h"
+#include "sense/host_parse.h"
 
 namespace gpuenv {
 
@@ -105,6 +107,31 @@ std::string package_of(const std::string& site, const std::string& path) {
   return slash != std::string::npos ? rest.substr(0, slash) : rest.substr(0, rest.find('.'));
 }
 
+// Which wheel installed each binary: the *.dist-info whose RECORD lists its
+// path relative to `site`. Stops once every binary has one.
+void add_distributions(const std::string& root, const std::string& site,
+                       std::vector<CudaBinary>* bins) {
+  std::string prefix = site == "/" ? "/" : site + "/";
+  std::map<std::string, CudaBinary*> wanted;
+  for (CudaBinary& b : *bins) wanted[b.path.substr(prefix.size())] = &b;
+  std::vector<std::string> names;
+  std::string err;
+  if (wanted.empty() || !fs::list_dir(fs::under(root, site), &names, &err)) return;
+  std::sort(names.begin(), names.end());
+  for (const std::string& dir : names) {
+    std::optional<std::string> dist = dist_info_name(dir);
+    std::string text;
+    if (!dist || !fs::read_file(fs::under(root, prefix + dir + "/RECORD"), &text, &err)) continue;
+    for (const std::string& path : parse_record_paths(text)) {
+      auto it = wanted.find(path);
+      if (it == wanted.end()) continue;
+      it->second->distribution = *dist;
+      wanted.erase(it);
+    }
+    if (wanted.empty()) return;
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> loadable_targets(const FatbinFile& f) {
@@ -172,6 +199,7 @@ std::vector<CudaBinary> sense_torch_extensions(const std::string& root,
     b.package = package_of(site, path);
     out.push_back(std::move(b));
   }
+  add_distributions(root, site, &out);
   return out;
 }
 

@@ -40,6 +40,7 @@ std::optional<CudaBinary> sense_libtorch_cuda(const std::string& root,
 /// follows no symbolic links (wheels cannot hold them, and so no loop can
 /// form); skips __pycache__ and *.dist-info. Leaves out the libraries that
 /// sense_libtorch_cuda reads. Includes the nvidia/* CUDA wheels.
+/// distribution is the wheel whose *.dist-info/RECORD lists the file.
 std::vector<CudaBinary> sense_torch_extensions(const std::string& root,
                                                const std::string& site,
                                                const std::string& torch_dir);

@@ -314,8 +314,9 @@ const std::string kSite = "/opt/conda/lib/python3.11/site-packages";
 const std::string kTorch = kSite + "/torch";
 
 CudaBinary binary(const std::string& path, const std::string& package,
-                  std::vector<std::string> targets) {
-  return CudaBinary{path, package, std::move(targets), std::nullopt};
+                  std::vector<std::string> targets,
+                  std::optional<std::string> distribution = std::nullopt) {
+  return CudaBinary{path, package, std::move(targets), std::nullopt, std::move(distribution)};
 }
 
 // A conda env with torch, read with the doctor switches.
@@ -391,21 +392,31 @@ TEST_F(TorchKernels, Extensions) {
   t.copy("sm90a.fatbin", kSite + "/x-1.0.dist-info/x.so");    // skipped
   t.copy("sm90a.fatbin", kSite + "/x/__pycache__/x.so");      // skipped
   t.link("..", kSite + "/loop/up");                           // a loop: not followed
+  // The wheels' RECORDs name the distributions (a quoted path too); a
+  // directory that is not NAME-VERSION.dist-info is no wheel's.
+  t.file(kSite + "/flash_attn-2.7.4.post1.dist-info/RECORD",
+         "flash_attn/__init__.py,sha256=abc,10\n"
+         "flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so,sha256=def,4096\n");
+  t.file(kSite + "/nvidia_cublas-13.0.0.2.dist-info/RECORD", "nvidia/cu13/lib/libcublas.so.13,,\r\n");
+  t.file(kSite + "/a_pkg-1.0.dist-info/RECORD", "\"a/b/c/d/e/deep.so\",sha256=x,1\n");
+  t.file(kSite + "/torch-2.11.0+cu130.dist-info/RECORD", "torch/lib/libc10_cuda.so,,\n");
+  t.file(kSite + "/broken.dist-info/RECORD", "broken/corrupt.so,,\n");
   EXPECT_TRUE(sense(true, false)->extensions.empty());        // not asked
   std::vector<CudaBinary> ext = sense(false, true)->extensions;
   ASSERT_EQ(ext.size(), 6u);
-  EXPECT_EQ(ext[0], binary(kSite + "/a/b/c/d/e/deep.so", "a", {"sm_90a", "compute_90a"}));
+  EXPECT_EQ(ext[0], binary(kSite + "/a/b/c/d/e/deep.so", "a", {"sm_90a", "compute_90a"}, "a_pkg"));
   EXPECT_EQ(ext[1].path, kSite + "/broken/corrupt.so");
   EXPECT_EQ(ext[1].package, "broken");
+  EXPECT_EQ(ext[1].distribution, std::nullopt);
   ASSERT_TRUE(ext[1].error);
   EXPECT_EQ(ext[1].error->find(t.root()), std::string::npos) << *ext[1].error;
   EXPECT_EQ(ext[2], binary(kSite + "/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so",
-                           "flash_attn_2_cuda", {"sm_90a", "compute_90a"}));
+                           "flash_attn_2_cuda", {"sm_90a", "compute_90a"}, "flash_attn"));
   EXPECT_EQ(ext[3], binary(kSite + "/nvidia/cu13/lib/libcublas.so.13", "nvidia",
-                           {"sm_80", "sm_90", "compute_90"}));
+                           {"sm_80", "sm_90", "compute_90"}, "nvidia_cublas"));
   EXPECT_EQ(ext[4], binary(kSite + "/nvidia/cudnn/lib/libcudnn.so.9.1", "nvidia",
-                           {"sm_100f", "compute_100f"}));
-  EXPECT_EQ(ext[5], binary(kTorch + "/lib/libc10_cuda.so", "torch", {"sm_75", "sm_86"}));
+                           {"sm_100f", "compute_100f"}));  // no RECORD lists it
+  EXPECT_EQ(ext[5], binary(kTorch + "/lib/libc10_cuda.so", "torch", {"sm_75", "sm_86"}, "torch"));
 }
 
 TEST(TorchKernelTargets, SortedCubinsThenPtxByArchitectureAndVariant) {
