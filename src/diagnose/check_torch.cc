@@ -2,6 +2,7 @@
 // its CUDA, and kernels (SASS or PTX) for every visible GPU in libtorch_cuda
 // and in the other CUDA libraries of its site-packages.
 #include <map>
+#include <set>
 
 #include "decide/arch.h"
 #include "decide/kernel_compat.h"
@@ -148,6 +149,7 @@ std::vector<Finding> check_extensions(const Machine& m, const Options& o) {
   auto groups = by_cc(m, o);
   std::vector<Finding> out;
   int native = 0;
+  std::set<std::string> native_owners;
   for (const CudaBinary& b : m.torch->extensions) {
     // NVIDIA's own CUDA libraries (the nvidia-* wheels: cuBLAS, cuFFT, ...)
     // support every GPU of their CUDA release whatever their fatbins show:
@@ -182,13 +184,19 @@ std::vector<Finding> check_extensions(const Machine& m, const Options& o) {
       out.push_back(warning(who + " runs on " + diag::join(jit) +
                                 " only by JIT-compiling PTX: a slow first start",
                             rebuild));
-    else
+    else {
       ++native;
+      if (owner) native_owners.insert(*owner);
+    }
   }
   if (native > 0)
-    out.insert(out.begin(), ok(std::to_string(native) + " other CUDA librar" +
-                               (native == 1 ? "y" : "ies") +
-                               " in site-packages run natively on every visible GPU"));
+    out.insert(out.begin(),
+               ok(std::to_string(native) +
+                  (native == 1 ? " other CUDA library in site-packages runs"
+                               : " other CUDA libraries in site-packages run") +
+                  " natively on every visible GPU" +
+                  (native_owners.empty() ? "" : " (" + diag::join({native_owners.begin(),
+                                                                    native_owners.end()}) + ")")));
   return out;
 }
 

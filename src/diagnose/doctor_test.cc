@@ -182,7 +182,10 @@ std::vector<Row> torch_rows() {
             [](Machine& m) {
               m.torch->extensions = {binary({"sm_80"}, "flash_attn"), binary({"sm_90"}, "xformers")};
             }),
-       {}, {{Status::kOk, "1 other CUDA library"}, {Status::kError, "flash_attn (x.so)"}}},
+       {},
+       {{Status::kOk, "1 other CUDA library in site-packages runs natively on every visible GPU "
+                      "(xformers)"},
+        {Status::kError, "flash_attn (x.so)"}}},
       {"extensions: named by the pip distribution a RECORD gives", check_extensions,
        with(h200_torch({"sm_90"}),
             [](Machine& m) {
