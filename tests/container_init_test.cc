@@ -159,8 +159,12 @@ TEST_F(InitTest, JsonLogsAreOneObjectPerLine) {
     ASSERT_FALSE(j.is_discarded()) << line;
     ASSERT_TRUE(j.contains("time") && j.contains("level")) << line;
     msgs.push_back(j["msg"]);
-    if (j["msg"] == "exited") EXPECT_EQ(j["code"], 4);
-    if (j["msg"] == "cpu mode") EXPECT_EQ(j["level"], "warning");
+    if (j["msg"] == "exited") {
+      EXPECT_EQ(j["code"], 4);
+    }
+    if (j["msg"] == "cpu mode") {
+      EXPECT_EQ(j["level"], "warning");
+    }
   }
   EXPECT_EQ(msgs.front(), "machine");
   EXPECT_NE(std::find(msgs.begin(), msgs.end(), "cpu mode"), msgs.end());

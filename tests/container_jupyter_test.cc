@@ -111,7 +111,9 @@ TEST_F(JupyterTest, TheTokenGuardsTheApiAndTheServerIsNotRoot) {
   std::vector<uid_t> uids = testing::process_uids(b.pid());
   ASSERT_EQ(uids.size(), 4u);
   for (uid_t u : uids) EXPECT_EQ(u, user_->uid());
-  if (geteuid() == 0) EXPECT_NE(uids[0], 0u);
+  if (geteuid() == 0) {
+    EXPECT_NE(uids[0], 0u);
+  }
 
   std::string proc = "/proc/" + std::to_string(b.pid());
   EXPECT_FALSE(contains(slurp(proc + "/cmdline"), token)) << "argv is world-readable";

@@ -10,6 +10,14 @@ namespace {
 using testing::run_process;
 
 // Values from outside (GPU names, paths) that must survive eval unchanged.
+// A decided setting with just a name and a value: all the formats read.
+Setting var(const std::string& name, const std::string& value) {
+  Setting s;
+  s.name = name;
+  s.value = value;
+  return s;
+}
+
 const std::vector<std::string> kHostile = {
     "plain",
     "",
@@ -44,7 +52,7 @@ std::string eval_and_print(const std::string& script) {
 TEST(EnvFormat, ShRoundTripsHostileValuesThroughEval) {
   for (const auto& v : kHostile) {
     std::string out, err;
-    ASSERT_TRUE(format_env({{"X", v, "", ""}}, EnvFormat::kSh, &out, &err)) << err;
+    ASSERT_TRUE(format_env({var("X", v)}, EnvFormat::kSh, &out, &err)) << err;
     EXPECT_EQ(eval_and_print(out), v) << "rendered: " << out;
   }
 }
@@ -57,32 +65,32 @@ TEST(EnvFormat, ShQuoteExact) {
 
 TEST(EnvFormat, ShRendersExportLines) {
   std::string out, err;
-  ASSERT_TRUE(format_env({{"A", "1", "", ""}, {"B", "x y", "", ""}}, EnvFormat::kSh, &out, &err));
+  ASSERT_TRUE(format_env({var("A", "1"), var("B", "x y")}, EnvFormat::kSh, &out, &err));
   EXPECT_EQ(out, "export A='1'\nexport B='x y'\n");
 }
 
 TEST(EnvFormat, DotenvIsLiteral) {
   std::string out, err;
-  ASSERT_TRUE(format_env({{"A", "it's $HOME", "", ""}}, EnvFormat::kDotenv, &out, &err));
+  ASSERT_TRUE(format_env({var("A", "it's $HOME")}, EnvFormat::kDotenv, &out, &err));
   EXPECT_EQ(out, "A=it's $HOME\n");
 }
 
 TEST(EnvFormat, DotenvRefusesNewlines) {
   std::string out, err;
-  EXPECT_FALSE(format_env({{"A", "a\nb", "", ""}}, EnvFormat::kDotenv, &out, &err));
+  EXPECT_FALSE(format_env({var("A", "a\nb")}, EnvFormat::kDotenv, &out, &err));
   EXPECT_NE(err.find("A: the value holds a newline"), std::string::npos) << err;
 }
 
 TEST(EnvFormat, JsonEscapes) {
   std::string out, err;
-  ASSERT_TRUE(format_env({{"A", "q\"\n", "", ""}}, EnvFormat::kJson, &out, &err));
+  ASSERT_TRUE(format_env({var("A", "q\"\n")}, EnvFormat::kJson, &out, &err));
   EXPECT_EQ(out, "{\n  \"A\": \"q\\\"\\n\"\n}\n");
 }
 
 TEST(EnvFormat, RejectsBadNames) {
   std::string out, err;
   for (const char* bad : {"", "1A", "A-B", "A B", "A=B", "$(x)"}) {
-    EXPECT_FALSE(format_env({{bad, "1", "", ""}}, EnvFormat::kSh, &out, &err)) << bad;
+    EXPECT_FALSE(format_env({var(bad, "1")}, EnvFormat::kSh, &out, &err)) << bad;
     EXPECT_FALSE(valid_env_name(bad)) << bad;
   }
   EXPECT_TRUE(valid_env_name("_A1"));

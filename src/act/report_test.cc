@@ -7,6 +7,19 @@
 namespace gpuenv {
 namespace {
 
+Setting setting(const std::string& name, const std::string& value, const std::string& reason,
+                const std::string& rule, Origin origin,
+                std::optional<std::string> user_value = std::nullopt) {
+  Setting s;
+  s.name = name;
+  s.value = value;
+  s.reason = reason;
+  s.rule = rule;
+  s.origin = origin;
+  s.user_value = std::move(user_value);
+  return s;
+}
+
 TEST(Report, CpuList) {
   EXPECT_EQ(cpu_list({}), "");
   EXPECT_EQ(cpu_list({3}), "3");
@@ -51,8 +64,8 @@ TEST(Report, HostileGpuNameIsNotPassedToTheTerminal) {
 
 TEST(Report, ExplainTableMarksKeptAndShowsNotes) {
   Plan p;
-  p.settings.push_back({"A", "1", "why a", "r", Origin::kDecided, {}});
-  p.settings.push_back({"LONGER_NAME", "v", "why b", "r", Origin::kKept, "v"});
+  p.settings.push_back(setting("A", "1", "why a", "r", Origin::kDecided));
+  p.settings.push_back(setting("LONGER_NAME", "v", "why b", "r", Origin::kKept, "v"));
   p.notes.push_back({Severity::kWarning, "nccl", "careful"});
   p.binding = CpuBinding{{0, 1, 2, 3}, "local"};
   std::string out = render_explain(p, {});
@@ -65,7 +78,7 @@ TEST(Report, ExplainTableMarksKeptAndShowsNotes) {
 
 TEST(Report, PlanJson) {
   Plan p;
-  p.settings.push_back({"A", "1", "why", "tf32", Origin::kOverridden, "0"});
+  p.settings.push_back(setting("A", "1", "why", "tf32", Origin::kOverridden, "0"));
   std::string j = plan_to_json(p);
   EXPECT_NE(j.find("\"origin\": \"overridden\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"user_value\": \"0\""), std::string::npos) << j;

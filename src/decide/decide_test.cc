@@ -97,14 +97,18 @@ TEST(Decide, NeverTurnsOnNvlsOrPinsNcclAlgorithms) {
   for (const auto& f : testing::fixtures()) {
     Plan p = decide(f.make(), with_env({{"WORLD_SIZE", "16"}}));
     for (const char* banned : {"NCCL_ALGO", "NCCL_PROTO"}) EXPECT_EQ(p.find(banned), nullptr) << f.name;
-    if (const Setting* nvls = p.find("NCCL_NVLS_ENABLE")) EXPECT_EQ(nvls->value, "0") << f.name;
+    if (const Setting* nvls = p.find("NCCL_NVLS_ENABLE")) {
+      EXPECT_EQ(nvls->value, "0") << f.name;
+    }
   }
 }
 
 TEST(Decide, UserNvlsOffIsKept) {
   Plan p = decide(testing::machine::h200(8).with_nvlink(),
                   with_env({{"NCCL_NVLS_ENABLE", "0"}, {"WORLD_SIZE", "8"}}, true));
-  if (const Setting* nvls = p.find("NCCL_NVLS_ENABLE")) EXPECT_EQ(nvls->value, "0");
+  if (const Setting* nvls = p.find("NCCL_NVLS_ENABLE")) {
+    EXPECT_EQ(nvls->value, "0");
+  }
 }
 
 TEST(Decide, RegistryNamesAreUnique) {

@@ -22,7 +22,9 @@ MachineBuilder with_torch(MachineBuilder b, const std::string& version) {
 }
 
 Machine torch_on(Machine m, const std::string& version) {
-  m.torch = Torch{version, "12.8", std::nullopt};
+  m.torch.emplace();
+  m.torch->version = version;
+  m.torch->cuda_version = "12.8";
   return m;
 }
 

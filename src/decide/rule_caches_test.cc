@@ -18,7 +18,9 @@ struct Row {
 };
 
 Machine torch(Machine m, const std::string& version, const std::string& cuda) {
-  m.torch = Torch{version, cuda.empty() ? std::nullopt : std::optional(cuda), std::nullopt};
+  m.torch.emplace();
+  m.torch->version = version;
+  if (!cuda.empty()) m.torch->cuda_version = cuda;
   return m;
 }
 Machine cu130(Machine m) { return torch(std::move(m), "2.11.0+cu130", "13.0"); }
