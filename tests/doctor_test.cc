@@ -88,6 +88,8 @@ TEST(DoctorCli, FourSickH100s) {
   EXPECT_TRUE(any_has(mem, "error: GPU 3 (NVIDIA H100 80GB HBM3): a memory row remapping failed"));
   auto fabric = of(j, "fabric");
   EXPECT_TRUE(any_has(fabric, "GPU 2 (in_progress) and 3 (not_started)")) << fabric.size();
+  EXPECT_TRUE(any_has(of(j, "memory_in_use"), "warning: GPU 0 (NVIDIA H100 80GB HBM3) has 39.8 GiB "
+                                               "of its 79.6 GiB in use by other processes"));
   auto mode = of(j, "compute_mode");
   EXPECT_TRUE(any_has(mode, "error: GPU 3 is in the Prohibited compute mode")) << mode.size();
   for (const auto& f : j["findings"]) {

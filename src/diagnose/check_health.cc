@@ -1,5 +1,8 @@
-// Health now, per GPU: persistence and compute modes, memory errors, clock
-// slowdowns and the PCIe link.
+// Health now, per GPU: persistence and compute modes, memory held by other
+// processes, memory errors, clock slowdowns and the PCIe link.
+#include <set>
+
+#include "decide/visible.h"
 #include "diagnose/describe.h"
 #include "diagnose/doctor.h"
 
@@ -69,6 +72,36 @@ std::vector<Finding> check_compute_mode(const Machine& m, const Options&) {
                      " in an Exclusive compute mode: one CUDA process at a time, so one rank per "
                      "GPU; a second process there fails with \"busy or unavailable\""));
   if (out.empty()) out.push_back(ok("compute mode is Default"));
+  return out;
+}
+
+// Memory other processes hold on a GPU this process would use: torch can
+// allocate only the rest ("CUDA out of memory" at a batch size that fits).
+// total - free also counts the driver's own reservation (0.4 % of an H200),
+// so only a tenth of the GPU or more counts. A MIG GPU's memory belongs to
+// its MIG devices, whose own use NVML's parent query doesn't give.
+std::vector<Finding> check_memory_in_use(const Machine& m, const Options& o) {
+  std::set<int> visible;
+  for (const auto& d : visible_devices(m, o).devices)
+    if (!d.mig) visible.insert(d.gpu->index);
+  std::vector<Finding> out;
+  bool known = false;
+  for (const auto& g : m.gpus) {
+    if (!visible.count(g.index) || !g.memory_total_bytes || !g.memory_free_bytes) continue;
+    std::uint64_t total = *g.memory_total_bytes, free = *g.memory_free_bytes;
+    if (total == 0 || free > total) continue;
+    known = true;
+    std::uint64_t used = total - free;
+    if (used < total / 10) continue;
+    out.push_back(warning(gpu_label(g) + " has " + diag::bytes_text(used) + " of its " +
+                              diag::bytes_text(total) + " in use by other processes: torch can "
+                              "allocate only the " + diag::bytes_text(free) + " left",
+                          "`nvidia-smi --query-compute-apps=pid,process_name,used_memory "
+                          "--format=csv` lists them; stop them, or choose another GPU with "
+                          "CUDA_VISIBLE_DEVICES"));
+  }
+  if (!known) return {};
+  if (out.empty()) out.push_back(ok("no GPU has a tenth of its memory or more in use"));
   return out;
 }
 

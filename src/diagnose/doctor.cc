@@ -35,6 +35,7 @@ const std::vector<Check>& all_checks() {
       {"memlock", "locked memory for NCCL over InfiniBand", check_memlock},
       {"persistence", "persistence mode keeps the driver initialised", check_persistence},
       {"compute_mode", "no GPU is in the Prohibited compute mode", check_compute_mode},
+      {"memory_in_use", "no other process holds much of a GPU's memory", check_memory_in_use},
       {"memory_errors", "no uncorrectable ECC errors or pending remaps", check_memory_errors},
       {"clocks", "no thermal or hardware slowdown", check_clocks},
       {"pcie", "PCIe links at their full width and generation", check_pcie},

@@ -65,6 +65,7 @@ std::vector<Finding> check_bytecode(const Machine&, const Options&);
 // check_health.cc
 std::vector<Finding> check_persistence(const Machine&, const Options&);
 std::vector<Finding> check_compute_mode(const Machine&, const Options&);
+std::vector<Finding> check_memory_in_use(const Machine&, const Options&);
 std::vector<Finding> check_memory_errors(const Machine&, const Options&);
 std::vector<Finding> check_clocks(const Machine&, const Options&);
 std::vector<Finding> check_pcie(const Machine&, const Options&);

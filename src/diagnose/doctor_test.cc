@@ -269,6 +269,9 @@ std::vector<Row> host_rows() {
 }
 
 std::vector<Row> health_rows() {
+  Machine busy_gpu_1 = with(machine::h200(2), [](Machine& m) {
+    m.gpus[1].memory_free_bytes = *m.gpus[1].memory_total_bytes - (70ull << 30);
+  });
   Machine prohibited_1_3 = with(machine::a100_nvlink_8(), [](Machine& m) {
     m.gpus[1].compute_mode = "prohibited";
     m.gpus[3].compute_mode = "prohibited";
@@ -287,6 +290,17 @@ std::vector<Row> health_rows() {
        {{Status::kOk, "GPU 0 is in an Exclusive compute mode"}}},
       {"compute mode default", check_compute_mode, machine::h200(2), {},
        {{Status::kOk, "is Default"}}},
+      {"memory in use by another process", check_memory_in_use, busy_gpu_1, {},
+       {{Status::kWarning, "GPU 1 (NVIDIA H200) has 70 GiB of its 140.4 GiB in use by other "
+                           "processes: torch can allocate only the 70.4 GiB left"}}},
+      {"memory in use on a GPU CUDA_VISIBLE_DEVICES hides", check_memory_in_use, busy_gpu_1,
+       {{"CUDA_VISIBLE_DEVICES", "0"}}, {{Status::kOk, "no GPU has a tenth"}}},
+      {"memory in use: a MIG GPU's is its MIG devices'", check_memory_in_use,
+       with(machine::a100_mig(),
+            [](Machine& m) { m.gpus[0].memory_free_bytes = *m.gpus[0].memory_total_bytes / 2; }),
+       {}, {}},
+      {"memory in use: little", check_memory_in_use, machine::h200(2), {},
+       {{Status::kOk, "no GPU has a tenth of its memory or more in use"}}},
       {"ECC: uncorrectable errors, remap pending", check_memory_errors,
        with(machine::h100(2),
             [](Machine& m) {
