@@ -78,6 +78,7 @@ $BIN doctor --extensions | tee "$OUT/doctor.txt"
 $BIN doctor --json > "$OUT/doctor.json"; check test -s "$OUT/doctor.json"
 $PY tests/gpu/time_doctor.py "$BIN" "$PY" | tee "$OUT/time_doctor.txt"
 check $PY tests/gpu/arch_list_vs_inspect.py "$BIN"
+check tests/gpu/doctor_busy_gpu.sh "$BIN"
 }
 
 for s in core timing train compile doctor; do want $s && $s; done
