@@ -115,6 +115,12 @@ std::vector<Row> driver_rows() {
 }
 
 std::vector<Row> torch_rows() {
+  // flash-attn's extension, installed by pip, built for sm_80 only.
+  Machine flash_attn_sm80 = with(h200_torch({"sm_90"}), [](Machine& m) {
+    CudaBinary b = binary({"sm_80"}, "flash_attn_2_cuda");
+    b.distribution = "flash_attn";
+    m.torch->extensions = {b};
+  });
   return {
       {"torch: none found", check_torch, machine::h200(1), {},
        {{Status::kWarning, "no PyTorch found"}}},
@@ -187,23 +193,11 @@ std::vector<Row> torch_rows() {
                       "(xformers)"},
         {Status::kError, "flash_attn (x.so)"}}},
       {"extensions: named by the pip distribution a RECORD gives", check_extensions,
-       with(h200_torch({"sm_90"}),
-            [](Machine& m) {
-              CudaBinary b = binary({"sm_80"}, "flash_attn_2_cuda");
-              b.distribution = "flash_attn";
-              m.torch->extensions = {b};
-            }),
-       {},
+       flash_attn_sm80, {},
        {{Status::kError, "flash_attn (x.so) carries sm_80: nothing runs on NVIDIA H200 (Hopper, 9.0)"
                          " (\"no kernel image is available\") | reinstall flash_attn in a build"}}},
       {"extensions: the from-source command names the distribution", check_extensions,
-       with(h200_torch({"sm_90"}),
-            [](Machine& m) {
-              CudaBinary b = binary({"sm_80"}, "flash_attn_2_cuda");
-              b.distribution = "flash_attn";
-              m.torch->extensions = {b};
-            }),
-       {},
+       flash_attn_sm80, {},
        {{Status::kError, "`gpuenv run -- pip install --force-reinstall --no-build-isolation "
                          "--no-binary flash_attn flash_attn`"}}},
       {"extensions: unreadable", check_extensions,
