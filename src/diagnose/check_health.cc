@@ -55,7 +55,8 @@ std::vector<Finding> check_compute_mode(const Machine& m, const Options&) {
   }
   if (!known) return {};
   auto gpus_are = [](const std::vector<std::string>& idx) {
-    return (idx.size() == 1 ? "GPU " : "GPUs ") + diag::join(idx) + (idx.size() == 1 ? " is" : " are");
+    bool one = idx.size() == 1;
+    return (one ? "GPU " : "GPUs ") + diag::join(idx) + (one ? " is" : " are");
   };
   std::vector<Finding> out;
   if (!prohibited.empty()) {
