@@ -214,6 +214,11 @@ template <typename T>
 void get(const Reader& r, const char* key, T* v) {
   get(r.field(key), v);
 }
+// An int field whose range is not the counts' 0 ... 2^31-1.
+void get(const Reader& r, const char* key, std::optional<int>* v, std::int64_t lo,
+         std::int64_t hi) {
+  if (auto f = r.field(key); !f.is_null()) *v = static_cast<int>(f.integer(lo, hi));
+}
 
 ComputeCapability parse_cc(const Reader& r) {
   std::string s = r.str();
@@ -280,16 +285,14 @@ Gpu read_gpu(const Reader& r) {
   get(r, "numa_node", &g.numa_node);
   get(r, "multiprocessor_count", &g.multiprocessor_count);
   get(r, "clocks_event_reasons", &g.clocks_event_reasons);
-  if (auto t = r.field("temperature_c"); !t.is_null())
-    g.temperature_c = static_cast<int>(t.integer(-273, 1000));
+  get(r, "temperature_c", &g.temperature_c, -273, 1000);
   get(r, "ecc_enabled", &g.ecc_enabled);
   get(r, "ecc_uncorrected_volatile", &g.ecc_uncorrected_volatile);
   get(r, "retired_pages_pending", &g.retired_pages_pending);
   get(r, "row_remap_pending", &g.row_remap_pending);
   get(r, "row_remap_failure", &g.row_remap_failure);
   get(r, "fabric_state", &g.fabric_state);
-  if (auto f = r.field("fabric_status"); !f.is_null())
-    g.fabric_status = static_cast<int>(f.integer(-kIntMax, kIntMax));
+  get(r, "fabric_status", &g.fabric_status, -kIntMax, kIntMax);
   if (auto pr = r.field("problem"); !pr.is_null()) g.problem = read_problem(pr);
   return g;
 }
@@ -372,8 +375,7 @@ Machine read_machine(const Reader& r) {
     get(n, "driver_version", &m.nvidia.driver_version);
     get(n, "cuda_driver_version", &m.nvidia.cuda_driver_version);
     get(n, "cuda_library", &m.nvidia.cuda_library);
-    if (auto c = n.field("cuda_init_result"); !c.is_null())
-      m.nvidia.cuda_init_result = static_cast<int>(c.integer(0, kIntMax));
+    get(n, "cuda_init_result", &m.nvidia.cuda_init_result);
     m.nvidia.problems = read_problems(n.field("problems"));
   }
   for (const auto& e : r.field("gpus").array()) m.gpus.push_back(read_gpu(e));
