@@ -219,16 +219,21 @@ std::optional<std::vector<int>> cpu_affinity(NvmlCaller& call, const NvmlFunctio
   return cpus;
 }
 
-// A file of the GPU's PCI device in sysfs, e.g.
-// <root>/sys/bus/pci/devices/0000:18:00.0/local_cpulist; nullopt when the
+// The GPU's PCI device in sysfs, /sys/bus/pci/devices/0000:18:00.0 (not
+// under the root); nullopt when NVML gave no bus id sysfs could name.
+std::optional<std::string> pci_device_dir(const std::optional<std::string>& bus_id) {
+  std::optional<std::string> address = bus_id ? sysfs_pci_address(*bus_id) : std::nullopt;
+  if (!address) return std::nullopt;
+  return "/sys/bus/pci/devices/" + *address;
+}
+
+// A file of the GPU's PCI device, e.g. its local_cpulist; nullopt when the
 // address is unknown or the file unreadable.
 std::optional<std::string> read_pci_file(const NvmlQuery& q, const std::optional<std::string>& bus_id,
                                          const char* file) {
-  std::optional<std::string> address = bus_id ? sysfs_pci_address(*bus_id) : std::nullopt;
-  if (!address) return std::nullopt;
+  std::optional<std::string> dir = pci_device_dir(bus_id);
   std::string text, err;
-  if (!fs::read_file(fs::under(q.root, "/sys/bus/pci/devices/" + *address + "/" + file), &text,
-                     &err))
+  if (!dir || !fs::read_file(fs::under(q.root, *dir + "/" + file), &text, &err))
     return std::nullopt;
   return text;
 }
@@ -347,10 +352,9 @@ void append(std::vector<T>* to, std::vector<std::vector<T>>&& parts) {
 
 // Where sysfs puts a GPU: the resolved /sys/bus/pci/devices/<address> link.
 std::optional<std::string> pci_path(const NvmlQuery& q, const std::optional<std::string>& bus_id) {
-  std::optional<std::string> address = bus_id ? sysfs_pci_address(*bus_id) : std::nullopt;
+  std::optional<std::string> dir = pci_device_dir(bus_id);
   std::string path, err;
-  if (!address || !fs::resolve(q.root, "/sys/bus/pci/devices/" + *address, &path, &err))
-    return std::nullopt;
+  if (!dir || !fs::resolve(q.root, *dir, &path, &err)) return std::nullopt;
   return path;
 }
 
