@@ -29,8 +29,6 @@ std::map<std::string, std::string> sense_env() {
   return env;
 }
 
-Machine sense_machine(const SenseOptions& opts) { return sense_machine(opts, nullptr); }
-
 Machine sense_machine(const SenseOptions& opts, std::string* torch_why) {
   Machine m;
   m.gpuenv_version = GPUENV_VERSION;

@@ -50,21 +50,16 @@ void sense_nvidia(const SenseOptions& opts, Machine* m);
 void sense_host(const SenseOptions& opts, Host* host);
 
 /// The PyTorch python3 would import, read from its files. sense/torch.cc.
-std::optional<Torch> sense_torch(const SenseOptions& opts);
-
-/// The same, and when opts.python names no usable interpreter, nullopt
-/// with *why saying so for the user ("--python /x: no such file"); *why is
+/// When opts.python names no usable interpreter: nullopt, with *why (if
+/// given) saying so for the user ("--python /x: no such file"); *why is
 /// left alone when there is simply no torch (or no python3 on $PATH).
-std::optional<Torch> sense_torch(const SenseOptions& opts, std::string* why);
+std::optional<Torch> sense_torch(const SenseOptions& opts, std::string* why = nullptr);
 
 /// The variables that steer the plan, from the process environment.
 std::map<std::string, std::string> sense_env();
 
-/// All of the above.
-Machine sense_machine(const SenseOptions& opts);
-
-/// The same; when opts.python names no usable interpreter, *torch_why says
-/// why, as sense_torch's does.
-Machine sense_machine(const SenseOptions& opts, std::string* torch_why);
+/// All of the above. When opts.python names no usable interpreter and
+/// torch_why is given, *torch_why says why, as sense_torch's does.
+Machine sense_machine(const SenseOptions& opts, std::string* torch_why = nullptr);
 
 }  // namespace gpuenv

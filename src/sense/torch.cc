@@ -243,6 +243,4 @@ std::optional<Torch> sense_torch(const SenseOptions& opts, std::string* why) {
   return std::nullopt;
 }
 
-std::optional<Torch> sense_torch(const SenseOptions& opts) { return sense_torch(opts, nullptr); }
-
 }  // namespace gpuenv
