@@ -98,11 +98,17 @@ void walk(const std::string& root, const std::string& dir, int depth,
   closedir(d);
 }
 
+// "nvidia/cu13/lib/libcublas.so.13" for SITE/nvidia/cu13/lib/libcublas.so.13,
+// a path the walk found under `site`: how a wheel's RECORD names it.
+std::string relative_to(const std::string& site, const std::string& path) {
+  return path.substr(site.size() + (site == "/" ? 0 : 1));
+}
+
 // "nvidia" for SITE/nvidia/cu13/lib/libcublas.so.13; the module's name for
 // a file at the top: "flash_attn_2_cuda" for
 // SITE/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so.
 std::string package_of(const std::string& site, const std::string& path) {
-  std::string rest = path.substr(site.size() + (site == "/" ? 0 : 1));
+  std::string rest = relative_to(site, path);
   std::size_t slash = rest.find('/');
   return slash != std::string::npos ? rest.substr(0, slash) : rest.substr(0, rest.find('.'));
 }
@@ -111,9 +117,8 @@ std::string package_of(const std::string& site, const std::string& path) {
 // path relative to `site`. Stops once every binary has one.
 void add_distributions(const std::string& root, const std::string& site,
                        std::vector<CudaBinary>* bins) {
-  std::string prefix = site == "/" ? "/" : site + "/";
   std::map<std::string, CudaBinary*> wanted;
-  for (CudaBinary& b : *bins) wanted[b.path.substr(prefix.size())] = &b;
+  for (CudaBinary& b : *bins) wanted[relative_to(site, b.path)] = &b;
   std::vector<std::string> names;
   std::string err;
   if (wanted.empty() || !fs::list_dir(fs::under(root, site), &names, &err)) return;
@@ -121,7 +126,8 @@ void add_distributions(const std::string& root, const std::string& site,
   for (const std::string& dir : names) {
     std::optional<std::string> dist = dist_info_name(dir);
     std::string text;
-    if (!dist || !fs::read_file(fs::under(root, prefix + dir + "/RECORD"), &text, &err)) continue;
+    if (!dist || !fs::read_file(fs::under(root, fs::join(site, dir) + "/RECORD"), &text, &err))
+      continue;
     for (const std::string& path : parse_record_paths(text)) {
       auto it = wanted.find(path);
       if (it == wanted.end()) continue;
