@@ -1,16 +1,24 @@
 # gpuenv — quick start: `make run`, `make test` (Debian 12, as root or with sudo).
-.PHONY: all build deps run test test-unit test-asan test-gpu test-gpu-bench clean
+.PHONY: all build build-runtime install-missing deps deps-image run test test-unit test-asan test-image test-gpu test-gpu-bench clean
 
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ pkg-config clang libclang-rt-14-dev \
   libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev libsqlite3-dev \
-  openssh-server openssh-client jupyter-server
+  openssh-server openssh-client jupyter-server curl
+# What `make test-image` builds and runs the image with (docs/container.md).
+IMAGE_PACKAGES := podman buildah runc mmdebstrap uidmap curl openssh-client python3
 
 all: build
 
 # Installs the Debian packages that are missing (and only those).
 deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
+	@$(MAKE) --no-print-directory install-missing PACKAGES="$(DEB_PACKAGES)"
+
+deps-image:
+	@$(MAKE) --no-print-directory install-missing PACKAGES="$(IMAGE_PACKAGES)"
+
+install-missing:
+	@missing=$$(for p in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing missing Debian packages:" $$missing; \
@@ -23,7 +31,13 @@ build: deps
 	cmake --preset default >/dev/null
 	cmake --build build -j$(JOBS)
 
-run: build
+# The binary and its bench plugin only: the first output comes before the
+# test suite is compiled (`make test` builds the rest).
+build-runtime: deps
+	cmake --preset default >/dev/null
+	cmake --build build -j$(JOBS) --target gpuenv_runtime
+
+run: build-runtime
 	./build/gpuenv detect
 	@echo
 	./build/gpuenv explain
@@ -37,7 +51,12 @@ test-asan: deps
 	cmake --build build-asan -j$(JOBS)
 	ctest --preset asan -j$(JOBS)
 
-test: test-unit test-asan
+# docker/Dockerfile built for real with podman (offline, from local base
+# images) and started: Jupyter, SSH, batch jobs, the cache volume.
+test-image: build deps-image
+	./tests/image/test-image.sh build
+
+test: test-unit test-asan test-image
 
 # On a machine with an NVIDIA GPU: the real driver path end to end.
 test-gpu: build

@@ -2,9 +2,11 @@
 # What the image's Dockerfile does, as steps that can run (and be tested) one
 # at a time, outside Docker too:
 #
-#   setup-image.sh all                   every runtime step, in order (the Dockerfile)
+#   setup-image.sh all [pypi|debian]     every runtime step, in order
 #   setup-image.sh packages              tini, openssh-server, libudev1 from apt
-#   setup-image.sh jupyter               JupyterLab from PyPI, pinned ($JUPYTERLAB_VERSION)
+#   setup-image.sh jupyter [pypi|debian] JupyterLab from PyPI, pinned ($JUPYTERLAB_VERSION)
+#                                        (default), or Debian's Jupyter Server (no PyPI)
+#   setup-image.sh account               user, dirs, bashrc and hostkeys for $GPUENV_USER
 #   setup-image.sh user NAME UID         the non-root user (idempotent)
 #   setup-image.sh dirs NAME             /workspace, /cache, /etc/gpuenv, /run/sshd
 #   setup-image.sh bashrc                interactive shells read the plan (/etc/bash.bashrc)
@@ -34,9 +36,24 @@ step_packages() {
   rm -rf /var/lib/apt/lists/*
 }
 
+# The image's Jupyter. `debian` is for builds that cannot reach PyPI (the
+# image test): Debian packages Jupyter Server but not JupyterLab, and
+# `gpuenv serve jupyter` runs whichever of the two is installed.
 step_jupyter() {
-  python3 -m pip install --no-cache-dir "jupyterlab==$JUPYTERLAB_VERSION"
-  jupyter-lab --version >/dev/null || die "jupyter-lab does not run after pip install"
+  from=${1:-pypi}
+  case $from in
+    pypi)
+      python3 -m pip install --no-cache-dir "jupyterlab==$JUPYTERLAB_VERSION"
+      version=$(jupyter-lab --version) || die "jupyter-lab does not run after pip install"
+      echo "setup-image.sh: jupyter: JupyterLab $version from PyPI" ;;
+    debian)
+      apt-get update
+      DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends jupyter-server
+      rm -rf /var/lib/apt/lists/*
+      version=$(jupyter-server --version) || die "jupyter-server does not run after apt-get install"
+      echo "setup-image.sh: jupyter: Jupyter Server $version from Debian" ;;
+    *) die "jupyter: unknown source $from (pypi or debian)" ;;
+  esac
 }
 
 # The user gpuenv serves as: uid UID, a group of the same name and id, a home,
@@ -97,23 +114,28 @@ step_check_glibc() {
   echo "$binary needs glibc $need (runtime has $max)"
 }
 
-step_all() {
-  step_packages
-  step_jupyter
+step_account() {
   step_user "$GPUENV_USER" "$GPUENV_UID"
   step_dirs "$GPUENV_USER"
   step_bashrc
   step_hostkeys
+}
+
+step_all() {
+  step_packages
+  step_jupyter "${1:-pypi}"
+  step_account
   step_verify /usr/local/bin/gpuenv
 }
 
-[ $# -ge 1 ] || die "usage: setup-image.sh all|packages|jupyter|user NAME UID|dirs NAME|bashrc|hostkeys|verify BINARY|check-glibc BINARY MAX"
+[ $# -ge 1 ] || die "usage: setup-image.sh all [pypi|debian]|packages|jupyter [pypi|debian]|account|user NAME UID|dirs NAME|bashrc|hostkeys|verify BINARY|check-glibc BINARY MAX"
 step=$1
 shift
 case $step in
-  all) step_all ;;
+  all) step_all "$@" ;;
   packages) step_packages ;;
-  jupyter) step_jupyter ;;
+  jupyter) step_jupyter "$@" ;;
+  account) step_account ;;
   user) [ $# -eq 2 ] || die "usage: user NAME UID"; step_user "$@" ;;
   dirs) [ $# -eq 1 ] || die "usage: dirs NAME"; step_dirs "$1" ;;
   bashrc) step_bashrc ;;

@@ -213,5 +213,86 @@ TEST_F(InitTest, NoCommandRunsAShell) {
   EXPECT_EQ(r.out, "42\n");
 }
 
+// A scenario whose driver-version query takes `ms`: sensing that hangs.
+std::string slow_nvml(const std::string& dir, int ms) {
+  std::string path = dir + "/slow.txt";
+  std::ofstream(path) << "system driver=580.95.05 cuda=13000\n"
+                      << "fault fn=nvmlSystemGetDriverVersion delay_ms=" << ms << "\n";
+  return path;
+}
+
+std::map<std::string, std::string> nvml_env(const std::string& scenario) {
+  return {{"GPUENV_NVML_LIBRARY", GPUENV_FAKE_DIR "/libnvidia-ml.so.1"},
+          {"GPUENV_CUDA_LIBRARY", "/nonexistent/libcuda.so.1"},
+          {"FAKE_NVML_SCENARIO", scenario}};
+}
+
+TEST_F(InitTest, SigtermWhileSensingEndsInitWith143) {
+  Background b(init({"--", "sh", "-c", "echo ran-the-command"}), nvml_env(slow_nvml(dir_, 60000)));
+  usleep(500 * 1000);
+  kill(b.pid(), SIGTERM);
+  int code = -1;
+  ASSERT_TRUE(b.wait_exit(5000, &code)) << "init ignored SIGTERM while sensing: " << b.log();
+  EXPECT_EQ(code, 143) << b.log();
+  EXPECT_TRUE(contains(b.log(), "SIGTERM while sensing")) << b.log();
+  EXPECT_FALSE(contains(b.log(), "ran-the-command")) << b.log();
+}
+
+TEST_F(InitTest, SensingThatHangsEndsInitWithAnError) {
+  auto env = nvml_env(slow_nvml(dir_, 60000));
+  env["GPUENV_SENSE_TIMEOUT_S"] = "1";
+  Background b(init({"--", "sh", "-c", "echo started"}), env);
+  int code = -1;
+  ASSERT_TRUE(b.wait_exit(10000, &code)) << b.log();
+  EXPECT_EQ(code, 1) << b.log();
+  EXPECT_TRUE(contains(b.log(), "did not finish in 1 s")) << b.log();
+}
+
+TEST_F(InitTest, AStoppedCommandStillEndsOnSigterm) {
+  std::string script = "echo ready; kill -STOP $$; sleep 30";
+  Background b(init({"--", "sh", "-c", script}), {});
+  ASSERT_TRUE(b.wait_for_log("ready", 20000)) << b.log();
+  usleep(300 * 1000);  // the child stops itself
+  kill(b.pid(), SIGTERM);
+  int code = -1;
+  ASSERT_TRUE(b.wait_exit(5000, &code)) << "init never sent SIGCONT: " << b.log();
+  EXPECT_EQ(code, 143) << b.log();
+}
+
+class InitAsRoot : public InitTest {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "dropping privileges needs root";
+    InitTest::SetUp();
+    chmod(dir_.c_str(), 0755);  // the user reaches the cache root inside
+  }
+  testing::ProcessResult as(const std::map<std::string, std::string>& extra, const std::string& script) {
+    std::map<std::string, std::string> env = {{"GPUENV_USER", "nobody"}, {"GPUENV_CACHE_ROOT", dir_ + "/cache"}};
+    for (const auto& [k, v] : extra) env[k] = v;
+    return run_gpuenv(init_args({"--machine", machine(), "--", "sh", "-c", script}), testing::with_env(env));
+  }
+};
+
+TEST_F(InitAsRoot, TheCommandRunsAsGpuenvUserAndOwnsTheCacheRoot) {
+  mkdir((dir_ + "/cache").c_str(), 0755);  // root's, as a bind mount would be
+  auto r = as({}, "id -un; echo $HOME; touch \"$TRITON_CACHE_DIR/k\" && echo wrote");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "nobody\n/nonexistent\nwrote\n") << r.err;
+  EXPECT_TRUE(contains(r.err, "the command runs as nobody")) << r.err;
+  struct stat st;
+  ASSERT_EQ(stat((dir_ + "/cache").c_str(), &st), 0);
+  EXPECT_NE(st.st_uid, 0u);
+  EXPECT_EQ(access((dir_ + "/etc/env").c_str(), R_OK), 0) << "the plan files are written as root first";
+}
+
+TEST_F(InitAsRoot, RootIsAnOptInThatTheLogNames) {
+  auto r = as({{"GPUENV_RUN_AS_ROOT", "1"}}, "id -u");
+  EXPECT_EQ(r.out, "0\n") << r.err;
+  EXPECT_TRUE(contains(r.err, "gpuenv: warning: the command runs as root: GPUENV_RUN_AS_ROOT=1")) << r.err;
+  auto bad = as({{"GPUENV_USER", "no-such-user-gpuenv"}}, "echo ran");
+  EXPECT_EQ(bad.exit_code, 78) << bad.err;
+  EXPECT_EQ(bad.out, "");
+}
+
 }  // namespace
 }  // namespace gpuenv

@@ -64,7 +64,9 @@ int wait_forwarding(pid_t child) {
     timespec tick{1, 0};
     siginfo_t info;
     int sig = sigtimedwait(&set, &info, &tick);
-    if (sig > 0 && sig != SIGCHLD) kill(child, sig);
+    if (sig <= 0 || sig == SIGCHLD) continue;
+    kill(child, sig);
+    if (is_terminating(sig)) kill(child, SIGCONT);  // a stopped child could not act on it
   }
 }
 
@@ -102,6 +104,38 @@ const std::vector<int>& forwarded_signals() {
   static const std::vector<int> kSignals = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
                                             SIGUSR1, SIGUSR2, SIGWINCH};
   return kSignals;
+}
+
+bool is_terminating(int sig) {
+  return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
+}
+
+SenseGuard::SenseGuard(int limit_ms, std::function<void(int)> on_signal, std::function<void()> on_timeout)
+    : on_signal_(std::move(on_signal)), on_timeout_(std::move(on_timeout)) {
+  thread_ = std::thread([this, limit_ms] { watch(limit_ms); });
+}
+
+SenseGuard::~SenseGuard() {
+  done_ = true;
+  thread_.join();
+}
+
+void SenseGuard::watch(int limit_ms) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
+  timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  while (!done_) {
+    timespec tick{0, 50 * 1000 * 1000};
+    siginfo_t info;
+    int sig = sigtimedwait(&set, &info, &tick);
+    if (sig > 0) return on_signal_(sig);
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long elapsed_ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+    if (elapsed_ms >= limit_ms && !done_) return on_timeout_();
+  }
 }
 
 std::string signal_name(int sig) {

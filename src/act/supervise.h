@@ -12,7 +12,10 @@
 
 #include <signal.h>
 
+#include <atomic>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace gpuenv {
@@ -48,6 +51,31 @@ class Supervisor {
   sigset_t old_mask_;
   struct sigaction old_ttin_, old_ttou_;
 };
+
+/// While init senses (before the child exists), a SIGTERM, SIGINT, SIGHUP or
+/// SIGQUIT must still end it, and sensing must not hang forever. Construct
+/// after the Supervisor (the signals are blocked): a thread takes those
+/// signals and calls on_signal(sig), and calls on_timeout() once `limit_ms`
+/// pass; both are expected to end the process (init exits 128+sig, or 1).
+/// The destructor stops the thread: later signals go to the child.
+class SenseGuard {
+ public:
+  SenseGuard(int limit_ms, std::function<void(int)> on_signal, std::function<void()> on_timeout);
+  ~SenseGuard();
+  SenseGuard(const SenseGuard&) = delete;
+  SenseGuard& operator=(const SenseGuard&) = delete;
+
+ private:
+  void watch(int limit_ms);
+  std::atomic<bool> done_{false};
+  std::function<void(int)> on_signal_;
+  std::function<void()> on_timeout_;
+  std::thread thread_;
+};
+
+/// The forwarded signals that end a process by default (SIGTERM, SIGINT,
+/// SIGHUP, SIGQUIT): a stopped child gets SIGCONT after them, so it can act.
+bool is_terminating(int sig);
 
 /// "SIGTERM" for SIGTERM; "signal N" for one without a name.
 std::string signal_name(int sig);

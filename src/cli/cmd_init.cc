@@ -1,5 +1,11 @@
 // init: the container entrypoint (docs/container.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
 #include "act/init.h"
+#include "act/init_user.h"
 #include "act/run.h"
 #include "act/supervise.h"
 #include "cli/cmd_container.h"
@@ -14,6 +20,41 @@ struct InitFlags {
   PlanFiles files;
 };
 
+// How long sensing may take before init gives up (GPUENV_SENSE_TIMEOUT_S,
+// default 60 s: a healthy 8-GPU machine senses in well under a second).
+int sense_limit_ms() {
+  int seconds = std::atoi(env_or("GPUENV_SENSE_TIMEOUT_S", "60").c_str());
+  return (seconds > 0 ? seconds : 60) * 1000;
+}
+
+// Runs on SenseGuard's thread: nothing to forward to yet, so init ends as the
+// command would have (128+sig), or with 1 when sensing hangs.
+[[noreturn]] void end_while_sensing(const std::function<void(const LogEvent&)>& log, int sig) {
+  if (sig != 0) {
+    log(error_event(signal_name(sig) + " while sensing the machine: exiting before the command started"));
+  } else {
+    log(error_event("sensing the machine did not finish in " + std::to_string(sense_limit_ms() / 1000) +
+                    " s (a hung NVIDIA driver or an unreadable file); nvidia-smi on the host shows whether "
+                    "the driver answers; GPUENV_SENSE_TIMEOUT_S sets the limit"));
+  }
+  std::fflush(stderr);
+  std::_Exit(sig != 0 ? 128 + sig : kExitFailure);
+}
+
+// The plan's cache directories exist, and what root owns under the cache
+// root is the user's, before the command starts.
+void prepare_cache(const Plan& plan, const std::string& root, const InitUser& who,
+                   const std::function<void(const LogEvent&)>& log) {
+  std::vector<std::string> problems;
+  std::string err;
+  for (const auto& dir : cache_dirs_in_plan(plan, root))
+    if (!make_dirs(dir, 0755, &err)) problems.push_back(err), err.clear();
+  if (who.kind == InitUser::Kind::kDrop || who.kind == InitUser::Kind::kSshd)
+    hand_cache_root(root, who.account, &problems);
+  for (const auto& p : problems)
+    log(LogEvent{Severity::kWarning, "cache", "the cache root: " + p, {{"path", root}, {"error", p}}});
+}
+
 int run_init(const Context& ctx, const InitFlags& o, std::vector<std::string> argv) {
   Supervisor supervisor;  // first: before sensing can start a thread
   LogFormat format = LogFormat::kText;
@@ -21,15 +62,35 @@ int run_init(const Context& ctx, const InitFlags& o, std::vector<std::string> ar
   auto log = [format](const LogEvent& e) {
     std::fputs(render_event(e, format, rfc3339_now()).c_str(), stderr);
   };
+  InitUser who;
+  std::string err;
+  if (!choose_init_user(argv, geteuid(), env_or("GPUENV_USER", ""), env_or(kRunAsRootVar, ""), &who,
+                        &err)) {
+    log(error_event(err));
+    return kExitServeConfig;
+  }
+  bool becomes = who.kind == InitUser::Kind::kDrop || who.kind == InitUser::Kind::kSshd;
+  if (becomes) use_account_env(who.account);  // the plan is the user's: HOME, the cache root
   Machine m;
-  if (!ctx.load_machine(&m)) return kExitBadInput;
-  Plan plan = decide(m, ctx.plan_options(m));
+  Plan plan;
+  {
+    SenseGuard guard(sense_limit_ms(), [&](int sig) { end_while_sensing(log, sig); },
+                     [&] { end_while_sensing(log, 0); });
+    if (!ctx.load_machine(&m)) return kExitBadInput;
+    plan = decide(m, ctx.plan_options(m));
+  }
   for (const auto& e : banner_events(m, plan)) log(e);
   write_plan_files(plan, o.files, log);
+  log(init_user_event(who));
+  prepare_cache(plan, ctx.cache_root(), who, log);
+  if (who.kind == InitUser::Kind::kDrop && !drop_privileges(who.account, &err)) {
+    log(error_event("cannot become " + who.account.name + ": " + err));
+    return kExitFailure;
+  }
   apply_settings(plan);
   if (argv.empty()) argv = default_command();
   log(starting_event(argv));
-  std::string err;
+  err.clear();
   ChildExit exit = supervisor.run(argv, &err);
   log(exit.started ? exited_event(exit) : error_event(err));
   return exit.code;

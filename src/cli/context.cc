@@ -12,14 +12,11 @@
 #include "model/snapshot.h"
 
 namespace gpuenv {
-namespace {
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
 }
-
-}  // namespace
 
 void print_error(const std::string& message) { std::fprintf(stderr, "gpuenv: %s\n", message.c_str()); }
 

@@ -77,4 +77,7 @@ std::function<int()> setup_run(CLI::App* sub, Context* ctx);
 // cli/cmd_doctor.cc
 std::function<int()> setup_doctor(CLI::App* sub, Context* ctx);
 
+/// The environment variable `name`, or `fallback` when it is unset or empty.
+std::string env_or(const char* name, const std::string& fallback);
+
 }  // namespace gpuenv

@@ -1,0 +1,164 @@
+#!/bin/bash
+# make test-image: build docker/Dockerfile for real with podman, offline, and
+# start containers from it, checked with real clients on 127.0.0.1.
+# docs/container.md, "The image test", says what each check shows.
+#
+#   tests/image/test-image.sh [BUILD_DIR]   (default build/: the stand-in NVML,
+#                                            libcuda and bench plugin it built)
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$repo/build}" && pwd)
+export CONTAINERS_CONF=$repo/tests/image/containers.conf
+IMAGE=localhost/gpuenv:test
+BASE=localhost/gpuenv-test-base:12
+CUDA=localhost/gpuenv-test-cuda:13
+run_id=gpuenv-test-$$
+work=$(mktemp -d "/tmp/$run_id.XXXXXX")
+failures=0
+started=$SECONDS
+
+say() { echo "test-image: $*"; }
+pass() { say "ok   $*"; }
+fail() { say "FAIL $*"; failures=$((failures + 1)); }
+check() {  # check WHAT COMMAND...: passes when COMMAND succeeds
+  local what=$1; shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+eq() { [ "$1" = "$2" ] || { say "     expected [$2], got [$1]"; return 1; }; }
+has() { case $1 in *"$2"*) return 0 ;; esac; say "     [$2] not in: $1"; return 1; }
+
+cleanup() {
+  podman ps -a --format '{{.Names}}' | grep "^$run_id" | xargs -r podman rm -f -t 0 >/dev/null 2>&1
+  podman volume ls --format '{{.Name}}' | grep "^$run_id" | xargs -r podman volume rm -f >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# until SECONDS COMMAND...: retries COMMAND once a second.
+until_ok() {
+  local limit=$1; shift
+  for _ in $(seq "$limit"); do "$@" >/dev/null 2>&1 && return 0; sleep 1; done
+  return 1
+}
+
+for f in libnvidia-ml.so.1 libcuda.so.1 libgpuenv-bench.so; do
+  [ -f "$build/fake/$f" ] || { say "no $build/fake/$f: run make build first"; exit 1; }
+done
+
+# ---- the images
+"$repo/tests/image/bases.sh" || { say "could not make the base images"; exit 1; }
+say "building $IMAGE from docker/Dockerfile"
+build_start=$SECONDS
+if ! podman build --format docker -f "$repo/docker/Dockerfile" \
+    --ignorefile "$repo/docker/Dockerfile.dockerignore" \
+    --build-arg BASE_IMAGE=$BASE --build-arg BUILD_IMAGE=$BASE --build-arg CUDA_IMAGE=$CUDA \
+    --build-arg JUPYTER_FROM=debian -t $IMAGE "$repo" >"$work/build.log" 2>&1; then
+  tail -n 40 "$work/build.log"
+  fail "podman build (log above)"
+  exit 1
+fi
+pass "podman build in $((SECONDS - build_start)) s"
+jupyter_line=$(grep -m1 'setup-image.sh: jupyter:' "$work/build.log" || echo "setup-image.sh: jupyter: (cached layer)")
+say "${jupyter_line#*setup-image.sh: }"
+
+# The stand-in GPUs reach the container as the container toolkit injects the
+# real libraries: a bind mount, named by GPUENV_NVML_LIBRARY/GPUENV_CUDA_LIBRARY.
+stand_in=(-v "$build/fake:/opt/gpuenv-test/lib:ro"
+          -v "$repo/tests/fake_nvml/scenarios:/opt/gpuenv-test/scenarios:ro"
+          -e GPUENV_NVML_LIBRARY=/opt/gpuenv-test/lib/libnvidia-ml.so.1
+          -e GPUENV_CUDA_LIBRARY=/opt/gpuenv-test/lib/libcuda.so.1
+          -e FAKE_NVML_SCENARIO=/opt/gpuenv-test/scenarios/h200.txt
+          -e FAKE_CUDA_SCENARIO=/opt/gpuenv-test/scenarios/h200.txt)
+cache=$run_id-cache
+podman volume create "$cache" >/dev/null
+prun() { podman run --rm "${stand_in[@]}" -v "$cache:/cache" "$@"; }
+
+# ---- a batch command: uid 1000, the plan, exit codes and SIGTERM
+out=$(prun $IMAGE python3 -c 'import os, sys; print(os.getuid(), os.environ.get("TORCH_CUDA_ARCH_LIST"), os.environ.get("GPUENV_CACHE_ROOT")); sys.exit(7)' 2>"$work/job.err")
+code=$?
+check "batch job runs as uid 1000 with the plan" eq "$out" "1000 9.0 /cache"
+check "batch job's exit code comes back" eq "$code" 7
+check "init's log says who the command runs as" has "$(cat "$work/job.err")" "gpuenv"
+out=$(prun -e GPUENV_RUN_AS_ROOT=1 $IMAGE python3 -c 'import os; print(os.getuid())' 2>"$work/root.err")
+check "GPUENV_RUN_AS_ROOT=1 keeps root" eq "$out" 0
+check "init logs that it keeps root" has "$(cat "$work/root.err")" "GPUENV_RUN_AS_ROOT"
+
+podman run -d --name "$run_id-sleep" "${stand_in[@]}" $IMAGE python3 -c 'import time; time.sleep(600)' >/dev/null
+until_ok 30 sh -c "podman top $run_id-sleep args | grep -q time.sleep"
+stop_start=$SECONDS
+podman stop -t 20 "$run_id-sleep" >/dev/null
+code=$(podman inspect --format '{{.State.ExitCode}}' "$run_id-sleep")
+check "podman stop: SIGTERM reaches the job, the container exits 143" eq "$code" 143
+check "podman stop did not need SIGKILL" test $((SECONDS - stop_start)) -lt 15
+
+# ---- one cache root on the /cache volume, kept from one container to the next
+prun -e GPUENV_BENCH_PLUGIN=/opt/gpuenv-test/lib/libgpuenv-bench.so $IMAGE \
+  sh -c 'gpuenv bench >/dev/null && touch "$TRITON_CACHE_DIR/kernel-from-first"' >"$work/first.out" 2>&1
+check "first container: bench and a Triton cache entry" eq "$?" 0 || cat "$work/first.out"
+out=$(prun $IMAGE sh -c 'ls "$TRITON_CACHE_DIR"; gpuenv bench --history' 2>&1)
+check "second container finds the first one's cache entry" has "$out" "kernel-from-first"
+check "second container finds the first one's measurements" has "$out" "gemm"
+out=$(prun $IMAGE sh -c 'find /cache ! -user gpuenv | head -n 3')
+check "everything under /cache belongs to gpuenv" eq "$out" ""
+
+# A root-owned /cache (a bind mount, or a volume a root job wrote) is handed to gpuenv.
+mkdir -p "$work/rootcache/triton/old" && chmod 0755 "$work/rootcache"
+out=$(podman run --rm "${stand_in[@]}" -v "$work/rootcache:/cache" $IMAGE \
+  sh -c 'touch "$TRITON_CACHE_DIR/x" /cache/triton/old/y && echo writable' 2>&1)
+check "a root-owned /cache is made writable for gpuenv" has "$out" "writable"
+
+# ---- bench and doctor inside the image
+out=$(prun $IMAGE gpuenv bench --help 2>&1)
+check "gpuenv bench --help" has "$out" "--only"
+check "the image carries the bench plugin" podman run --rm --entrypoint test $IMAGE -f /usr/local/lib/gpuenv/libgpuenv-bench.so
+out=$(prun $IMAGE gpuenv doctor 2>&1)
+code=$?
+check "gpuenv doctor runs (exit 0 or 4: warnings)" test "$code" -eq 0 -o "$code" -eq 4 || echo "$out"
+check "doctor sees the stand-in H200 and torch" has "$out" "H200"
+
+# ---- Jupyter: token, not root, 0600, healthcheck
+jport=$(free_port)
+token=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+podman run -d --name "$run_id-jupyter" "${stand_in[@]}" -v "$cache:/cache" -p "127.0.0.1:$jport:8888" \
+  -e GPUENV_JUPYTER_TOKEN="$token" $IMAGE >/dev/null
+status() { curl -s -o /dev/null -w '%{http_code}' "$@" "http://127.0.0.1:$jport/api/status"; }
+until_ok 90 sh -c "curl -sf -o /dev/null http://127.0.0.1:$jport/api"
+check "Jupyter: /api/status without the token is 403" eq "$(status)" 403
+check "Jupyter: /api/status with the token is 200" eq "$(status -H "Authorization: token $token")" 200
+user=$(podman top "$run_id-jupyter" user args | awk '/jupyter-/ && !/gpuenv serve/ {print $1; exit}')
+check "Jupyter's server process is not root" eq "$user" gpuenv
+mode=$(podman exec "$run_id-jupyter" stat -c '%a %U' /home/gpuenv/.local/share/gpuenv/jupyter_token)
+check "the token file is 0600, gpuenv's" eq "$mode" "600 gpuenv"
+check "HEALTHCHECK passes while Jupyter serves" podman healthcheck run "$run_id-jupyter"
+jpid=$(podman top "$run_id-jupyter" pid args | awk '/jupyter-/ && !/gpuenv serve/ {print $1; exit}')
+podman exec -u 0 "$run_id-jupyter" kill -STOP "$jpid"
+if podman healthcheck run "$run_id-jupyter" >/dev/null 2>&1; then fail "HEALTHCHECK fails while Jupyter does not answer"
+else pass "HEALTHCHECK fails while Jupyter does not answer"; fi
+podman exec -u 0 "$run_id-jupyter" kill -CONT "$jpid"
+
+# ---- SSH: key login as gpuenv with the plan; no password, no root, no key -> 78
+ssh-keygen -q -t ed25519 -N '' -f "$work/key"
+sport=$(free_port)
+podman run -d --name "$run_id-ssh" "${stand_in[@]}" -v "$cache:/cache" -p "127.0.0.1:$sport:22" \
+  -e GPUENV_SSH_AUTHORIZED_KEYS="$(cat "$work/key.pub")" $IMAGE gpuenv serve ssh >/dev/null
+ssh_opts=(-p "$sport" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes
+          -o ConnectTimeout=10 -o LogLevel=ERROR)
+ssh_greets() { python3 -c 'import socket, sys; s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2); s.settimeout(2); sys.exit(0 if s.recv(8).startswith(b"SSH-") else 1)' "$sport"; }
+until_ok 60 ssh_greets
+out=$(ssh "${ssh_opts[@]}" -i "$work/key" gpuenv@127.0.0.1 'id -un; env' 2>&1)
+check "SSH key login as gpuenv" has "$out" $'gpuenv\n'
+check "the SSH session has the plan (TORCH_CUDA_ARCH_LIST)" has "$out" "TORCH_CUDA_ARCH_LIST=9.0"
+check "the SSH session has GPUENV_CACHE_ROOT" has "$out" "GPUENV_CACHE_ROOT=/cache"
+out=$(ssh "${ssh_opts[@]}" -o PubkeyAuthentication=no -o PreferredAuthentications=password,keyboard-interactive \
+  gpuenv@127.0.0.1 true 2>&1)
+check "SSH password login is refused" has "$out" "Permission denied"
+out=$(ssh "${ssh_opts[@]}" -i "$work/key" root@127.0.0.1 true 2>&1)
+check "SSH root login is refused" has "$out" "Permission denied"
+podman run --rm "${stand_in[@]}" $IMAGE gpuenv serve ssh >/dev/null 2>&1
+check "serve ssh with no key exits 78" eq "$?" 78
+
+say "$failures failure(s), $((SECONDS - started)) s in all"
+[ "$failures" -eq 0 ]
