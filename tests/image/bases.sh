@@ -20,7 +20,8 @@ MIRROR=${GPUENV_TEST_MIRROR:-http://deb.debian.org/debian}
 
 log() { echo "bases.sh: $*" >&2; }
 
-recipe_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
+# A recipe is the text of the functions that make an image, and their inputs.
+recipe_of() { (declare -f "$1"; shift; cat "$@") | sha256sum | cut -c1-16; }
 
 current() {  # current IMAGE RECIPE: does IMAGE exist, made from RECIPE?
   [ "$(podman image inspect --format '{{index .Labels "gpuenv.recipe"}}' "$1" 2>/dev/null)" = "$2" ]
@@ -37,7 +38,7 @@ stage_torch() {
 }
 
 make_base() {
-  recipe=$(recipe_of "$0" "$repo/tests/fatbins/sm89_ptx89.so")
+  recipe=$( (declare -f stage_torch; recipe_of make_base "$repo/tests/fatbins/sm89_ptx89.so"; echo "$SUITE") | sha256sum | cut -c1-16)
   if current "$BASE" "$recipe"; then log "$BASE is current"; return; fi
   tmp=$(mktemp -d)
   stage_torch "$tmp/torch"
@@ -58,7 +59,7 @@ make_cuda() {
   real=$(readlink -f "$CUDA_HOME")
   [ -x "$real/bin/nvcc" ] || { log "no CUDA toolkit at $CUDA_HOME (set CUDA_HOME)"; exit 1; }
   version=$("$real/bin/nvcc" --version | tail -n1)
-  recipe=$( (echo "$version"; cat "$0") | sha256sum | cut -c1-16)
+  recipe=$( (echo "$version"; recipe_of make_cuda) | sha256sum | cut -c1-16)
   if current "$CUDA" "$recipe"; then log "$CUDA is current"; return; fi
   tmp=$(mktemp -d)
   name=$(basename "$real")
@@ -66,7 +67,8 @@ make_cuda() {
   mkdir -p "$top/targets/x86_64-linux/lib"
   cp -a "$real/bin" "$real/nvvm" "$top/"
   cp -aL "$real/include" "$top/targets/x86_64-linux/include"
-  cp -aL "$real/lib64/"libcudart* "$real/lib64/libculibos.a" "$top/targets/x86_64-linux/lib/"
+  cp -aL "$real/lib64/"libcudart* "$real/lib64/libcudadevrt.a" "$real/lib64/libculibos.a" \
+    "$top/targets/x86_64-linux/lib/"
   ln -s targets/x86_64-linux/include "$top/include"
   ln -s targets/x86_64-linux/lib "$top/lib64"
   ln -s "$name" "$tmp/usr/local/cuda"
