@@ -149,6 +149,20 @@ SshdConfig config_for(const SshOptions& o, const Account& a, const SshPaths& p, 
   return c;
 }
 
+// Checks the directories and a kept host key (kExitServeConfig), then
+// makes the host key if there is none and writes the keys and sshd_config
+// (1 when that fails). 0 when all is in place.
+int install(const SshOptions& o, const Account& a, const KeyLines& keys, const Plan& plan,
+            SshPaths* p, std::string* err) {
+  if (!prepare_dirs(p, err) || (host_key_exists(*p) && !check_host_key(p->host_key(), err))) {
+    *err = "refusing to start sshd: " + *err;
+    return kExitServeConfig;
+  }
+  bool ok = (host_key_exists(*p) || generate_host_key(*p, err)) && write_keys(*p, a, keys.text, err) &&
+            write_file_atomic(p->config(), render_sshd_config(config_for(o, a, *p, plan)), 0600, err);
+  return ok ? 0 : 1;
+}
+
 bool check_sshd(const std::string& sshd, std::string* err) {
   if (!sshd.empty() && sshd[0] == '/' && access(sshd.c_str(), X_OK) == 0) return true;
   *err = "sshd " + sshd + ": " + (sshd.empty() || sshd[0] != '/' ? "must be an absolute path"
@@ -348,13 +362,7 @@ int serve_ssh(const SshOptions& o, const std::function<int(Plan*)>& make_plan, s
   Plan plan;
   if (int code = make_plan(&plan)) return code;
   SshPaths p = paths_for(o, a);
-  if (!prepare_dirs(&p, err) || (host_key_exists(p) && !check_host_key(p.host_key(), err))) {
-    *err = "refusing to start sshd: " + *err;
-    return kExitServeConfig;
-  }
-  if ((!host_key_exists(p) && !generate_host_key(p, err)) || !write_keys(p, a, keys.text, err) ||
-      !write_file_atomic(p.config(), render_sshd_config(config_for(o, a, p, plan)), 0600, err))
-    return 1;
+  if (int code = install(o, a, keys, plan, &p, err)) return code;
   std::fprintf(stderr, "gpuenv: sshd on port %d for %s (%d authorized keys): ssh -p %d %s@HOST\n",
                o.port, a.name.c_str(), keys.keys, o.port, a.name.c_str());
   return exec_program({o.sshd, "-D", "-e", "-f", p.config()}, err);
