@@ -70,6 +70,7 @@ TEST_F(ServeJupyter, GeneratedTokensAre128BitHexAndDiffer) {
     ASSERT_TRUE(generate_token(&t, &err)) << err;
     EXPECT_EQ(t.size(), 32u);
     EXPECT_EQ(t.find_first_not_of("0123456789abcdef"), std::string::npos) << t;
+    EXPECT_TRUE(check_token(t, "generated", &err)) << "as strong as a chosen one must be: " << err;
     seen.insert(t);
   }
   EXPECT_EQ(seen.size(), 20u);
