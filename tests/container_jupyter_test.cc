@@ -24,6 +24,9 @@ using testing::run_process;
 
 constexpr const char* kSystemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
+// A chosen token long enough to be accepted (32 characters or more).
+const std::string kChosen = "from-env-0123456789abcdef01234567";
+
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::string slurp(const std::string& path) {
@@ -81,6 +84,12 @@ class JupyterTest : public ::testing::Test {
         << err;
   }
 
+  // As root, what the test made under the user's home becomes the user's.
+  void give_to_user() const {
+    if (geteuid() != 0) return;
+    ASSERT_EQ(run_process({"chown", "-R", user_->name(), user_->home() + "/.local"}).exit_code, 0);
+  }
+
   std::unique_ptr<testing::TestUser> user_;
   std::unique_ptr<testing::SecureTempDir> dir_;
   int port_ = 0;
@@ -135,7 +144,7 @@ TEST_F(JupyterTest, FallsBackInOrderAndHandsTheTokenOverByFile) {
   fake(bin, "jupyter-notebook");
   fake(bin, "jupyter-server");
   std::map<std::string, std::string> env = {{"PATH", bin + ":" + kSystemPath},
-                                            {"GPUENV_JUPYTER_TOKEN", "from-env-0123456789"},
+                                            {"GPUENV_JUPYTER_TOKEN", kChosen},
                                             {"JUPYTER_TOKEN", "ignored"}};
   ProcessResult r = run_gpuenv(serve_args(), testing::with_env(env));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -143,15 +152,44 @@ TEST_F(JupyterTest, FallsBackInOrderAndHandsTheTokenOverByFile) {
   EXPECT_TRUE(contains(r.out, "args=--no-browser --ip=127.0.0.1 --port=" + std::to_string(port_) +
                                   " --port-retries=0 --notebook-dir=" + dir_->path() + "\n"))
       << r.out;
-  EXPECT_TRUE(contains(r.out, "file=" + token_file() + " token=from-env-0123456789\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "file=" + token_file() + " token=" + kChosen + "\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "env=unset/unset\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "arch=9.0\n")) << r.out;
-  EXPECT_FALSE(contains(r.err, "from-env-0123456789")) << "a given token is not printed";
+  EXPECT_FALSE(contains(r.err, kChosen)) << "a given token is not printed";
 
   fake(bin, "jupyter-lab");
   r = run_gpuenv(serve_args(), testing::with_env(env));
   EXPECT_TRUE(contains(r.out, "prog=jupyter-lab")) << r.out;
   EXPECT_TRUE(contains(r.err, "http://127.0.0.1:" + std::to_string(port_) + "/lab")) << r.err;
+}
+
+TEST_F(JupyterTest, AShortChosenTokenIsRefused) {
+  std::string bin = dir_->path() + "/bin";
+  ASSERT_EQ(mkdir(bin.c_str(), 0755), 0);
+  fake(bin, "jupyter-server");
+  for (const char* name : {"GPUENV_JUPYTER_TOKEN", "JUPYTER_TOKEN"}) {
+    ProcessResult r = run_gpuenv(serve_args(), testing::with_env({{"PATH", bin + ":" + kSystemPath},
+                                                                  {name, "a"}}));
+    EXPECT_EQ(r.exit_code, 78) << name;
+    EXPECT_TRUE(contains(r.err, "the token is 1 characters long; it needs at least 32")) << r.err;
+    EXPECT_TRUE(contains(r.err, "openssl rand -hex 32")) << r.err;
+    EXPECT_FALSE(contains(r.out, "prog=")) << "Jupyter was not started";
+  }
+  // The same for a token file, and a FIFO there must not hang it.
+  std::string file = token_file();
+  std::string err;
+  ASSERT_TRUE(make_dirs(file.substr(0, file.rfind('/')), 0700, &err)) << err;
+  ASSERT_TRUE(create_exclusive(file, "short\n", 0600, &err)) << err;
+  give_to_user();
+  ProcessResult r = run_gpuenv(serve_args(), testing::with_env({{"PATH", bin + ":" + kSystemPath}}));
+  EXPECT_EQ(r.exit_code, 78);
+  EXPECT_TRUE(contains(r.err, file + ": the token is 5 characters long")) << r.err;
+  ASSERT_EQ(unlink(file.c_str()), 0);
+  ASSERT_EQ(mkfifo(file.c_str(), 0600), 0);
+  give_to_user();
+  r = run_gpuenv(serve_args(), testing::with_env({{"PATH", bin + ":" + kSystemPath}}));
+  EXPECT_EQ(r.exit_code, 78);
+  EXPECT_TRUE(contains(r.err, file + " is not a regular file (a FIFO)")) << r.err;
 }
 
 TEST_F(JupyterTest, NoJupyterInstalledIs127) {

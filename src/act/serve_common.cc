@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -70,7 +72,63 @@ bool is_executable_file(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
+
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a plain file";
+}
+
+std::string parent_dir(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::vector<gid_t> groups_of(const Account& a) {
+  int n = 64;
+  std::vector<gid_t> groups(n);
+  if (getgrouplist(a.name.c_str(), a.gid, groups.data(), &n) < 0) {
+    groups.resize(n);
+    if (getgrouplist(a.name.c_str(), a.gid, groups.data(), &n) < 0) n = 0;
+  }
+  groups.resize(n);
+  if (groups.empty()) groups.push_back(a.gid);
+  return groups;
+}
+
+// Whether the mode bits of `st` let `a` (with `groups`) do `bits` (as S_IXOTH etc.).
+bool allowed(const struct stat& st, const Account& a, const std::vector<gid_t>& groups, int bits) {
+  if (st.st_uid == a.uid) return st.st_mode & (bits << 6);
+  if (std::find(groups.begin(), groups.end(), st.st_gid) != groups.end())
+    return st.st_mode & (bits << 3);
+  return st.st_mode & bits;
+}
+
+// A directory `a` can search along its whole path, that only root or `a`
+// own and that not everyone can write.
+bool usable_dir(const std::string& dir, const Account& a, const std::vector<gid_t>& groups) {
+  char real[PATH_MAX];
+  if (dir.empty() || dir[0] != '/' || !realpath(dir.c_str(), real)) return false;
+  struct stat st;
+  if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_mode & S_IWOTH) ||
+      (st.st_uid != 0 && st.st_uid != a.uid))
+    return false;
+  for (std::string d = real;; d = parent_dir(d)) {
+    if (stat(d.c_str(), &st) != 0 || !allowed(st, a, groups, S_IXOTH)) return false;
+    if (d == "/") return true;
+  }
+}
+
 }  // namespace
+
+std::string trim(const std::string& s) {
+  const char* space = " \t\r\n";
+  size_t b = s.find_first_not_of(space);
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(space) - b + 1);
+}
 
 bool lookup_account(const std::string& name, Account* out, std::string* err) {
   std::vector<char> buf(16384);
@@ -190,19 +248,77 @@ bool create_exclusive(const std::string& path, const std::string& content, mode_
   return ok;
 }
 
-bool read_file(const std::string& path, std::string* out, std::string* err) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+int open_regular(const std::string& path, struct stat* st, std::string* err) {
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    *err = errno_text("open", path);
-    return false;
+    *err = errno == ELOOP ? path + " is a symbolic link: name the file itself (a link here could "
+                                   "point anywhere, and gpuenv does not follow it)"
+                          : errno_text("open", path);
+    return -1;
   }
+  if (fstat(fd, st) == 0 && S_ISREG(st->st_mode)) return fd;
+  *err = path + " is not a regular file (" + file_kind(st->st_mode) + ")";
+  close(fd);
+  return -1;
+}
+
+bool read_file(const std::string& path, size_t max_bytes, std::string* out, std::string* err) {
+  struct stat st;
+  int fd = open_regular(path, &st, err);
+  if (fd < 0) return false;
   out->clear();
   char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) out->append(buf, static_cast<size_t>(n));
-  if (n < 0) *err = errno_text("read", path);
+  ssize_t n = 0;
+  while (out->size() <= max_bytes && (n = read(fd, buf, sizeof buf)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  int e = errno;
   close(fd);
-  return n == 0;
+  if (out->size() > max_bytes) *err = path + " is larger than " + std::to_string(max_bytes) + " bytes";
+  else if (n < 0) *err = errno_text("read", path, e);
+  else return true;
+  return false;
+}
+
+bool check_private_dir(const std::string& dir, std::string* resolved, std::string* err) {
+  char real[PATH_MAX];
+  if (!realpath(dir.c_str(), real)) {
+    *err = errno_text("realpath", dir);
+    return false;
+  }
+  *resolved = real;
+  for (std::string d = *resolved;; d = parent_dir(d)) {
+    struct stat st;
+    if (stat(d.c_str(), &st) != 0) *err = errno_text("stat", d);
+    else if (!S_ISDIR(st.st_mode)) *err = d + " is not a directory";
+    else if (st.st_uid != 0 && st.st_uid != geteuid())
+      *err = d + " is owned by uid " + std::to_string(st.st_uid);
+    else if (st.st_mode & 022) *err = d + " is writable by its group or by others";
+    if (!err->empty()) {
+      *err += ": only root (or the user gpuenv runs as) may be able to change " + *resolved +
+              " and the directories above it";
+      return false;
+    }
+    if (d == "/") return true;
+  }
+}
+
+std::string user_search_path(const std::string& value, const Account& a) {
+  std::vector<gid_t> groups = groups_of(a);
+  std::vector<std::string> kept;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = std::min(value.find(':', start), value.size());
+    std::string dir = value.substr(start, end - start);
+    bool seen = std::find(kept.begin(), kept.end(), dir) != kept.end();
+    if (!seen && usable_dir(dir, a, groups)) kept.push_back(dir);
+    start = end + 1;
+  }
+  std::string out;
+  for (const auto& dir : kept) out += (out.empty() ? "" : ":") + dir;
+  return out;
 }
 
 }  // namespace gpuenv

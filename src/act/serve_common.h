@@ -3,6 +3,7 @@
 // that must be created with exact modes.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <string>
@@ -23,6 +24,9 @@ struct Account {
   std::string home;
   std::string shell;
 };
+
+/// `s` without the spaces, tabs, CRs and newlines around it.
+std::string trim(const std::string& s);
 
 /// Looks a user up by name (getpwnam).
 bool lookup_account(const std::string& name, Account* out, std::string* err);
@@ -60,7 +64,26 @@ bool make_dirs(const std::string& dir, mode_t mode, std::string* err);
 bool create_exclusive(const std::string& path, const std::string& content, mode_t mode,
                       std::string* err);
 
-/// Reads a whole file.
-bool read_file(const std::string& path, std::string* out, std::string* err);
+/// Opens `path` read-only for a file that someone less privileged may
+/// control: never through a symlink in its last component (O_NOFOLLOW),
+/// never blocking on a FIFO (O_NONBLOCK), and only a regular file. Returns
+/// the descriptor (its stat in *st), or -1 with *err.
+int open_regular(const std::string& path, struct stat* st, std::string* err);
+
+/// Reads a whole file through open_regular, refusing one over max_bytes.
+bool read_file(const std::string& path, size_t max_bytes, std::string* out, std::string* err);
+
+/// Resolves `dir` (realpath) into *resolved and checks that only root and
+/// this process's user can change it: it and every directory above it are
+/// owned by root or geteuid() and writable by neither group nor others. That
+/// is also what sshd's StrictModes asks of the directories above its files.
+bool check_private_dir(const std::string& dir, std::string* resolved, std::string* err);
+
+/// A search path (PATH, LD_LIBRARY_PATH) for `a`'s sessions: the entries of
+/// `value` that are absolute, directories `a` can reach and search, owned
+/// by root or `a` and not world-writable, each once, in order. This drops
+/// what only root can use (/root/...), relative entries, and directories
+/// another account could plant programs in.
+std::string user_search_path(const std::string& value, const Account& a);
 
 }  // namespace gpuenv

@@ -53,7 +53,7 @@ TEST_F(ServeCommon, CreateExclusiveHasTheModeWhateverTheUmask) {
   ASSERT_TRUE(ok) << err;
   EXPECT_EQ(mode_of(file), 0600u);
   std::string back;
-  ASSERT_TRUE(read_file(file, &back, &err)) << err;
+  ASSERT_TRUE(read_file(file, 100, &back, &err)) << err;
   EXPECT_EQ(back, "s3cret");
 }
 

@@ -25,22 +25,22 @@ std::string dir_of(const std::string& path) {
   return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
 }
 
-std::string trim(const std::string& s) {
-  const char* space = " \t\r\n";
-  size_t b = s.find_first_not_of(space);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(space) - b + 1);
+// Best effort: a read-only mount keeps its mode.
+void tighten(const std::string& path) {
+  struct stat st;
+  std::string ignored;
+  int fd = open_regular(path, &st, &ignored);
+  if (fd < 0) return;
+  if ((st.st_mode & 07777) != 0600) fchmod(fd, 0600);
+  close(fd);
 }
 
 bool use_file_token(const std::string& path, std::string* token, std::string* err) {
   std::string raw;
-  if (!read_file(path, &raw, err)) return false;
+  if (!read_file(path, kMaxTokenFileBytes, &raw, err)) return false;
   *token = trim(raw);
-  if (!valid_token(*token)) {
-    *err = path + ": expected one token (printable characters, no spaces)";
-    return false;
-  }
-  chmod(path.c_str(), 0600);  // best effort: a read-only mount keeps its mode
+  if (!check_token(*token, path, err)) return false;
+  tighten(path);
   if (raw == *token) return true;
   // Jupyter reads the file verbatim: rewrite it without the newline.
   return write_file_atomic(path, *token, 0600, err);
@@ -135,15 +135,26 @@ bool valid_token(const std::string& token) {
   return true;
 }
 
+bool check_token(const std::string& token, const std::string& where, std::string* err) {
+  if (!valid_token(token))
+    *err = where + ": expected one token (printable ASCII characters, no spaces)";
+  else if (token.size() < kMinTokenChars)
+    *err = where + ": the token is " + std::to_string(token.size()) + " characters long; it needs " +
+           "at least " + std::to_string(kMinTokenChars) + " (about 128 bits when random), because " +
+           "anyone who can reach the port can try to guess it. Make one with `openssl rand -hex 32`, " +
+           "or set none and let gpuenv generate one";
+  else
+    return true;
+  return false;
+}
+
 bool ensure_token_file(const std::string& path, const std::string& env_token, std::string* token,
                        TokenSource* source, std::string* err) {
   if (!env_token.empty()) {
     *token = env_token;
     *source = TokenSource::kEnv;
-    if (valid_token(env_token))
-      return make_dirs(dir_of(path), 0700, err) && write_file_atomic(path, env_token, 0600, err);
-    *err = "GPUENV_JUPYTER_TOKEN (or JUPYTER_TOKEN): expected printable characters without spaces";
-    return false;
+    return check_token(env_token, "GPUENV_JUPYTER_TOKEN (or JUPYTER_TOKEN)", err) &&
+           make_dirs(dir_of(path), 0700, err) && write_file_atomic(path, env_token, 0600, err);
   }
   struct stat st;
   if (lstat(path.c_str(), &st) == 0) {

@@ -42,12 +42,26 @@ std::string jupyter_url(const std::string& program, const JupyterOptions& o);
 /// A new token: 128 bits from /dev/urandom as 32 hex digits.
 bool generate_token(std::string* out, std::string* err);
 
+/// The shortest token gpuenv accepts: 32 characters, 128 bits when random
+/// (generate_token's are exactly that long). Anyone who reaches the port can
+/// guess at a token, and Jupyter does not slow them down.
+inline constexpr size_t kMinTokenChars = 32;
+
+/// The most a token file may hold.
+inline constexpr size_t kMaxTokenFileBytes = 4096;
+
 /// True for a token Jupyter can take: printable ASCII without spaces.
 bool valid_token(const std::string& token);
 
+/// Checks a chosen token: valid_token and at least kMinTokenChars long.
+/// `where` names its source in *err, which never holds the token itself.
+bool check_token(const std::string& token, const std::string& where, std::string* err);
+
 /// Makes `path` hold exactly the token, mode 0600: `env_token` when it is
-/// not empty (GPUENV_JUPYTER_TOKEN, else JUPYTER_TOKEN), else the file's own token (surrounding
-/// whitespace removed), else a new one created with O_EXCL.
+/// not empty (GPUENV_JUPYTER_TOKEN, else JUPYTER_TOKEN), else the file's own
+/// token (surrounding whitespace removed; the file read as open_regular
+/// does, at most kMaxTokenFileBytes), else a new one created with O_EXCL.
+/// A chosen token must pass check_token.
 bool ensure_token_file(const std::string& path, const std::string& env_token, std::string* token,
                        TokenSource* source, std::string* err);
 

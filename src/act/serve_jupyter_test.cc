@@ -19,9 +19,12 @@ mode_t mode_of(const std::string& path) {
 
 std::string contents(const std::string& path) {
   std::string out, err;
-  read_file(path, &out, &err);
+  read_file(path, 1 << 20, &out, &err);
   return out;
 }
+
+// A chosen token just long enough (32 characters).
+const std::string kLong = "from-env-0123456789abcdef0123456";
 
 class ServeJupyter : public ::testing::Test {
  protected:
@@ -67,6 +70,7 @@ TEST_F(ServeJupyter, GeneratedTokensAre128BitHexAndDiffer) {
     ASSERT_TRUE(generate_token(&t, &err)) << err;
     EXPECT_EQ(t.size(), 32u);
     EXPECT_EQ(t.find_first_not_of("0123456789abcdef"), std::string::npos) << t;
+    EXPECT_TRUE(check_token(t, "generated", &err)) << "as strong as a chosen one must be: " << err;
     seen.insert(t);
   }
   EXPECT_EQ(seen.size(), 20u);
@@ -99,11 +103,11 @@ TEST_F(ServeJupyter, GeneratesA0600FileWithoutNewlineWhateverTheUmask) {
 
 TEST_F(ServeJupyter, AFileTokenIsTrimmedAndTightened) {
   std::string file = temp_dir() + "/token", token, err;
-  ASSERT_TRUE(create_exclusive(file, "  mytoken-1234567890\n", 0644, &err));
+  ASSERT_TRUE(create_exclusive(file, "  " + kLong + "\n", 0644, &err));
   TokenSource source;
   ASSERT_TRUE(ensure_token_file(file, "", &token, &source, &err)) << err;
-  EXPECT_EQ(token, "mytoken-1234567890");
-  EXPECT_EQ(contents(file), "mytoken-1234567890");
+  EXPECT_EQ(token, kLong);
+  EXPECT_EQ(contents(file), kLong);
   EXPECT_EQ(mode_of(file), 0600u);
 }
 
@@ -111,9 +115,9 @@ TEST_F(ServeJupyter, AnEnvTokenReplacesTheFile) {
   std::string file = temp_dir() + "/token", token, err;
   ASSERT_TRUE(create_exclusive(file, "old", 0600, &err));
   TokenSource source;
-  ASSERT_TRUE(ensure_token_file(file, "from-env-0123456789", &token, &source, &err)) << err;
+  ASSERT_TRUE(ensure_token_file(file, kLong, &token, &source, &err)) << err;
   EXPECT_EQ(source, TokenSource::kEnv);
-  EXPECT_EQ(contents(file), "from-env-0123456789");
+  EXPECT_EQ(contents(file), kLong);
   EXPECT_EQ(mode_of(file), 0600u);
   EXPECT_FALSE(ensure_token_file(file, "bad token", &token, &source, &err));
   EXPECT_NE(err.find("GPUENV_JUPYTER_TOKEN"), std::string::npos) << err;
@@ -125,6 +129,47 @@ TEST_F(ServeJupyter, AnEmptyTokenFileIsAnError) {
   TokenSource source;
   EXPECT_FALSE(ensure_token_file(file, "", &token, &source, &err));
   EXPECT_NE(err.find(file + ": expected one token"), std::string::npos) << err;
+}
+
+TEST_F(ServeJupyter, AChosenTokenNeeds32Characters) {
+  ASSERT_EQ(kLong.size(), kMinTokenChars);
+  std::string file = temp_dir() + "/token", token, err;
+  TokenSource source;
+  for (const std::string& weak : {std::string("a"), kLong.substr(1)}) {
+    err.clear();
+    EXPECT_FALSE(ensure_token_file(file, weak, &token, &source, &err)) << weak;
+    EXPECT_NE(err.find("GPUENV_JUPYTER_TOKEN (or JUPYTER_TOKEN): the token is " +
+                       std::to_string(weak.size()) + " characters long; it needs at least 32"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("openssl rand -hex 32"), std::string::npos) << err;
+    if (weak.size() > 1) {
+      EXPECT_EQ(err.find(weak), std::string::npos) << "the token is not echoed";
+    }
+    EXPECT_NE(access(file.c_str(), F_OK), 0) << "nothing written";
+  }
+  ASSERT_TRUE(create_exclusive(file, "short-token\n", 0600, &err));
+  EXPECT_FALSE(ensure_token_file(file, "", &token, &source, &err));
+  EXPECT_NE(err.find(file + ": the token is 11 characters long"), std::string::npos) << err;
+}
+
+TEST_F(ServeJupyter, TheTokenFileMustBeARegularFileNotALinkNorAFifo) {
+  std::string dir = temp_dir(), token, err;
+  TokenSource source;
+  std::string target = dir + "/target";
+  ASSERT_TRUE(create_exclusive(target, kLong, 0644, &err));
+  ASSERT_EQ(symlink(target.c_str(), (dir + "/link").c_str()), 0);
+  EXPECT_FALSE(ensure_token_file(dir + "/link", "", &token, &source, &err));
+  EXPECT_NE(err.find(dir + "/link is a symbolic link"), std::string::npos) << err;
+  EXPECT_EQ(mode_of(target), 0644u) << "not tightened through the link";
+  ASSERT_EQ(mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  err.clear();
+  EXPECT_FALSE(ensure_token_file(dir + "/fifo", "", &token, &source, &err)) << "and does not hang";
+  EXPECT_NE(err.find(dir + "/fifo is not a regular file (a FIFO)"), std::string::npos) << err;
+  ASSERT_TRUE(create_exclusive(dir + "/big", std::string(kMaxTokenFileBytes + 1, 'x'), 0600, &err));
+  err.clear();
+  EXPECT_FALSE(ensure_token_file(dir + "/big", "", &token, &source, &err));
+  EXPECT_NE(err.find("is larger than 4096 bytes"), std::string::npos) << err;
 }
 
 }  // namespace

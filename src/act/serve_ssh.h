@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "act/serve_common.h"
 #include "model/plan.h"
 
 namespace gpuenv {
@@ -26,6 +27,7 @@ struct SshOptions {
   std::string authorized_keys_file;  // --authorized-keys (GPUENV_SSH_AUTHORIZED_KEYS adds keys)
   std::string etc_dir = "/etc/gpuenv";
   std::string sshd = "/usr/sbin/sshd";
+  bool allow_forwarding = false;     // --allow-forwarding, GPUENV_SSH_ALLOW_FORWARDING=1
 };
 
 using EnvList = std::vector<std::pair<std::string, std::string>>;
@@ -39,12 +41,54 @@ struct SshdConfig {
   std::string authorized_keys;
   std::string pid_file;
   EnvList env;  // SetEnv: every session gets these
+  bool allow_forwarding = false;  // AllowTcpForwarding local (ssh -L), else no
 };
+
+/// The algorithms sshd offers: OpenSSH 9.2's modern ones only (no SHA-1,
+/// no CBC, no NIST-curve key exchange).
+inline constexpr const char* kSshKex =
+    "sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org";
+inline constexpr const char* kSshCiphers =
+    "chacha20-poly1305@openssh.com,aes256-gcm@openssh.com,aes128-gcm@openssh.com,aes256-ctr,"
+    "aes128-ctr";
+inline constexpr const char* kSshMacs =
+    "hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,umac-128-etm@openssh.com";
+
+/// The largest --authorized-keys file gpuenv reads.
+inline constexpr size_t kMaxAuthorizedKeysBytes = 1 << 20;
+
+/// The key types an authorized key may have: OpenSSH 9.2's, less DSA
+/// (which it no longer accepts), and their certificates.
+const std::vector<std::string>& ssh_key_types();
+
+/// Why `line` is not an OpenSSH public key, "" when it is one: an optional
+/// options field (quotes as sshd reads them), one of ssh_key_types(), and a
+/// base64 blob whose leading string is that type. The reason never quotes
+/// the line, which may come from a file that holds secrets.
+std::string public_key_problem(const std::string& line);
+
+/// Authorized keys gathered from several sources.
+struct KeyLines {
+  std::string text;  // the key lines, each ending in a newline
+  int keys = 0;
+  std::vector<std::string> rejected;  // "SOURCE line N: why"
+};
+
+/// Adds the lines of `text` that are public keys to *out; blank lines and
+/// comments are dropped, any other line is left out and noted in rejected.
+void add_key_lines(const std::string& text, const std::string& source, KeyLines* out);
 
 /// Variables passed from gpuenv's environment into SSH sessions besides the
 /// plan: PATH and LD_LIBRARY_PATH, which images set (/opt/conda/bin) and sshd
-/// would otherwise replace with its defaults.
+/// would otherwise replace with its defaults. Each is narrowed to the user
+/// with user_search_path; PATH falls back to kUserPath when nothing is left.
 const std::vector<std::string>& ssh_passthrough_names();
+
+/// The PATH of sessions when gpuenv's own leaves nothing the user can use.
+inline constexpr const char* kUserPath = "/usr/local/bin:/usr/bin:/bin";
+
+/// The passthrough variables' values for `a`'s sessions, from `get` (getenv).
+EnvList passthrough_env(const Account& a, const std::function<const char*(const char*)>& get);
 
 /// The sessions' environment: `passthrough` then the plan's settings. A value
 /// sshd_config cannot carry (newline, CR, NUL) is left out and its name
@@ -58,11 +102,9 @@ std::string sshd_quote(const std::string& arg);
 /// The configuration file's text.
 std::string render_sshd_config(const SshdConfig& c);
 
-/// How many lines of an authorized_keys text hold a key (not blank, not #).
-int count_keys(const std::string& text);
-
 /// Chooses the user (never root), gathers the authorized keys (refusing to
 /// start with none), computes the plan with `make_plan` for that user,
+/// checks that only root can change the run and host key directories,
 /// creates the host key on first start, writes the configuration and execs
 /// sshd -D -e. Returns only on failure: kExitServeConfig, 127 when sshd is
 /// missing, 1 when a file cannot be written, or make_plan's code.

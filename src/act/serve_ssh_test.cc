@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace gpuenv {
 namespace {
 
@@ -97,11 +99,110 @@ TEST(ServeSsh, PassthroughNames) {
   EXPECT_EQ(ssh_passthrough_names(), (std::vector<std::string>{"PATH", "LD_LIBRARY_PATH"}));
 }
 
-TEST(ServeSsh, CountKeys) {
-  EXPECT_EQ(count_keys(""), 0);
-  EXPECT_EQ(count_keys("\n  \n# just a comment\n"), 0);
-  EXPECT_EQ(count_keys("ssh-ed25519 AAAA a@b\n# c\n\nssh-rsa BBBB"), 2);
-  EXPECT_EQ(count_keys("  ssh-ed25519 AAAA\r\n"), 1);
+constexpr const char* kEd25519 =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGAKxRVN75JGXWdJpikAmakeey1Stgj3SIv7vWn3Tqfz u@h";
+constexpr const char* kEcdsa =
+    "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBD6F/7MP/wiCJJyAX1UmGa8+"
+    "FI0KHKNTVgqLf9CRzyPjHmdi88vjgCTtRj5C+xuMj09WbNOOMYZVZzFYx7WUTs0=";
+constexpr const char* kRsa =
+    "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQCv/rfjlDfnEFhmpRnmBKkUH+JuQ67gZH20fIFcxiu7QvJ8iG/39uE/"
+    "EV0OZ4b5SBmt4rQF00LkmJfMpUusB0MQWu13nA0fb/GqbPICGQPC5Q7Xi9owxVYMv1i0B0SuhT1O7NIwbCY8hvvcMT9OndJQ2jz"
+    "QCOLIqv3BUQsAEYjjuQ== u@h";
+// Blobs made for the test: only their leading string matters to the check.
+constexpr const char* kSk =
+    "sk-ssh-ed25519@openssh.com AAAAGnNrLXNzaC1lZDI1NTE5QG9wZW5zc2guY29tAAAAIAEBAQEBAQEBAQEBAQEBAQEBAQEB"
+    "AQEBAQEBAQEBAQEBAAAABHNzaDo=";
+constexpr const char* kCert =
+    "ssh-ed25519-cert-v01@openssh.com AAAAIHNzaC1lZDI1NTE5LWNlcnQtdjAxQG9wZW5zc2guY29tAAAAIG5ubm5ubm5ubm"
+    "5ubm5ubm5ubm5ubm5ubm5ubm5ubm5u";
+
+TEST(ServeSsh, PublicKeysOfEachTypeWithOrWithoutOptions) {
+  for (const std::string key : {kEd25519, kEcdsa, kRsa, kSk, kCert}) {
+    EXPECT_EQ(public_key_problem(key), "") << key;
+    EXPECT_EQ(public_key_problem("no-pty,from=\"10.0.0.0/8\" " + key), "") << key;
+    EXPECT_EQ(public_key_problem("command=\"echo \\\"hi there\\\"\",no-agent-forwarding\t" + key), "")
+        << "a quoted option holds blanks and escaped quotes";
+  }
+  EXPECT_EQ(public_key_problem("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGAKxRVN75JGXWdJpikAmakeey1Stgj3SIv7vWn3Tqfz"),
+            "") << "no comment";
+}
+
+TEST(ServeSsh, WhatIsNotAPublicKeyIsRefusedWithoutQuotingIt) {
+  struct Row {
+    std::string line, why;
+  };
+  std::vector<Row> rows = {
+      {"root:$y$j9T$SECRETHASH:19000:0:99999:7:::", "no key type"},
+      {"daemon:*:19000:0:99999:7::: with words", "not a key type OpenSSH accepts"},
+      {"-----BEGIN OPENSSH PRIVATE KEY-----", "a PEM line, as in a private key (pass the .pub file)"},
+      {"b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "no key type"},
+      {"ssh-dss AAAAB3NzaC1kc3MAAACBAP", "not a key type OpenSSH accepts"},
+      {"ssh-ed25519", "the key is not base64"},
+      {"ssh-ed25519 AAAA!C3Nz", "the key is not base64"},
+      {"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGAKxRVN75JGXWdJpikAmakeey1Stgj3SIv7vWn3Tqf",
+       "the key is not base64"},  // unpadded
+      {"ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIGAKxRVN75JGXWdJpikAmakeey1Stgj3SIv7vWn3Tqfz",
+       "the key's data is not of its type"},
+      {"ssh-ed25519 AAAD6HNzaC1lZDI1NTE5", "the key's data is not of its type"},  // length 1000
+      {"ssh-ed25519 AAAA", "the key's data is not of its type"},
+      {"command=\"open ssh-ed25519 AAAA", "an options field whose quote is not closed"},
+      {std::string("ssh-ed25519 AAAA\x1b[2J"), "a control character"},
+      {std::string("ssh-ed25519 A\0B", 15), "a control character"},
+  };
+  for (const auto& r : rows) {
+    std::string why = public_key_problem(r.line);
+    EXPECT_EQ(why, r.why) << r.line;
+    EXPECT_EQ(why.find("SECRET"), std::string::npos);
+  }
+}
+
+TEST(ServeSsh, AddKeyLinesKeepsKeysAndNamesTheOthersByLine) {
+  KeyLines k;
+  add_key_lines(std::string("# a comment\n\n  ") + kEd25519 + "\r\nroot:$y$SECRET:1::\n" + kRsa, "F", &k);
+  add_key_lines(std::string(kEcdsa) + "\n-----BEGIN RSA PRIVATE KEY-----\n", "ENV", &k);
+  EXPECT_EQ(k.keys, 3);
+  EXPECT_EQ(k.text, std::string(kEd25519) + "\n" + kRsa + "\n" + kEcdsa + "\n");
+  EXPECT_EQ(k.rejected,
+            (std::vector<std::string>{
+                "F line 4: not an OpenSSH public key: no key type",
+                "ENV line 2: not an OpenSSH public key: a PEM line, as in a private key (pass the "
+                ".pub file)"}));
+}
+
+TEST(ServeSsh, ConfigTurnsOffForwardingAndOldAlgorithms) {
+  std::string cfg = render_sshd_config(sample());
+  for (const char* want :
+       {"AllowTcpForwarding no", "AllowAgentForwarding no", "AllowStreamLocalForwarding no",
+        "PermitTunnel no", "GatewayPorts no", "X11Forwarding no", "MaxAuthTries 3"})
+    EXPECT_TRUE(has_line(cfg, want)) << want << "\n" << cfg;
+  EXPECT_TRUE(has_line(cfg, std::string("KexAlgorithms ") + kSshKex));
+  EXPECT_TRUE(has_line(cfg, std::string("Ciphers ") + kSshCiphers));
+  EXPECT_TRUE(has_line(cfg, std::string("MACs ") + kSshMacs));
+  for (const char* old : {"sha1", "cbc", "md5", "nistp", "diffie-hellman"})
+    EXPECT_EQ((std::string(kSshKex) + kSshCiphers + kSshMacs).find(old), std::string::npos) << old;
+  SshdConfig c = sample();
+  c.allow_forwarding = true;
+  cfg = render_sshd_config(c);
+  EXPECT_TRUE(has_line(cfg, "AllowTcpForwarding local")) << "ssh -L only, never -R";
+  EXPECT_TRUE(has_line(cfg, "AllowAgentForwarding no"));
+}
+
+TEST(ServeSsh, PassthroughIsNarrowedToTheUser) {
+  Account a;
+  a.name = "gpuenv-no-such-user";
+  a.uid = 65534;
+  a.gid = 65534;
+  std::map<std::string, std::string> env = {{"PATH", "bin:/usr/bin:/usr/bin:/gpuenv-missing:/bin"},
+                                            {"LD_LIBRARY_PATH", "lib:/gpuenv-missing"}};
+  auto get = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  EXPECT_EQ(passthrough_env(a, get), (EnvList{{"PATH", "/usr/bin:/bin"}}));
+  env = {{"PATH", "."}};
+  EXPECT_EQ(passthrough_env(a, get), (EnvList{{"PATH", kUserPath}}));
+  env.clear();
+  EXPECT_EQ(passthrough_env(a, get), EnvList{});
 }
 
 }  // namespace

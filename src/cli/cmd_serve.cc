@@ -67,6 +67,9 @@ std::function<int()> setup_ssh(CLI::App* sub, Context* ctx) {
   sub->add_option("--authorized-keys", o->authorized_keys_file,
                   "Public keys allowed in (GPUENV_SSH_AUTHORIZED_KEYS adds more)")
       ->option_text("FILE");
+  sub->add_flag("--allow-forwarding", o->allow_forwarding,
+                "Allow ssh -L (local TCP forwarding), which remote editors such as VS Code need")
+      ->envname("GPUENV_SSH_ALLOW_FORWARDING");
   sub->add_option("--sshd", o->sshd, "The sshd binary (default /usr/sbin/sshd)")->option_text("PATH");
   ctx->add_common_flags(sub);
   return [ctx, o] {
