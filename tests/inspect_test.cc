@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "fatbin_builders.h"
 #include "process.h"
 
 namespace gpuenv {
@@ -141,6 +142,66 @@ TEST(Inspect, NoCudaCodeAndUsage) {
   auto h = run_gpuenv({"inspect", "--help"});
   EXPECT_EQ(h.exit_code, 0);
   EXPECT_TRUE(contains(h.out, "--machine")) << h.out;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define GPUENV_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUENV_TEST_ASAN 1
+#endif
+#endif
+
+// gpuenv starts in 10 MiB of address space (ulimit -v); inspect of the
+// files below needs a few MiB more.
+constexpr int kInspectMib = 256;
+constexpr int kOomMib = 24;
+
+// `gpuenv ARGS` in an address space of `mib` MiB (ulimit -v). An ASan build
+// runs it without the limit: ASan reserves terabytes of shadow up front.
+testing::ProcessResult run_within(int mib, std::vector<std::string> args) {
+#ifdef GPUENV_TEST_ASAN
+  (void)mib;
+  return run_gpuenv(args);
+#else
+  std::string cmd = "ulimit -v " + std::to_string(mib * 1024) + " && exec \"$0\" \"$@\"";
+  args.insert(args.begin(), {"sh", "-c", cmd, GPUENV_BIN});
+  return testing::run_process(args);
+#endif
+}
+
+std::string bytes_file(const std::string& name, const testing::fatbin::Bytes& b) {
+  return write_temp_file(name, std::string(b.begin(), b.end()));
+}
+
+// Issue 12: 4,096 section headers over one .nv_fatbin made a 512 KB file
+// cost 8.9 s and 923 MB; a 2 MB one ended in bad_alloc (signal 6). Each
+// byte is parsed once now: the entries are the region's 4,000 (not 4,096
+// times as many), in an address space the bug's copies could not fit.
+TEST(Inspect, RepeatedSectionsCostTheFileSizeNotTheirProduct) {
+  for (int entries : {4000, 16000}) {  // 512 KB and 1.3 MB
+    std::string file = bytes_file("bomb.so", testing::fatbin::repeated_sections(entries, 4096));
+    auto r = run_within(kInspectMib, {"inspect", "--json", file, "--machine", machine("a100x8-nvlink")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;  // sm_80 cubins, native on an A100
+    auto j = nlohmann::json::parse(r.out)["files"][0];
+    EXPECT_EQ(j["entries"], entries);
+    EXPECT_EQ(j["fatbins"], 1);
+  }
+}
+
+// An allocation that fails is a message and exit 1, not std::terminate's
+// abort: a snapshot of 12 MB (JSON parsed: several times that) does not
+// fit in 24 MiB.
+TEST(Inspect, OutOfMemoryIsAMessageNotAnAbort) {
+#ifdef GPUENV_TEST_ASAN
+  GTEST_SKIP() << "ASan cannot run under ulimit -v";
+#endif
+  std::string big = write_temp_file("big.json", "{\"schema_version\": 1, \"pad\": \"" +
+                                                    std::string(12 << 20, 'x') + "\"}");
+  auto r = run_within(kOomMib, {"inspect", fixture("sm90a.fatbin"), "--machine", big});
+  EXPECT_EQ(r.term_signal, 0);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpuenv: out of memory")) << r.err;
 }
 
 }  // namespace
