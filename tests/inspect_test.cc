@@ -2,6 +2,7 @@
 // against the committed machine snapshots (tests/machines/).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -159,14 +160,17 @@ constexpr int kOomMib = 24;
 
 // `gpuenv ARGS` in an address space of `mib` MiB (ulimit -v). An ASan build
 // runs it without the limit: ASan reserves terabytes of shadow up front.
-testing::ProcessResult run_within(int mib, std::vector<std::string> args) {
+testing::ProcessResult run_within(int mib, std::vector<std::string> args,
+                                  testing::ProcessOptions opts = {}) {
 #ifdef GPUENV_TEST_ASAN
   (void)mib;
-  return run_gpuenv(args);
+  return run_gpuenv(args, opts);
 #else
   std::string cmd = "ulimit -v " + std::to_string(mib * 1024) + " && exec \"$0\" \"$@\"";
   args.insert(args.begin(), {"sh", "-c", cmd, GPUENV_BIN});
-  return testing::run_process(args);
+  opts.env.emplace("GPUENV_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");  // as run_gpuenv
+  opts.env.emplace("GPUENV_CUDA_LIBRARY", "/nonexistent/libcuda.so.1");
+  return testing::run_process(args, opts);
 #endif
 }
 
@@ -187,6 +191,25 @@ TEST(Inspect, RepeatedSectionsCostTheFileSizeNotTheirProduct) {
     EXPECT_EQ(j["entries"], entries);
     EXPECT_EQ(j["fatbins"], 1);
   }
+}
+
+// The same file as a venv's libtorch_cuda.so made plain doctor take 15 s;
+// it is read once there too, within the same address space.
+TEST(Inspect, DoctorReadsARepeatedSectionsLibtorchCudaOnce) {
+  std::string venv = std::filesystem::path(write_temp_file("x", "")).parent_path() / "venv";
+  std::string torch = venv + "/lib/python3.11/site-packages/torch";
+  std::filesystem::create_directories(torch + "/lib");
+  std::ofstream(venv + "/pyvenv.cfg") << "home = /usr/bin\n";
+  std::ofstream(torch + "/version.py") << "__version__ = '2.9.0+cu128'\ncuda = '12.8'\n";
+  auto b = testing::fatbin::repeated_sections(16000, 4096);
+  std::ofstream(torch + "/lib/libtorch_cuda.so", std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), b.size());
+  testing::ProcessOptions o;
+  o.env["VIRTUAL_ENV"] = venv;
+  auto r = run_within(kInspectMib, {"doctor"}, o);
+  EXPECT_EQ(r.term_signal, 0) << r.err;
+  EXPECT_FALSE(contains(r.err, "out of memory")) << r.err;
+  EXPECT_NE(r.exit_code, -1) << "killed at the timeout";
 }
 
 // An allocation that fails is a message and exit 1, not std::terminate's
