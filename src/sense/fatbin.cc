@@ -197,12 +197,15 @@ bool read_section_table(const ByteReader& f, ElfSections* s, std::string* err) {
   return section_bytes(f, *s, strndx, &s->names, err);
 }
 
+constexpr std::uint64_t kLongestFatbinName = 14;  // "__nv_relfatbin"
+
 // Which fatbin section `index` is: 1 .nv_fatbin, 2 __nv_relfatbin, 0 neither.
+// Only the first 15 bytes of a name are looked at.
 int fatbin_section_kind(const ElfSections& s, std::uint64_t index) {
   std::uint32_t name = 0, type = 0;
   std::string_view text;
   if (!section_field32(s, index, 0, &name) || !section_field32(s, index, 4, &type) ||
-      type == kShtNobits || !s.names.cstring(name, &text))
+      type == kShtNobits || !s.names.cstring(name, &text, kLongestFatbinName + 1))
     return 0;
   if (text == ".nv_fatbin") return 1;
   if (text == "__nv_relfatbin") return 2;
@@ -287,11 +290,12 @@ bool ByteReader::slice(std::uint64_t offset, std::uint64_t length, ByteReader* o
   return true;
 }
 
-bool ByteReader::cstring(std::uint64_t offset, std::string_view* out) const {
+bool ByteReader::cstring(std::uint64_t offset, std::string_view* out, std::uint64_t max) const {
   if (offset >= size()) return false;
+  std::uint64_t limit = size() - offset > max ? offset + max : size();
   std::uint64_t end = offset;
-  while (end < size() && bytes_[end] != 0) ++end;
-  if (end == size()) return false;
+  while (end < limit && bytes_[end] != 0) ++end;
+  if (end == limit) return false;
   *out = std::string_view(reinterpret_cast<const char*>(bytes_.data() + offset), end - offset);
   return true;
 }

@@ -396,6 +396,10 @@ TEST(FatbinByteReader, BoundsAndOverflow) {
   EXPECT_EQ(text, "ab");
   EXPECT_FALSE(r.cstring(7, &text));  // no NUL before the end
   EXPECT_FALSE(r.cstring(8, &text));
+  // Bounded: "ab\0" needs 3 bytes; a scan of 2 stops before the NUL.
+  EXPECT_TRUE(r.cstring(4, &text, 3));
+  EXPECT_FALSE(r.cstring(4, &text, 2));
+  EXPECT_FALSE(r.cstring(4, &text, 0));
 }
 
 TEST(FatbinFile, ErrorsNameTheFile) {
