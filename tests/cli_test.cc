@@ -1,7 +1,9 @@
 // End to end: the real gpuenv binary, its exit codes and its output.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -59,7 +61,7 @@ TEST(Cli, UsageErrorsExit2) {
 TEST(Cli, MissingSnapshotExit3NamesTheFile) {
   auto r = run_gpuenv({"explain", "--machine", "/nonexistent/m.json"});
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_TRUE(contains(r.err, "cannot read /nonexistent/m.json: No such file or directory")) << r.err;
+  EXPECT_TRUE(contains(r.err, "cannot read the snapshot: open(/nonexistent/m.json): No such file or directory")) << r.err;
 }
 
 TEST(Cli, InvalidSnapshotExit3NamesTheField) {
@@ -244,6 +246,133 @@ TEST(Cli, OnlyTheSnapshotAndDoctorReadTheDetails) {
   EXPECT_NE(t.find("nvmlDeviceGetPowerManagementLimit"), std::string::npos);
   t = calls({"doctor"});
   EXPECT_NE(t.find("nvmlDeviceGetMaxPcieLinkWidth"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuenv::testing
+
+// --- issue 12: files that are not what they say, limits, and exec failures ---
+
+namespace gpuenv::testing {
+namespace {
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A FIFO with no writer: opening it to read blocks until one comes.
+std::string fifo_at(const std::string& path) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  EXPECT_EQ(mkfifo(path.c_str(), 0600), 0) << path;
+  return path;
+}
+
+std::string temp_dir() { return std::filesystem::path(write_temp_file("x", "")).parent_path(); }
+
+// Ran to its end, neither killed at the timeout nor by a signal.
+void expect_finished(const ProcessResult& r, const std::string& what) {
+  EXPECT_NE(r.exit_code, -1) << what << " hung (killed at the timeout)";
+  EXPECT_EQ(r.term_signal, 0) << what;
+}
+
+ProcessOptions quick(std::map<std::string, std::string> env = {}) {
+  ProcessOptions o;
+  o.env = std::move(env);
+  o.timeout_ms = 10000;
+  return o;
+}
+
+TEST(Cli, InspectAndMachineRefuseAFifoWithoutHanging) {
+  std::string fifo = fifo_at(temp_dir() + "/lib.so");
+  auto r = run_gpuenv({"inspect", fifo, "--machine", GPUENV_TESTS_DIR "/machines/h200.json"}, quick());
+  expect_finished(r, "inspect FIFO");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(has(r.err, fifo + ": not a regular file (a FIFO)")) << r.err;
+  std::string snap = fifo_at(temp_dir() + "/machine.json");
+  for (const char* cmd : {"env", "explain", "detect"}) {
+    auto m = run_gpuenv({cmd, "--machine", snap}, quick());
+    expect_finished(m, std::string(cmd) + " --machine FIFO");
+    EXPECT_EQ(m.exit_code, 3) << cmd;
+    EXPECT_TRUE(has(m.err, "cannot read the snapshot: " + snap + ": not a regular file (a FIFO)"))
+        << cmd << ": " << m.err;
+  }
+}
+
+// A venv whose torch files are FIFOs: every command that senses torch
+// answers (the file is reported, not waited on).
+class FifoVenv {
+ public:
+  FifoVenv() : venv_(temp_dir() + "/venv") {
+    std::filesystem::create_directories(site() + "/torch/lib");
+    std::ofstream(venv_ + "/pyvenv.cfg") << "home = /usr/bin\n";
+  }
+  std::string site() const { return venv_ + "/lib/python3.11/site-packages"; }
+  std::string path(const std::string& rel) const { return venv_ + "/" + rel; }
+  void version_py() {
+    std::ofstream(site() + "/torch/version.py") << "__version__ = '2.9.0+cu128'\ncuda = '12.8'\n";
+  }
+  ProcessOptions env() const { return quick({{"VIRTUAL_ENV", venv_}}); }
+
+ private:
+  std::string venv_;
+};
+
+TEST(Cli, TorchFilesThatAreFifosAreReportedNotWaitedOn) {
+  for (const char* which : {"pyvenv.cfg", "torch/version.py"}) {
+    FifoVenv v;
+    std::string rel = std::string(which) == "pyvenv.cfg" ? "pyvenv.cfg" : "lib/python3.11/site-packages/torch/version.py";
+    std::filesystem::remove(v.path(rel));
+    std::string fifo = fifo_at(v.path(rel));
+    for (std::vector<std::string> args : {std::vector<std::string>{"env"}, {"detect"}, {"doctor"},
+                                          {"run", "--", "true"}}) {
+      auto r = run_gpuenv(args, v.env());
+      expect_finished(r, args[0] + " with " + which + " a FIFO");
+      if (args[0] != "doctor") {
+        EXPECT_EQ(r.exit_code, 0) << args[0] << " " << which << ": " << r.err;
+      }
+    }
+    auto d = run_gpuenv({"detect"}, v.env());
+    EXPECT_TRUE(has(d.out, fifo + ": not a regular file (a FIFO)")) << which << ": " << d.out;
+  }
+}
+
+TEST(Cli, LibtorchCudaAsAFifoIsReportedByDoctor) {
+  FifoVenv v;
+  v.version_py();
+  std::string fifo = fifo_at(v.site() + "/torch/lib/libtorch_cuda.so");
+  auto r = run_gpuenv({"doctor"}, v.env());
+  expect_finished(r, "doctor with libtorch_cuda.so a FIFO");
+  EXPECT_TRUE(has(r.out + r.err, fifo + ": not a regular file (a FIFO)")) << r.out << r.err;
+}
+
+TEST(Cli, SnapshotsOverTheLimitsOrWithARepeatedKeyExit3) {
+  std::string many = R"({"schema_version": 1, "gpus": [)";
+  for (int i = 0; i <= 4096; ++i) many += (i ? "," : "") + std::string(R"({"index": )") + std::to_string(i) + "}";
+  auto r = run_gpuenv({"env", "--machine", write_temp_file("many.json", many + "]}")});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_TRUE(has(r.err, "gpus: 4097 GPUs, more than the 4096 a snapshot may hold")) << r.err;
+  auto d = run_gpuenv({"env", "--machine",
+                       write_temp_file("dup.json", R"({"schema_version": 1, "gpus": [{"index": 0, "index": 1}]})")});
+  EXPECT_EQ(d.exit_code, 3);
+  EXPECT_TRUE(has(d.err, R"(gpus[0]: the key "index" is given twice)")) << d.err;
+}
+
+TEST(Cli, RunNamesAScriptsMissingInterpreter) {
+  std::string dir = temp_dir(), script = dir + "/train.py";
+  std::ofstream(script) << "#!/nonexistent/python -u\nprint('hi')\n";
+  chmod(script.c_str(), 0755);
+  std::string file = write_temp_file("machine.json", machine_to_json(machine::h200()));
+  const std::string says = "its interpreter /nonexistent/python (the #! line of ";
+  auto r = run_gpuenv({"run", "--machine", file, "--", script});
+  EXPECT_EQ(r.exit_code, 126);
+  EXPECT_TRUE(has(r.err, "cannot run " + script + ": " + says + script + ") is missing")) << r.err;
+  EXPECT_FALSE(has(r.err, "not found on PATH")) << r.err;
+  ProcessOptions on_path;  // found on $PATH by name
+  on_path.env["PATH"] = dir + ":/usr/bin:/bin";
+  auto p = run_gpuenv({"run", "--machine", file, "--", "train.py"}, on_path);
+  EXPECT_EQ(p.exit_code, 126);
+  EXPECT_TRUE(has(p.err, says + script + ") is missing")) << p.err;
+  auto missing = run_gpuenv({"run", "--machine", file, "--", "no-such-command-gpuenv"});
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_TRUE(has(missing.err, "(not found on PATH)")) << missing.err;
 }
 
 }  // namespace

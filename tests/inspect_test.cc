@@ -2,9 +2,11 @@
 // against the committed machine snapshots (tests/machines/).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "fatbin_builders.h"
 #include "process.h"
 
 namespace gpuenv {
@@ -141,6 +143,88 @@ TEST(Inspect, NoCudaCodeAndUsage) {
   auto h = run_gpuenv({"inspect", "--help"});
   EXPECT_EQ(h.exit_code, 0);
   EXPECT_TRUE(contains(h.out, "--machine")) << h.out;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define GPUENV_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUENV_TEST_ASAN 1
+#endif
+#endif
+
+// gpuenv starts in 10 MiB of address space (ulimit -v); inspect of the
+// files below needs a few MiB more.
+constexpr int kInspectMib = 256;
+constexpr int kOomMib = 24;
+
+// `gpuenv ARGS` in an address space of `mib` MiB (ulimit -v). An ASan build
+// runs it without the limit: ASan reserves terabytes of shadow up front.
+testing::ProcessResult run_within(int mib, std::vector<std::string> args,
+                                  testing::ProcessOptions opts = {}) {
+#ifdef GPUENV_TEST_ASAN
+  (void)mib;
+  return run_gpuenv(args, opts);
+#else
+  std::string cmd = "ulimit -v " + std::to_string(mib * 1024) + " && exec \"$0\" \"$@\"";
+  args.insert(args.begin(), {"sh", "-c", cmd, GPUENV_BIN});
+  opts.env.emplace("GPUENV_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");  // as run_gpuenv
+  opts.env.emplace("GPUENV_CUDA_LIBRARY", "/nonexistent/libcuda.so.1");
+  return testing::run_process(args, opts);
+#endif
+}
+
+std::string bytes_file(const std::string& name, const testing::fatbin::Bytes& b) {
+  return write_temp_file(name, std::string(b.begin(), b.end()));
+}
+
+// Issue 12: 4,096 section headers over one .nv_fatbin made a 512 KB file
+// cost 8.9 s and 923 MB; a 2 MB one ended in bad_alloc (signal 6). Each
+// byte is parsed once now: the entries are the region's 4,000 (not 4,096
+// times as many), in an address space the bug's copies could not fit.
+TEST(Inspect, RepeatedSectionsCostTheFileSizeNotTheirProduct) {
+  for (int entries : {4000, 16000}) {  // 512 KB and 1.3 MB
+    std::string file = bytes_file("bomb.so", testing::fatbin::repeated_sections(entries, 4096));
+    auto r = run_within(kInspectMib, {"inspect", "--json", file, "--machine", machine("a100x8-nvlink")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;  // sm_80 cubins, native on an A100
+    auto j = nlohmann::json::parse(r.out)["files"][0];
+    EXPECT_EQ(j["entries"], entries);
+    EXPECT_EQ(j["fatbins"], 1);
+  }
+}
+
+// The same file as a venv's libtorch_cuda.so made plain doctor take 15 s;
+// it is read once there too, within the same address space.
+TEST(Inspect, DoctorReadsARepeatedSectionsLibtorchCudaOnce) {
+  std::string venv = std::filesystem::path(write_temp_file("x", "")).parent_path() / "venv";
+  std::string torch = venv + "/lib/python3.11/site-packages/torch";
+  std::filesystem::create_directories(torch + "/lib");
+  std::ofstream(venv + "/pyvenv.cfg") << "home = /usr/bin\n";
+  std::ofstream(torch + "/version.py") << "__version__ = '2.9.0+cu128'\ncuda = '12.8'\n";
+  auto b = testing::fatbin::repeated_sections(16000, 4096);
+  std::ofstream(torch + "/lib/libtorch_cuda.so", std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), b.size());
+  testing::ProcessOptions o;
+  o.env["VIRTUAL_ENV"] = venv;
+  auto r = run_within(kInspectMib, {"doctor"}, o);
+  EXPECT_EQ(r.term_signal, 0) << r.err;
+  EXPECT_FALSE(contains(r.err, "out of memory")) << r.err;
+  EXPECT_NE(r.exit_code, -1) << "killed at the timeout";
+}
+
+// An allocation that fails is a message and exit 1, not std::terminate's
+// abort: a snapshot of 12 MB (JSON parsed: several times that) does not
+// fit in 24 MiB.
+TEST(Inspect, OutOfMemoryIsAMessageNotAnAbort) {
+#ifdef GPUENV_TEST_ASAN
+  GTEST_SKIP() << "ASan cannot run under ulimit -v";
+#endif
+  std::string big = write_temp_file("big.json", "{\"schema_version\": 1, \"pad\": \"" +
+                                                    std::string(12 << 20, 'x') + "\"}");
+  auto r = run_within(kOomMib, {"inspect", fixture("sm90a.fatbin"), "--machine", big});
+  EXPECT_EQ(r.term_signal, 0);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpuenv: out of memory")) << r.err;
 }
 
 }  // namespace

@@ -1,11 +1,16 @@
 #include "act/run.h"
 
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+
+#include "sense/fs.h"
 
 namespace gpuenv {
 namespace {
@@ -19,6 +24,38 @@ bool bind_cpus(const std::vector<int>& cpus, std::string* warning) {
   *warning = std::string("sched_setaffinity: ") + std::strerror(errno) +
              "; the command runs without the planned CPU binding";
   return false;
+}
+
+// The file execvp tried for `cmd`: cmd itself when it holds a '/', else
+// the first $PATH entry (empty means ".") where it is a regular file.
+std::optional<std::string> command_file(const std::string& cmd) {
+  auto regular = [](const std::string& p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  if (cmd.find('/') != std::string::npos)
+    return regular(cmd) ? std::optional<std::string>(cmd) : std::nullopt;
+  const char* env = std::getenv("PATH");
+  std::string path = env ? env : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t i = 0; i <= path.size();) {
+    std::size_t colon = std::min(path.find(':', i), path.size());
+    std::string dir = path.substr(i, colon - i);
+    i = colon + 1;
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + cmd;
+    if (regular(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+// "/usr/bin/python3" for a file starting "#! /usr/bin/python3 -u"; "" when
+// it has no #! line.
+std::string shebang_interpreter(const std::string& file) {
+  std::string head, err;
+  if (!fs::read_head(file, 256, &head, &err) || head.rfind("#!", 0) != 0) return "";
+  std::size_t begin = head.find_first_not_of(" \t", 2);
+  if (begin == std::string::npos) return "";
+  std::size_t end = head.find_first_of(" \t\r\n", begin);
+  return head.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
 }  // namespace
@@ -39,12 +76,23 @@ int exec_with_plan(const Plan& plan, const std::vector<std::string>& argv, std::
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   execvp(args[0], args.data());
-  int e = errno;
-  *err = "cannot run " + argv[0] + ": " + std::strerror(e);
-  if (e == ENOENT) {
-    *err += " (not found on PATH)";
+  return exec_failure(argv[0], errno, err);
+}
+
+int exec_failure(const std::string& cmd, int e, std::string* err) {
+  *err = "cannot run " + cmd + ": ";
+  std::optional<std::string> file = e == ENOENT ? command_file(cmd) : std::nullopt;
+  if (!file) {
+    *err += std::strerror(e);
+    if (e != ENOENT) return kExitCannotExecute;
+    *err += cmd.find('/') == std::string::npos ? " (not found on PATH)" : "";
     return kExitCommandNotFound;
   }
+  // ENOENT for a file that is there: what it asks to run is missing.
+  std::string interpreter = shebang_interpreter(*file);
+  *err += interpreter.empty()
+              ? *file + " is there, but the program loader its ELF header names is missing"
+              : "its interpreter " + interpreter + " (the #! line of " + *file + ") is missing";
   return kExitCannotExecute;
 }
 

@@ -15,10 +15,16 @@ inline constexpr int kExitCommandNotFound = 127;
 /// Sets every setting of the plan in this process's environment, pins the
 /// process to the plan's CPU binding (a failure there is reported in
 /// *warning, not fatal), and execvp()s argv. Returns only when the command
-/// could not be started: 127 (not found) or 126 (not executable), with *err.
+/// could not be started: exec_failure's 127 or 126, with *err.
 /// Once exec succeeds the command's exit code, signals and stdin are its own.
 int exec_with_plan(const Plan& plan, const std::vector<std::string>& argv, std::string* warning,
                    std::string* err);
+
+/// Why execvp(cmd) failed with errno `e`, in *err, and the status a shell
+/// would give: 127 when no such command is there ("... (not found on
+/// PATH)"); 126 when it is there but cannot run, including ENOENT for a
+/// file that exists: a script whose #! interpreter is missing is named so.
+int exec_failure(const std::string& cmd, int e, std::string* err);
 
 /// Applies the settings to this process's environment (setenv).
 void apply_settings(const Plan& plan);

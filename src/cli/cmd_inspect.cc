@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "act/report.h"
 #include "cli/exit_codes.h"
@@ -87,15 +88,18 @@ Counts count(const FatbinFile& f, bool relocatable) {
   return c;
 }
 
-// The distinct cubin and PTX targets of entries [first, last).
+// The distinct cubin and PTX targets of entries [first, last), in the order
+// first seen (a set, not a search of the list: a hostile file's thousands of
+// distinct targets stay linear).
 std::vector<KernelTarget> targets(const FatbinFile& f, std::size_t first, std::size_t last,
                                   bool relocatable) {
   std::vector<KernelTarget> out;
+  std::set<std::tuple<bool, int, int>> seen;
   for (std::size_t i = first; i < last; ++i) {
     const FatbinEntry& e = f.entries[i];
     if (e.relocatable != relocatable || kind_order(e.kind) > 1) continue;
-    KernelTarget t{e.kind == kFatbinKindPtx, cc_from_arch(e.arch), variant_of(e)};
-    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+    if (seen.insert({e.kind == kFatbinKindPtx, e.arch, int(variant_of(e))}).second)
+      out.push_back({e.kind == kFatbinKindPtx, cc_from_arch(e.arch), variant_of(e)});
   }
   return out;
 }

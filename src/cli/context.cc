@@ -2,14 +2,11 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "model/env_names.h"
 #include "model/snapshot.h"
+#include "sense/fs.h"
 
 namespace gpuenv {
 
@@ -70,16 +67,13 @@ bool Context::load_machine(Machine* m) const {
     }
     return true;
   }
-  std::ifstream in(common.machine_file, std::ios::binary);
-  if (!in) {
-    print_error("cannot read " + common.machine_file + ": " + std::strerror(errno) +
+  std::string text, err;
+  if (!fs::read_file(common.machine_file, &text, &err)) {
+    print_error("cannot read the snapshot: " + err +
                 "; pass a snapshot written by `gpuenv detect --json > FILE`");
     return false;
   }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string err;
-  if (!machine_from_json(buf.str(), m, &err)) {
+  if (!machine_from_json(text, m, &err)) {
     print_error(common.machine_file + ": " + err);
     return false;
   }

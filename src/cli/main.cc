@@ -1,8 +1,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
 
 #include "cli/app.h"
+#include "cli/exit_codes.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define GPUENV_ASAN 1
@@ -12,8 +16,37 @@
 #endif
 #endif
 
+namespace {
+
+// Written without allocating: after bad_alloc there may be no memory left.
+void say(const char* a, const char* b = "") {
+  std::fputs("gpuenv: ", stderr);
+  std::fputs(a, stderr);
+  std::fputs(b, stderr);
+  std::fputs("\n", stderr);
+}
+
+// run_cli, with any exception that escapes it (an allocation that fails,
+// under `ulimit -v` or on a hostile input a bound missed) turned into a
+// message and exit 1 instead of std::terminate's abort.
+int guarded_run(int argc, char** argv) {
+  try {
+    return gpuenv::run_cli(argc, argv);
+  } catch (const std::bad_alloc&) {
+    say("out of memory (an allocation failed: is `ulimit -v` or the cgroup's memory limit too "
+        "low?)");
+  } catch (const std::exception& e) {
+    say("internal error: ", e.what());
+  } catch (...) {
+    say("internal error: an unknown exception");
+  }
+  return gpuenv::kExitFailure;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  int rc = gpuenv::run_cli(argc, argv);
+  int rc = guarded_run(argc, argv);
 #ifndef GPUENV_ASAN
   // A one-shot process: skip the libraries' exit-time teardown. NVML's
   // takes ~3 ms of detect's ~25 on an H200, and the kernel releases its

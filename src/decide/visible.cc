@@ -1,6 +1,9 @@
 #include "decide/visible.h"
 
 #include <algorithm>
+#include <set>
+#include <unordered_set>
+#include <utility>
 
 namespace gpuenv {
 namespace {
@@ -103,12 +106,6 @@ Lookup by_uuid(const Machine& m, const std::string& tok) {
               " devices; give more of it");
 }
 
-bool same(const VisibleDevice& a, const VisibleDevice& b) { return a.gpu == b.gpu && a.mig == b.mig; }
-
-bool listed(const std::vector<VisibleDevice>& devices, const VisibleDevice& d) {
-  return std::any_of(devices.begin(), devices.end(), [&](const auto& e) { return same(e, d); });
-}
-
 Lookup lookup(const Machine& m, const std::vector<VisibleDevice>& all, const std::string& tok) {
   return starts_with(tok, "GPU-") || starts_with(tok, "MIG-") ? by_uuid(m, tok) : by_ordinal(all, tok);
 }
@@ -129,10 +126,11 @@ Visibility visible_devices(const Machine& m, const std::string* cvd) {
   v.restricted = true;
   if (trim(*cvd).empty()) return v;  // "": no device at all
   auto problem = [&](const std::string& what) { v.problem = "CUDA_VISIBLE_DEVICES=" + *cvd + ": " + what; };
+  std::set<std::pair<const Gpu*, const MigDevice*>> listed;
   for (const std::string& raw : split(*cvd, ',')) {
     std::string tok = trim(raw);
     Lookup hit = lookup(m, all, tok);
-    if (hit.device && listed(v.devices, *hit.device)) {
+    if (hit.device && !listed.insert({hit.device->gpu, hit.device->mig}).second) {
       // A repeated device makes the driver drop the whole list.
       v.devices.clear();
       problem("device " + tok + " is listed twice, which makes CUDA hide every device");
@@ -155,8 +153,9 @@ Visibility visible_devices(const Machine& m, const Options& o) {
 
 std::vector<const Gpu*> visible_gpus(const Visibility& v) {
   std::vector<const Gpu*> out;
+  std::unordered_set<const Gpu*> seen;
   for (const auto& d : v.devices)
-    if (std::find(out.begin(), out.end(), d.gpu) == out.end()) out.push_back(d.gpu);
+    if (seen.insert(d.gpu).second) out.push_back(d.gpu);
   return out;
 }
 

@@ -1,6 +1,8 @@
 #include "model/snapshot.h"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 
 #include "model/measurement_json.h"
@@ -141,10 +143,14 @@ class Reader {
   Reader at(size_t i) const { return Reader(j_[i], path_ + "[" + std::to_string(i) + "]"); }
   bool is_null() const { return j_.is_null(); }
 
-  std::vector<Reader> array() const {
+  /// The elements; more than `most` is an error naming the limit.
+  std::vector<Reader> array(std::size_t most = SIZE_MAX, const char* what = "entries") const {
     std::vector<Reader> out;
     if (j_.is_null()) return out;
     if (!j_.is_array()) fail(std::string("expected an array, got ") + type_name(j_));
+    if (j_.size() > most)
+      fail(std::to_string(j_.size()) + " " + what + ", more than the " + std::to_string(most) +
+           " a snapshot may hold");
     for (size_t i = 0; i < j_.size(); ++i) out.push_back(at(i));
     return out;
   }
@@ -267,7 +273,8 @@ Gpu read_gpu(const Reader& r) {
   get(r, "memory_total_bytes", &g.memory_total_bytes);
   get(r, "memory_free_bytes", &g.memory_free_bytes);
   get(r, "mig_enabled", &g.mig_enabled);
-  for (const auto& e : r.field("mig_devices").array()) g.mig_devices.push_back(read_mig(e));
+  for (const auto& e : r.field("mig_devices").array(kMaxSnapshotMigDevices, "MIG devices"))
+    g.mig_devices.push_back(read_mig(e));
   get(r, "persistence_mode", &g.persistence_mode);
   get(r, "compute_mode", &g.compute_mode);
   Reader p = r.field("pcie");
@@ -358,6 +365,18 @@ Host read_host(const Reader& r) {
   return h;
 }
 
+// At most kMaxSnapshotGpus GPUs, and kMaxSnapshotMigDevices MIG devices
+// over all of them.
+void read_gpus(const Reader& r, std::vector<Gpu>* gpus) {
+  std::size_t mig = 0;
+  for (const auto& e : r.array(kMaxSnapshotGpus, "GPUs")) {
+    gpus->push_back(read_gpu(e));
+    if ((mig += gpus->back().mig_devices.size()) > kMaxSnapshotMigDevices)
+      e.field("mig_devices").fail("more than " + std::to_string(kMaxSnapshotMigDevices) +
+                                  " MIG devices in all, the most a snapshot may hold");
+  }
+}
+
 Machine read_machine(const Reader& r) {
   if (!r.raw().is_object()) r.fail(std::string("expected a JSON object, got ") + type_name(r.raw()));
   Machine m;
@@ -378,7 +397,7 @@ Machine read_machine(const Reader& r) {
     get(n, "cuda_init_result", &m.nvidia.cuda_init_result);
     m.nvidia.problems = read_problems(n.field("problems"));
   }
-  for (const auto& e : r.field("gpus").array()) m.gpus.push_back(read_gpu(e));
+  read_gpus(r.field("gpus"), &m.gpus);
   for (const auto& e : r.field("pairs").array()) m.pairs.push_back(read_pair(e));
   if (auto h = r.field("host"); !h.is_null()) m.host = read_host(h);
   if (auto t = r.field("torch"); !t.is_null()) {
@@ -401,6 +420,59 @@ Machine read_machine(const Reader& r) {
   if (std::string e; !measurements_from_json(r.raw(), &m.measurements, &e)) r.fail(e);
   return m;
 }
+
+// Watches the parser's events for a key given twice in one object (the
+// parser keeps the last silently) and remembers the first, with its path.
+class DuplicateKeys {
+ public:
+  std::string first;  // "gpus[0]: the key \"index\" is given twice"
+
+  void see(json::parse_event_t event, const json& parsed) {
+    using E = json::parse_event_t;
+    if (event == E::object_start || event == E::array_start) {
+      frames_.push_back({event == E::array_start, 0, "", {}});
+    } else if (event == E::object_end || event == E::array_end) {
+      frames_.pop_back();
+      next_element();
+    } else if (event == E::key) {
+      key(parsed.get<std::string>());
+    } else if (event == E::value) {
+      next_element();
+    }
+  }
+
+ private:
+  struct Frame {
+    bool array = false;
+    std::size_t index = 0;     // of the element being read, in an array
+    std::string key;           // being read, in an object
+    std::set<std::string> keys;  // seen, in an object
+  };
+
+  void next_element() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+
+  void key(const std::string& k) {
+    Frame& f = frames_.back();
+    f.key = k;
+    if (f.keys.insert(k).second || !first.empty()) return;
+    std::string where = path(frames_.size() - 1);
+    first = (where.empty() ? "snapshot" : where) + ": the key \"" + k + "\" is given twice";
+  }
+
+  // "gpus[0].pcie" for the object that frames_[0..depth) lead to.
+  std::string path(std::size_t depth) const {
+    std::string out;
+    for (std::size_t i = 0; i < depth; ++i) {
+      const Frame& f = frames_[i];
+      out += f.array ? "[" + std::to_string(f.index) + "]" : (out.empty() ? "" : ".") + f.key;
+    }
+    return out;
+  }
+
+  std::vector<Frame> frames_;
+};
 
 }  // namespace
 
@@ -449,10 +521,18 @@ std::string machine_to_json(const Machine& m, int indent) {
 
 bool machine_from_json(const std::string& text, Machine* out, std::string* err) {
   json j;
+  DuplicateKeys duplicates;
   try {
-    j = json::parse(text);
+    j = json::parse(text, [&](int, json::parse_event_t event, json& parsed) {
+      duplicates.see(event, parsed);
+      return true;
+    });
   } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e999
     *err = std::string("not valid JSON: ") + e.what();
+    return false;
+  }
+  if (!duplicates.first.empty()) {
+    *err = duplicates.first;
     return false;
   }
   try {

@@ -208,5 +208,60 @@ TEST(Snapshot, HostileSnapshotsNameTheField) {
   }
 }
 
+// Issue 12: the parser kept the last of two equal keys in silence, so a
+// snapshot could say one thing to a reader and another to gpuenv.
+TEST(Snapshot, AKeyGivenTwiceIsRefusedWithItsPlace) {
+  std::vector<Hostile> rows = {
+      {"at the top", R"({"schema_version": 1, "schema_version": 1})",
+       R"(snapshot: the key "schema_version" is given twice)"},
+      {"in the second GPU", with(R"("gpus": [{"index": 0}, {"index": 1, "name": "a", "name": "b"}])"),
+       R"(gpus[1]: the key "name" is given twice)"},
+      {"deeper, after arrays of objects and numbers",
+       with(R"("host": {"numa_nodes": [{"index": 0, "cpus": [0, 1]}]}, "gpus": [{"index": 0,
+               "cpu_affinity": [0, 1], "pcie": {"gen_max": 4, "gen_max": 5}}])"),
+       R"(gpus[0].pcie: the key "gen_max" is given twice)"},
+      {"in env", with(R"("env": {"CUDA_VISIBLE_DEVICES": "0", "CUDA_VISIBLE_DEVICES": "1"})"),
+       R"(env: the key "CUDA_VISIBLE_DEVICES" is given twice)"},
+  };
+  for (const auto& row : rows) {
+    Machine m;
+    std::string err;
+    EXPECT_FALSE(machine_from_json(row.json, &m, &err)) << row.description;
+    EXPECT_EQ(err, row.error) << row.description;
+  }
+  Machine m;
+  std::string err;  // the same key in two objects is no repeat
+  EXPECT_TRUE(machine_from_json(with(R"("gpus": [{"index": 0}, {"index": 1}])"), &m, &err)) << err;
+}
+
+std::string gpus_json(std::size_t n, const std::string& fields = "") {
+  std::string out = R"({"schema_version": 1, "gpus": [)";
+  for (std::size_t i = 0; i < n; ++i)
+    out += (i ? "," : "") + std::string(R"({"index": )") + std::to_string(i) + fields + "}";
+  return out + "]}";
+}
+
+std::string mig_json(std::size_t n) {
+  std::string out = R"(, "mig_enabled": true, "mig_devices": [)";
+  for (std::size_t i = 0; i < n; ++i)
+    out += (i ? "," : "") + std::string(R"({"index": )") + std::to_string(i) + R"(, "uuid": "MIG-)" +
+           std::to_string(i) + R"("})";
+  return out + "]";
+}
+
+TEST(Snapshot, GpuAndMigDeviceCountsAreBounded) {
+  Machine m;
+  std::string err;
+  ASSERT_TRUE(machine_from_json(gpus_json(kMaxSnapshotGpus), &m, &err)) << err;
+  EXPECT_EQ(m.gpus.size(), kMaxSnapshotGpus);
+  EXPECT_FALSE(machine_from_json(gpus_json(kMaxSnapshotGpus + 1), &m, &err));
+  EXPECT_EQ(err, "gpus: 4097 GPUs, more than the 4096 a snapshot may hold");
+  ASSERT_TRUE(machine_from_json(gpus_json(1, mig_json(kMaxSnapshotMigDevices)), &m, &err)) << err;
+  EXPECT_FALSE(machine_from_json(gpus_json(1, mig_json(kMaxSnapshotMigDevices + 1)), &m, &err));
+  EXPECT_EQ(err, "gpus[0].mig_devices: 4097 MIG devices, more than the 4096 a snapshot may hold");
+  EXPECT_FALSE(machine_from_json(gpus_json(2, mig_json(kMaxSnapshotMigDevices / 2 + 1)), &m, &err));
+  EXPECT_EQ(err, "gpus[1].mig_devices: more than 4096 MIG devices in all, the most a snapshot may hold");
+}
+
 }  // namespace
 }  // namespace gpuenv

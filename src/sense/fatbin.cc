@@ -1,5 +1,6 @@
 #include "sense/fatbin.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace gpuenv {
@@ -196,26 +197,77 @@ bool read_section_table(const ByteReader& f, ElfSections* s, std::string* err) {
   return section_bytes(f, *s, strndx, &s->names, err);
 }
 
+constexpr std::uint64_t kLongestFatbinName = 14;  // "__nv_relfatbin"
+
 // Which fatbin section `index` is: 1 .nv_fatbin, 2 __nv_relfatbin, 0 neither.
+// Only the first 15 bytes of a name are looked at.
 int fatbin_section_kind(const ElfSections& s, std::uint64_t index) {
   std::uint32_t name = 0, type = 0;
   std::string_view text;
   if (!section_field32(s, index, 0, &name) || !section_field32(s, index, 4, &type) ||
-      type == kShtNobits || !s.names.cstring(name, &text))
+      type == kShtNobits || !s.names.cstring(name, &text, kLongestFatbinName + 1))
     return 0;
   if (text == ".nv_fatbin") return 1;
   if (text == "__nv_relfatbin") return 2;
   return 0;
 }
 
-bool parse_section(const ByteReader& f, const ElfSections& s, std::uint64_t index, bool relocatable,
-                   FatbinFile* out, std::string* err) {
+// A fatbin section's bytes: [offset, end) of the file.
+struct FatbinRange {
+  std::uint64_t offset = 0, end = 0;
+  bool relocatable = false;
+  std::uint64_t section = 0;  // the index of the first section it came from
+};
+
+const char* section_name(bool relocatable) { return relocatable ? "__nv_relfatbin" : ".nv_fatbin"; }
+
+// The ranges of the fatbin sections, sorted, with repeated and overlapping
+// ones of a kind merged, so that no byte is parsed twice however many
+// section headers point at it. A .nv_fatbin overlapping an __nv_relfatbin
+// is refused: no linker writes one.
+bool merge_ranges(std::vector<FatbinRange> in, std::vector<FatbinRange>* out, std::string* err) {
+  std::sort(in.begin(), in.end(), [](const FatbinRange& a, const FatbinRange& b) {
+    return a.offset != b.offset ? a.offset < b.offset : a.end > b.end;
+  });
+  for (const FatbinRange& r : in) {
+    if (out->empty() || r.offset >= out->back().end) {
+      out->push_back(r);
+      continue;
+    }
+    FatbinRange& last = out->back();
+    if (r.relocatable != last.relocatable)
+      return fail(err, "sections " + std::to_string(last.section) + " (" +
+                           section_name(last.relocatable) + ") and " + std::to_string(r.section) +
+                           " (" + section_name(r.relocatable) + ") overlap");
+    last.end = std::max(last.end, r.end);
+  }
+  return true;
+}
+
+// Every .nv_fatbin and __nv_relfatbin section's range, counted in *out.
+bool fatbin_ranges(const ByteReader& f, const ElfSections& s, FatbinFile* out,
+                   std::vector<FatbinRange>* ranges, std::string* err) {
+  std::vector<FatbinRange> found;
+  for (std::uint64_t i = 0; i < s.count; ++i) {
+    int kind = fatbin_section_kind(s, i);
+    if (kind == 0) continue;
+    (kind == 1 ? out->executable_sections : out->relocatable_sections) += 1;
+    ByteReader bytes;
+    std::string why;
+    if (!section_bytes(f, s, i, &bytes, &why))
+      return fail(err, std::string(section_name(kind == 2)) + " section: " + why);
+    if (bytes.size() > 0)
+      found.push_back({bytes.base(), bytes.base() + bytes.size(), kind == 2, i});
+  }
+  return merge_ranges(std::move(found), ranges, err);
+}
+
+bool parse_range(const ByteReader& f, const FatbinRange& r, FatbinFile* out, std::string* err) {
   ByteReader bytes;
   std::string why;
-  bool ok = section_bytes(f, s, index, &bytes, &why) &&
-            parse_fatbin_region(bytes, relocatable, out, &why);
-  if (!ok) *err = std::string(relocatable ? "__nv_relfatbin" : ".nv_fatbin") + " section: " + why;
-  return ok;
+  f.slice(r.offset, r.end - r.offset, &bytes);  // inside: every section it merges was
+  if (parse_fatbin_region(bytes, r.relocatable, out, &why)) return true;
+  return fail(err, std::string(section_name(r.relocatable)) + " section: " + why);
 }
 
 bool parse_elf(const ByteReader& f, FatbinFile* out, std::string* err) {
@@ -223,12 +275,10 @@ bool parse_elf(const ByteReader& f, FatbinFile* out, std::string* err) {
   if (!check_elf_ident(f, err) || !read_section_table(f, &s, err)) return false;
   out->elf = true;
   f.u16(0x12, &out->elf_machine);
-  for (std::uint64_t i = 0; i < s.count; ++i) {
-    int kind = fatbin_section_kind(s, i);
-    if (kind == 0) continue;
-    (kind == 1 ? out->executable_sections : out->relocatable_sections) += 1;
-    if (!parse_section(f, s, i, kind == 2, out, err)) return false;
-  }
+  std::vector<FatbinRange> ranges;
+  if (!fatbin_ranges(f, s, out, &ranges, err)) return false;
+  for (const FatbinRange& r : ranges)
+    if (!parse_range(f, r, out, err)) return false;
   return true;
 }
 
@@ -240,11 +290,12 @@ bool ByteReader::slice(std::uint64_t offset, std::uint64_t length, ByteReader* o
   return true;
 }
 
-bool ByteReader::cstring(std::uint64_t offset, std::string_view* out) const {
+bool ByteReader::cstring(std::uint64_t offset, std::string_view* out, std::uint64_t max) const {
   if (offset >= size()) return false;
+  std::uint64_t limit = size() - offset > max ? offset + max : size();
   std::uint64_t end = offset;
-  while (end < size() && bytes_[end] != 0) ++end;
-  if (end == size()) return false;
+  while (end < limit && bytes_[end] != 0) ++end;
+  if (end == limit) return false;
   *out = std::string_view(reinterpret_cast<const char*>(bytes_.data() + offset), end - offset);
   return true;
 }

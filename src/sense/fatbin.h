@@ -36,8 +36,9 @@ class ByteReader {
   /// The bytes [offset, offset + length) as a reader of their own.
   bool slice(std::uint64_t offset, std::uint64_t length, ByteReader* out) const;
   /// The NUL-terminated string at `offset`; false when no NUL comes before
-  /// the end.
-  bool cstring(std::uint64_t offset, std::string_view* out) const;
+  /// the end, or within `max` bytes (the scan stops there: a name table
+  /// without NULs costs each lookup `max` bytes, not the table's size).
+  bool cstring(std::uint64_t offset, std::string_view* out, std::uint64_t max = ~0ull) const;
 
  private:
   template <typename T>

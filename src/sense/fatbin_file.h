@@ -19,13 +19,13 @@ class MappedFile {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
-  /// Maps `path`. False and *err ("open(PATH): No such file or directory")
-  /// on failure; a directory or other non-regular file is refused.
+  /// Maps `path`, opened by fs::open_regular. False and *err ("open(PATH):
+  /// No such file or directory", "PATH: not a regular file (a FIFO)").
   bool open(const std::string& path, std::string* err);
   std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
 
  private:
-  bool map(int fd, const std::string& path, std::string* err);
+  bool map(int fd, std::uint64_t size, const std::string& path, std::string* err);
   const std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
   void* map_ = nullptr;

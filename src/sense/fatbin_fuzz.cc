@@ -1,6 +1,7 @@
 // libFuzzer: any bytes either fail to parse with a message, or parse into
-// containers and entries that lie inside the input and account for each
-// other; the verdicts over them hold for every GPU.
+// containers and entries that lie inside the input, account for each other
+// and are no more than its bytes can hold; the verdicts over them hold for
+// every GPU.
 #include <cstdio>
 #include <cstdlib>
 
@@ -66,6 +67,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   CHECK(f.elf || f.containers.size() > 0);
+  // Work bounded by the input: each entry and container its own bytes, even
+  // where many section headers point at one region (issue 12).
+  CHECK(f.entries.size() <= size / kFatbinEntryHeaderMin);
+  CHECK(f.containers.size() <= size / 16);
   check_containers(f, size);
   check_entries(f, size);
   check_verdicts(f);

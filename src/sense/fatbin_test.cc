@@ -7,12 +7,13 @@
 #include <map>
 #include <sstream>
 
+#include "fatbin_builders.h"
 #include "sense/fatbin_file.h"
 
 namespace gpuenv {
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
+using namespace testing::fatbin;
 using Counts = std::map<std::string, int>;
 
 // --- real fixtures (tests/fatbins/make.sh) ---
@@ -147,50 +148,6 @@ TEST(FatbinFixtures, EntryHeaderFields) {
 
 // --- hand-made input ---
 
-void put(Bytes* b, std::size_t at, std::uint64_t v, int n) {
-  if (b->size() < at + n) b->resize(at + n);
-  for (int i = 0; i < n; ++i) (*b)[at + i] = std::uint8_t(v >> (8 * i));
-}
-
-struct Entry {
-  std::uint16_t kind = kFatbinKindCubin;
-  std::uint32_t header = 64;
-  std::uint64_t payload = 8;
-  std::uint32_t arch = 80;
-  std::uint64_t flags = 0x11;
-  std::uint32_t compressed = 0;
-};
-
-Bytes entry_bytes(const Entry& e) {
-  Bytes b(e.header >= 64 ? e.header : 64, 0);
-  put(&b, 0, e.kind, 2);
-  put(&b, 2, 0x0101, 2);
-  put(&b, 4, e.header, 4);
-  put(&b, 8, e.payload, 8);
-  put(&b, 16, e.compressed, 4);
-  put(&b, 26, e.kind == kFatbinKindPtx ? 9 : 1, 2);
-  put(&b, 28, e.arch, 4);
-  put(&b, 40, e.flags, 8);
-  b.resize(b.size() + (e.payload < 4096 ? e.payload : 0), 0xee);
-  return b;
-}
-
-// A container holding `entries`; fat_size is their total unless given.
-Bytes container(const std::vector<Entry>& entries, std::optional<std::uint64_t> fat_size = {}) {
-  Bytes body;
-  for (const auto& e : entries) {
-    Bytes b = entry_bytes(e);
-    body.insert(body.end(), b.begin(), b.end());
-  }
-  Bytes out;
-  put(&out, 0, kFatbinMagic, 4);
-  put(&out, 4, 1, 2);
-  put(&out, 6, 16, 2);
-  put(&out, 8, fat_size.value_or(body.size()), 8);
-  out.insert(out.end(), body.begin(), body.end());
-  return out;
-}
-
 bool parse(const Bytes& b, FatbinFile* f, std::string* err) {
   return parse_cuda_binary(ByteReader(std::span(b.data(), b.size())), f, err);
 }
@@ -294,65 +251,6 @@ TEST(FatbinParse, CorruptedHeadersNeverReadOutOfBounds) {
 
 // --- ELF ---
 
-struct Section {
-  std::string name;
-  std::uint32_t type = 1;  // PROGBITS
-  Bytes data;
-  std::optional<std::uint64_t> offset = {}, size = {};  // override what the header says
-};
-
-Section section(std::string name, Bytes data, std::uint32_t type = 1) {
-  return {std::move(name), type, std::move(data)};
-}
-
-// A section whose header claims `offset` and `size`, whatever it holds.
-Section lying(std::string name, Bytes data, std::uint64_t offset, std::uint64_t size) {
-  Section s = section(std::move(name), std::move(data));
-  s.offset = offset;
-  s.size = size;
-  return s;
-}
-
-// ELF64 LE: header, section data, names, section headers ([0] is null).
-Bytes elf(const std::vector<Section>& sections) {
-  Bytes b(64, 0);
-  put(&b, 0, 0x464c457f, 4);
-  put(&b, 4, 2, 1);  // ELFCLASS64
-  put(&b, 5, 1, 1);  // ELFDATA2LSB
-  std::vector<std::uint64_t> offsets;
-  for (const auto& s : sections) {
-    offsets.push_back(b.size());
-    b.insert(b.end(), s.data.begin(), s.data.end());
-  }
-  Bytes names(1, 0);
-  std::vector<std::uint32_t> name_at;
-  for (const auto& s : sections) {
-    name_at.push_back(names.size());
-    names.insert(names.end(), s.name.begin(), s.name.end());
-    names.push_back(0);
-  }
-  std::uint64_t names_at = b.size(), shoff = b.size() + names.size();
-  b.insert(b.end(), names.begin(), names.end());
-  std::size_t n = sections.size() + 2;
-  b.resize(shoff + 64 * n, 0);
-  for (std::size_t i = 0; i < sections.size(); ++i) {
-    std::size_t h = shoff + 64 * (i + 1);
-    put(&b, h, name_at[i], 4);
-    put(&b, h + 4, sections[i].type, 4);
-    put(&b, h + 0x18, sections[i].offset.value_or(offsets[i]), 8);
-    put(&b, h + 0x20, sections[i].size.value_or(sections[i].data.size()), 8);
-  }
-  std::size_t h = shoff + 64 * (n - 1);  // .shstrtab, unnamed
-  put(&b, h + 4, 3, 4);
-  put(&b, h + 0x18, names_at, 8);
-  put(&b, h + 0x20, names.size(), 8);
-  put(&b, 0x28, shoff, 8);
-  put(&b, 0x3a, 64, 2);
-  put(&b, 0x3c, n, 2);
-  put(&b, 0x3e, n - 1, 2);
-  return b;
-}
-
 TEST(FatbinElf, FindsBothSectionsAndIgnoresOthers) {
   Bytes exec = container({{}}), rel = container({{.arch = 90}});
   Bytes b = elf({section(".text", {1, 2, 3}), section(".nv_fatbin", exec),
@@ -440,6 +338,39 @@ TEST(FatbinElf, OddButValid) {
   EXPECT_EQ(f.entries.size(), 1u);
 }
 
+// Issue 12: 4,096 section headers over one region made inspect parse it
+// 4,096 times (8.9 s and 923 MB for 512 KB; bad_alloc for 2 MB). Each byte
+// is parsed once now: the entries are the region's, not 4,096 copies.
+TEST(FatbinElf, RepeatedSectionsAreParsedOnce) {
+  FatbinFile f;
+  std::string err;
+  ASSERT_TRUE(parse(repeated_sections(100, 4096), &f, &err)) << err;
+  EXPECT_EQ(f.executable_sections, 4096);
+  EXPECT_EQ(f.containers.size(), 1u);
+  EXPECT_EQ(f.entries.size(), 100u);
+}
+
+TEST(FatbinElf, OverlappingSectionsOfAKindMergeAndOfTwoKindsAreRefused) {
+  Bytes one = container({{}}), two = container({{.arch = 90}});
+  Bytes both = one;
+  both.insert(both.end(), two.begin(), two.end());
+  // [64, 64 + both) and the first container again, and the second by itself.
+  Bytes b = elf({section(".nv_fatbin", both), lying(".nv_fatbin", {}, 64, one.size()),
+                 lying(".nv_fatbin", {}, 64 + one.size(), two.size())});
+  FatbinFile f;
+  std::string err;
+  ASSERT_TRUE(parse(b, &f, &err)) << err;
+  EXPECT_EQ(f.executable_sections, 3);
+  EXPECT_EQ(counts(f, false), (Counts{{"sm_80", 1}, {"sm_90", 1}}));
+  // A partial overlap merges into one range too.
+  b = elf({lying(".nv_fatbin", both, 64, one.size() + 16), lying(".nv_fatbin", {}, 64 + 16, both.size() - 16)});
+  f = {};
+  ASSERT_TRUE(parse(b, &f, &err)) << err;
+  EXPECT_EQ(f.entries.size(), 2u);
+  b = elf({section(".nv_fatbin", both), lying("__nv_relfatbin", {}, 64 + one.size(), two.size())});
+  EXPECT_EQ(parse_error(b), "sections 1 (.nv_fatbin) and 2 (__nv_relfatbin) overlap");
+}
+
 // --- the reader and the file ---
 
 TEST(FatbinByteReader, BoundsAndOverflow) {
@@ -465,6 +396,10 @@ TEST(FatbinByteReader, BoundsAndOverflow) {
   EXPECT_EQ(text, "ab");
   EXPECT_FALSE(r.cstring(7, &text));  // no NUL before the end
   EXPECT_FALSE(r.cstring(8, &text));
+  // Bounded: "ab\0" needs 3 bytes; a scan of 2 stops before the NUL.
+  EXPECT_TRUE(r.cstring(4, &text, 3));
+  EXPECT_FALSE(r.cstring(4, &text, 2));
+  EXPECT_FALSE(r.cstring(4, &text, 0));
 }
 
 TEST(FatbinFile, ErrorsNameTheFile) {
@@ -473,7 +408,7 @@ TEST(FatbinFile, ErrorsNameTheFile) {
   EXPECT_FALSE(read_fatbin_file("/nonexistent/libx.so", &f, &err));
   EXPECT_EQ(err, "open(/nonexistent/libx.so): No such file or directory");
   EXPECT_FALSE(read_fatbin_file(GPUENV_TESTS_DIR "/fatbins", &f, &err));
-  EXPECT_EQ(err, GPUENV_TESTS_DIR "/fatbins: not a regular file");
+  EXPECT_EQ(err, GPUENV_TESTS_DIR "/fatbins: not a regular file (a directory)");
   EXPECT_FALSE(read_fatbin_file(GPUENV_TESTS_DIR "/fatbins/kernel.cu", &f, &err));
   EXPECT_EQ(err.rfind(GPUENV_TESTS_DIR "/fatbins/kernel.cu: neither an ELF file nor a fatbin", 0), 0u)
       << err;

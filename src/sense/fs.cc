@@ -19,24 +19,57 @@ std::string call_error(const char* call, const std::string& path) {
   return std::string(call) + "(" + path + "): " + std::strerror(errno);
 }
 
-bool read_fd(int fd, const std::string& path, std::string* text,
+// Appends to *text until the end of the file or `limit` bytes.
+bool read_fd(int fd, const std::string& path, std::size_t limit, std::string* text,
              std::string* err) {
   char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+  while (text->size() < limit) {
+    ssize_t n = ::read(fd, buf, std::min(sizeof buf, limit - text->size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return *err = call_error("read", path), false;
     if (n == 0) return true;
-    if (text->size() + n > kMaxFileBytes) {
-      *err = "read(" + path + "): file larger than " +
-             std::to_string(kMaxFileBytes) + " bytes";
-      return false;
-    }
     text->append(buf, n);
   }
+  return true;
+}
+
+bool read_up_to(const std::string& path, std::size_t limit, std::string* text,
+                std::string* err) {
+  text->clear();
+  int fd = open_regular(path, err);
+  if (fd < 0) return false;
+  bool ok = read_fd(fd, path, limit, text, err);
+  ::close(fd);
+  return ok;
+}
+
+const char* file_type(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return S_ISDIR(mode) ? "a directory" : "not a file";
 }
 
 }  // namespace
+
+int open_regular(const std::string& path, std::string* err, std::uint64_t* size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return *err = call_error("open", path), -1;
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    *err = call_error("fstat", path);
+    ::close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *err = path + ": not a regular file (" + file_type(st.st_mode) + ")";
+    ::close(fd);
+    return -1;
+  }
+  if (size) *size = static_cast<std::uint64_t>(st.st_size);
+  return fd;
+}
 
 std::string under(const std::string& root, const std::string& path) {
   if (root.empty() || root == "/") return path;
@@ -80,12 +113,15 @@ std::string normalize(const std::string& path) {
 }
 
 bool read_file(const std::string& path, std::string* text, std::string* err) {
+  if (!read_up_to(path, kMaxFileBytes + 1, text, err)) return false;
+  if (text->size() <= kMaxFileBytes) return true;
+  *err = "read(" + path + "): file larger than " + std::to_string(kMaxFileBytes) + " bytes";
   text->clear();
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return *err = call_error("open", path), false;
-  bool ok = read_fd(fd, path, text, err);
-  ::close(fd);
-  return ok;
+  return false;
+}
+
+bool read_head(const std::string& path, std::size_t max, std::string* text, std::string* err) {
+  return read_up_to(path, max, text, err);
 }
 
 bool exists(const std::string& path) {

@@ -3,6 +3,7 @@
 // tree. Errors are values naming the call and the path.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,22 @@ std::string basename(const std::string& path);
 /// -> "/a/c"); ".." at the top stays at "/".
 std::string normalize(const std::string& path);
 
-/// Reads a whole file into *text. False and *err ("open(path): reason")
-/// on failure, including files over kMaxFileBytes.
+/// Opens `path` to read: O_RDONLY | O_NONBLOCK | O_CLOEXEC, so a FIFO
+/// does not block the open, then fstat() and refuse anything but a regular
+/// file (a FIFO, socket, device or directory would block a read or never
+/// end). Every file gpuenv reads is opened here. Returns the descriptor
+/// (the caller closes it), with the file's size in *size if given; -1 and
+/// *err ("open(PATH): No such file or directory", "PATH: not a regular
+/// file (a FIFO)") on failure.
+int open_regular(const std::string& path, std::string* err, std::uint64_t* size = nullptr);
+
+/// Reads a whole regular file (open_regular) into *text. False and *err
+/// ("open(path): reason") on failure, including files over kMaxFileBytes.
 bool read_file(const std::string& path, std::string* text, std::string* err);
+
+/// The first `max` bytes of a regular file (all of it if shorter), read as
+/// read_file does.
+bool read_head(const std::string& path, std::size_t max, std::string* text, std::string* err);
 
 /// Whether `path` exists (following symlinks).
 bool exists(const std::string& path);

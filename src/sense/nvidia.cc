@@ -152,6 +152,7 @@ void sense_nvidia(const SenseOptions& opts, Machine* m) {
   if (opts.with_cuda) {
     Background cuda_thread([&] { cuda = traced_sense_cuda(opts.cuda_library); });
     nvml_answered = sense_nvml(opts, m);
+    cuda_thread.wait();
   } else {
     nvml_answered = sense_nvml(opts, m);
     if (nvml_answered) return close_nvidia_files_on_exec();

@@ -33,6 +33,7 @@ Machine sense_machine(const SenseOptions& opts, std::string* torch_why) {
   Machine m;
   m.gpuenv_version = GPUENV_VERSION;
   m.sensed_at = utc_now();
+  std::vector<Problem> torch_problems;  // joined to the host's once both are done
   {
     // The host's and torch's files beside NVML's queries: they touch
     // disjoint parts of m (m.host; m.torch; m.nvidia, m.gpus, m.pairs).
@@ -43,11 +44,14 @@ Machine sense_machine(const SenseOptions& opts, std::string* torch_why) {
     });
     Background torch([&] {
       trace::Scope tt("sense torch");
-      m.torch = sense_torch(opts, torch_why);
+      m.torch = sense_torch(opts, torch_why, &torch_problems);
     });
     trace::Scope tn("sense nvidia (all)");
     sense_nvidia(opts, &m);
+    host.wait();  // rethrows what the thread threw (bad_alloc), for main
+    torch.wait();
   }
+  m.host.problems.insert(m.host.problems.end(), torch_problems.begin(), torch_problems.end());
   {
     trace::Scope t("sense measurements (store)");
     sense_measurements("", &m);  // what gpuenv bench stored for this machine

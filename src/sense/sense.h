@@ -53,7 +53,10 @@ void sense_host(const SenseOptions& opts, Host* host);
 /// When opts.python names no usable interpreter: nullopt, with *why (if
 /// given) saying so for the user ("--python /x: no such file"); *why is
 /// left alone when there is simply no torch (or no python3 on $PATH).
-std::optional<Torch> sense_torch(const SenseOptions& opts, std::string* why = nullptr);
+/// A file of the search that is there but cannot be read (torch/version.py
+/// or pyvenv.cfg as a FIFO, say) adds a Problem to *problems, if given.
+std::optional<Torch> sense_torch(const SenseOptions& opts, std::string* why = nullptr,
+                                 std::vector<Problem>* problems = nullptr);
 
 /// The variables that steer the plan, from the process environment.
 std::map<std::string, std::string> sense_env();

@@ -59,7 +59,18 @@ struct Search {
   std::string root;
   std::vector<std::string> sites;     // in sys.path order
   std::optional<std::string> python;  // the interpreter they belong to
+  std::vector<Problem> problems;      // files that are there but cannot be read
 };
+
+// Reads `path` (inside root). A missing file is "" without a word; one that
+// is there but cannot be read (a FIFO, a device, no permission) is ""
+// with a Problem saying so, and `fix`.
+std::string read_or_note(Search* s, const std::string& path, const char* fix) {
+  std::string real = fs::under(s->root, path), text, err;
+  if (fs::read_file(real, &text, &err)) return text;
+  if (fs::exists(real)) s->problems.push_back({"torch", "torch_file_unreadable", err, fix});
+  return "";
+}
 
 void add_user_site(Search* s, const std::vector<std::string>& versions) {
   std::string home = env("HOME");
@@ -84,8 +95,8 @@ void add_prefix_sites(Search* s, const std::string& prefix,
 // installation (`home` in pyvenv.cfg is the base's bin directory).
 void add_venv(Search* s, const std::string& venv) {
   std::vector<std::string> versions = python_versions(s->root, venv);
-  std::string text, err;
-  fs::read_file(fs::under(s->root, venv + "/pyvenv.cfg"), &text, &err);
+  std::string text = read_or_note(s, venv + "/pyvenv.cfg",
+                                  "make it the regular file `python3 -m venv` writes");
   auto cfg = parse_key_values(text);
   bool system = cfg["include-system-site-packages"] == "true" && !cfg["home"].empty();
   if (system) add_user_site(s, versions);
@@ -193,12 +204,13 @@ bool bytecode_cached(const std::string& root, const std::string& torch_dir) {
   });
 }
 
-std::optional<Torch> torch_in(const std::string& root, const std::string& site) {
-  std::string dir = site + "/torch", text, err;
+std::optional<Torch> torch_in(Search* s, const std::string& site) {
+  const std::string& root = s->root;
+  std::string dir = site + "/torch", err;
   TorchVersionFile file;
-  if (!fs::read_file(fs::under(root, dir + "/version.py"), &text, &err) ||
-      !parse_torch_version_py(text, &file, &err))
-    return std::nullopt;
+  std::string text = read_or_note(s, dir + "/version.py",
+                                  "reinstall torch (pip install --force-reinstall torch)");
+  if (text.empty() || !parse_torch_version_py(text, &file, &err)) return std::nullopt;
   Torch t;
   t.version = file.version;
   t.cuda_version = file.cuda;
@@ -222,25 +234,33 @@ bool find_sites(const SenseOptions& opts, Search* s, std::string* why) {
   return true;
 }
 
-}  // namespace
-
-std::optional<Torch> sense_torch(const SenseOptions& opts, std::string* why) {
-  Search s{opts.root.empty() ? "/" : opts.root, {}, std::nullopt};
+// The first site's torch, with its libtorch_cuda and extensions if asked.
+std::optional<Torch> find_torch(const SenseOptions& opts, Search* s, std::string* why) {
   std::string no;
-  if (!find_sites(opts, &s, &no)) {
+  if (!find_sites(opts, s, &no)) {
     if (why) *why = no;
     return std::nullopt;
   }
-  for (const std::string& site : s.sites) {
-    std::optional<Torch> torch = torch_in(s.root, site);
+  for (const std::string& site : s->sites) {
+    std::optional<Torch> torch = torch_in(s, site);
     if (!torch) continue;
-    torch->python = s.python;
-    if (opts.with_torch_kernels) torch->libtorch_cuda = sense_libtorch_cuda(s.root, *torch->path);
+    torch->python = s->python;
+    if (opts.with_torch_kernels) torch->libtorch_cuda = sense_libtorch_cuda(s->root, *torch->path);
     if (opts.with_extensions)
-      torch->extensions = sense_torch_extensions(s.root, site, *torch->path);
+      torch->extensions = sense_torch_extensions(s->root, site, *torch->path);
     return torch;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Torch> sense_torch(const SenseOptions& opts, std::string* why,
+                                 std::vector<Problem>* problems) {
+  Search s{opts.root.empty() ? "/" : opts.root, {}, std::nullopt, {}};
+  std::optional<Torch> torch = find_torch(opts, &s, why);
+  if (problems) problems->insert(problems->end(), s.problems.begin(), s.problems.end());
+  return torch;
 }
 
 }  // namespace gpuenv
