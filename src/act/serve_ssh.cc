@@ -254,6 +254,12 @@ const std::vector<std::string>& ssh_passthrough_names() {
   return kNames;
 }
 
+const std::vector<std::string>& ssh_config_names() {
+  static const std::vector<std::string> kNames = {"GPUENV_CACHE_ROOT", "GPUENV_NVML_LIBRARY",
+                                                  "GPUENV_CUDA_LIBRARY", "GPUENV_BENCH_PLUGIN"};
+  return kNames;
+}
+
 EnvList passthrough_env(const Account& a, const std::function<const char*(const char*)>& get) {
   EnvList out;
   for (const auto& name : ssh_passthrough_names()) {
@@ -263,6 +269,8 @@ EnvList passthrough_env(const Account& a, const std::function<const char*(const 
     if (path.empty() && name == "PATH") path = kUserPath;
     if (!path.empty()) out.emplace_back(name, path);
   }
+  for (const auto& name : ssh_config_names())
+    if (const char* value = get(name.c_str()); value && *value) out.emplace_back(name, value);
   return out;
 }
 

@@ -84,6 +84,11 @@ void add_key_lines(const std::string& text, const std::string& source, KeyLines*
 /// with user_search_path; PATH falls back to kUserPath when nothing is left.
 const std::vector<std::string>& ssh_passthrough_names();
 
+/// gpuenv's own configuration (the cache root, the NVIDIA libraries to load,
+/// the bench plugin), passed to sessions as the container has it, so that
+/// gpuenv in a session sees what init saw.
+const std::vector<std::string>& ssh_config_names();
+
 /// The PATH of sessions when gpuenv's own leaves nothing the user can use.
 inline constexpr const char* kUserPath = "/usr/local/bin:/usr/bin:/bin";
 

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "act/run.h"
+
 namespace gpuenv {
 namespace {
 
@@ -91,10 +93,8 @@ ChildExit exit_of(int status) {
 }
 
 ChildExit not_started(const std::string& cmd, int e, std::string* err) {
-  *err = "cannot run " + cmd + ": " + std::strerror(e);
-  if (e == ENOENT) *err += " (not found on PATH)";
   ChildExit out;
-  out.code = e == ENOENT ? 127 : 126;
+  out.code = exec_failure(cmd, e, err);  // the same words and codes as `gpuenv run`
   return out;
 }
 
