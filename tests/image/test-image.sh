@@ -23,7 +23,7 @@ pass() { say "ok   $*"; }
 fail() { say "FAIL $*"; failures=$((failures + 1)); }
 check() {  # check WHAT COMMAND...: passes when COMMAND succeeds
   local what=$1; shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
+  if "$@"; then pass "$what"; else fail "$what"; return 1; fi
 }
 eq() { [ "$1" = "$2" ] || { say "     expected [$2], got [$1]"; return 1; }; }
 has() { case $1 in *"$2"*) return 0 ;; esac; say "     [$2] not in: $1"; return 1; }
@@ -116,8 +116,11 @@ check "gpuenv bench --help" has "$out" "--only"
 check "the image carries the bench plugin" podman run --rm --entrypoint test $IMAGE -f /usr/local/lib/gpuenv/libgpuenv-bench.so
 out=$(prun $IMAGE gpuenv doctor 2>&1)
 code=$?
-check "gpuenv doctor runs (exit 0 or 4: warnings)" test "$code" -eq 0 -o "$code" -eq 4 || echo "$out"
-check "doctor sees the stand-in H200 and torch" has "$out" "H200"
+# Stand-in libraries come without /dev/nvidia*: doctor must say so (exit 1).
+check "gpuenv doctor runs and names the missing device nodes (exit 1)" eq "$code" 1 || echo "$out"
+check "doctor sees the stand-in H200 through NVML" has "$out" "NVML sees 1 GPU"
+check "doctor finds the stand-in torch" has "$out" "torch 2.9.1+cu128 (CUDA 12.8)"
+check "doctor's error is the device nodes" has "$out" "error   device_nodes"
 
 # ---- Jupyter: token, not root, 0600, healthcheck
 jport=$(free_port)
