@@ -115,11 +115,18 @@ TEST(Cli, EnvShIsSafeToEvalWithHostilePaths) {
   EXPECT_EQ(sh.out.rfind(root + "/triton/", 0), 0u) << sh.out;
 }
 
-TEST(Cli, EnvDotenvRefusesWhatDockerCannotRead) {
+// A value dotenv cannot carry leaves out that variable only, with a warning
+// naming it, as init does for /etc/gpuenv/env.
+TEST(Cli, EnvDotenvSkipsOnlyWhatDockerCannotRead) {
   auto r = run_gpuenv({"env", "--format", "dotenv", "--machine", snapshot(testing::machine::h100()),
                        "--cache-root", "/tmp/a\nb"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_TRUE(contains(r.err, "docker --env-file cannot represent")) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"CUDA_CACHE_PATH", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"}) {
+    EXPECT_TRUE(contains(r.err, std::string("gpuenv: warning: ") + name + " left out")) << r.err;
+    EXPECT_FALSE(contains(r.out, name)) << r.out;
+  }
+  EXPECT_TRUE(contains(r.out, "\nTORCH_CUDA_ARCH_LIST=9.0\n")) << r.out;
+  EXPECT_EQ(r.out.rfind("# For dotenv readers only", 0), 0u) << r.out;
 }
 
 TEST(Cli, UserSettingIsKeptUnlessOverride) {

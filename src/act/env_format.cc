@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "act/printable.h"
+
 namespace gpuenv {
 
 bool parse_env_format(const std::string& name, EnvFormat* out) {
@@ -32,6 +34,17 @@ bool valid_env_name(const std::string& name) {
   return true;
 }
 
+const char kDotenvHeader[] =
+    "# For dotenv readers only (docker --env-file, compose env_file, systemd EnvironmentFile,\n"
+    "# python-dotenv): each value is literal to the end of its line. Do not source it from a\n"
+    "# shell, which would run parts of some values; shells read /etc/profile.d/gpuenv.sh or\n"
+    "# eval \"$(gpuenv env)\".\n";
+
+bool dotenv_can_carry(const std::string& value) {
+  if (value.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) return false;
+  return valid_utf8(value);
+}
+
 namespace {
 
 bool check_name(const Setting& s, std::string* err) {
@@ -52,15 +65,13 @@ bool render_sh(const std::vector<Setting>& settings, std::string* out, std::stri
   return true;
 }
 
-bool render_dotenv(const std::vector<Setting>& settings, std::string* out, std::string* err) {
+bool render_dotenv(const std::vector<Setting>& settings, std::string* out, std::string* err,
+                   std::vector<std::string>* skipped) {
+  *out += kDotenvHeader;
   for (const auto& s : settings) {
     if (!check_name(s, err)) return false;
-    if (s.value.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) {
-      *err = s.name + ": the value holds a newline or NUL, which docker --env-file cannot "
-                      "represent; use --format sh or --format json";
-      return false;
-    }
-    *out += s.name + "=" + s.value + "\n";
+    if (dotenv_can_carry(s.value)) *out += s.name + "=" + s.value + "\n";
+    else if (skipped) skipped->push_back(s.name);
   }
   return true;
 }
@@ -74,11 +85,11 @@ void render_json(const std::vector<Setting>& settings, std::string* out) {
 }  // namespace
 
 bool format_env(const std::vector<Setting>& settings, EnvFormat format, std::string* out,
-                std::string* err) {
+                std::string* err, std::vector<std::string>* skipped) {
   out->clear();
   switch (format) {
     case EnvFormat::kSh: return render_sh(settings, out, err);
-    case EnvFormat::kDotenv: return render_dotenv(settings, out, err);
+    case EnvFormat::kDotenv: return render_dotenv(settings, out, err, skipped);
     case EnvFormat::kJson:
       for (const auto& s : settings)
         if (!check_name(s, err)) return false;

@@ -16,10 +16,6 @@ namespace {
 constexpr const char* kHeader =
     "# Written by `gpuenv init` for this container; `gpuenv explain` says why each is set.\n";
 
-bool dotenv_safe(const std::string& value) {
-  return value.find_first_of(std::string("\n\r\0", 3)) == std::string::npos;
-}
-
 std::string errno_text(const std::string& call, const std::string& path) {
   return call + "(" + path + "): " + std::strerror(errno);
 }
@@ -60,14 +56,9 @@ bool fill_temp(int fd, const std::string& tmp, const std::string& content, mode_
 }  // namespace
 
 std::string render_env_file(const Plan& plan, std::vector<std::string>* skipped) {
-  std::vector<Setting> carried;
-  for (const auto& s : plan.settings) {
-    if (dotenv_safe(s.value)) carried.push_back(s);
-    else skipped->push_back(s.name);
-  }
   std::string out, err;
-  if (!format_env(carried, EnvFormat::kDotenv, &out, &err)) return kHeader;
-  return kHeader + out;
+  if (!format_env(plan.settings, EnvFormat::kDotenv, &out, &err, skipped)) return kHeader;
+  return kHeader + out;  // out starts with kDotenvHeader: what reads this file
 }
 
 bool render_profile_script(const Plan& plan, std::string* out, std::string* err) {

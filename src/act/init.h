@@ -22,9 +22,10 @@ struct PlanFiles {
   std::string profile_script() const { return profile_d + "/gpuenv.sh"; }
 };
 
-/// The dotenv file (`docker run --env-file`, `set -a; . FILE`): NAME=value
-/// lines. A value dotenv cannot carry (a newline, CR or NUL) is left out and
-/// its name appended to *skipped.
+/// The dotenv file, for dotenv readers (`docker run --env-file`, compose,
+/// systemd's EnvironmentFile, python-dotenv), never for a shell: NAME=value
+/// lines. A value dotenv cannot carry (a newline, CR, NUL, or bytes that are
+/// not UTF-8) is left out and its name appended to *skipped.
 std::string render_env_file(const Plan& plan, std::vector<std::string>* skipped);
 
 /// The profile script: `export NAME='value'` lines, safe whatever the values.

@@ -113,8 +113,9 @@ LogEvent write_failed_event(const std::string& path, const std::string& error) {
 }
 
 LogEvent skipped_event(const std::string& path, const std::string& name) {
-  std::string text = name + " left out of " + path + ": its value holds a newline, which " +
-                     "a dotenv file cannot carry (the profile script and the command have it)";
+  std::string text = name + " left out of " + path + ": its value holds a newline, CR or NUL, " +
+                     "or bytes that are not UTF-8, which a dotenv file cannot carry (the profile " +
+                     "script and the command have it)";
   return event(Severity::kWarning, "skipped", text, {{"path", path}, {"name", name}});
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace gpuenv {
@@ -113,6 +114,23 @@ bool choose_init_user(const std::vector<std::string>& argv, uid_t euid, const st
     out->why = "the command runs as " + user + " (uid " + std::to_string(out->account.uid) + ")";
   }
   return true;
+}
+
+AsUser::AsUser(const Account& a, bool active) {
+  if (!active || geteuid() != 0) return;
+  if (setegid(a.gid) != 0) {
+    error_ = "setegid(" + std::to_string(a.gid) + "): " + std::strerror(errno);
+  } else if (seteuid(a.uid) != 0) {
+    error_ = "seteuid(" + std::to_string(a.uid) + "): " + std::strerror(errno);
+    setegid(0);
+  } else {
+    switched_ = true;
+  }
+}
+
+AsUser::~AsUser() {
+  if (!switched_) return;
+  if (seteuid(0) != 0 || setegid(0) != 0) std::abort();  // root is still the real uid: cannot fail
 }
 
 LogEvent init_user_event(const InitUser& u) {

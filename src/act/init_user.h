@@ -36,6 +36,25 @@ struct InitUser {
 bool choose_init_user(const std::vector<std::string>& argv, uid_t euid, const std::string& user,
                       const std::string& as_root, InitUser* out, std::string* err);
 
+/// While it lives, this process's effective uid and gid are `a`'s (root
+/// keeps its real ids, so the destructor can switch back): init senses and
+/// plans with the user's rights, so the cache root and the store are judged
+/// as the user will use them, and nothing is read that the user could not.
+/// Does nothing when `active` is false or the process is not root.
+class AsUser {
+ public:
+  AsUser(const Account& a, bool active);
+  ~AsUser();
+  AsUser(const AsUser&) = delete;
+  AsUser& operator=(const AsUser&) = delete;
+  /// Why switching failed ("" when it worked or was not asked for).
+  const std::string& error() const { return error_; }
+
+ private:
+  bool switched_ = false;
+  std::string error_;
+};
+
 /// The log line for the decision: "user" (a warning when the command keeps
 /// root), with the user's name and uid.
 LogEvent init_user_event(const InitUser& u);

@@ -73,7 +73,7 @@ TEST(InitUser, AnUnusableUserIsAnErrorWithTheFix) {
   EXPECT_NE(err.find("is root"), std::string::npos) << err;
 }
 
-class CacheRoot : public ::testing::Test {
+class InitCacheRoot : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "handing files over needs root";
@@ -95,7 +95,7 @@ class CacheRoot : public ::testing::Test {
   Account account_;
 };
 
-TEST_F(CacheRoot, WhatRootOwnsBecomesTheUsersWithoutFollowingSymlinks) {
+TEST_F(InitCacheRoot, WhatRootOwnsBecomesTheUsersWithoutFollowingSymlinks) {
   std::string root = dir_ + "/cache";
   fs::create_directories(root + "/triton/sm90");
   std::ofstream(root + "/triton/sm90/kernel") << "x";
@@ -116,7 +116,7 @@ TEST_F(CacheRoot, WhatRootOwnsBecomesTheUsersWithoutFollowingSymlinks) {
   EXPECT_EQ(owner(root + "/theirs"), 4242u) << "only what root owns is handed over";
 }
 
-TEST_F(CacheRoot, AMissingRootIsMadeAndASystemDirectoryIsRefused) {
+TEST_F(InitCacheRoot, AMissingRootIsMadeAndASystemDirectoryIsRefused) {
   std::vector<std::string> problems;
   EXPECT_EQ(hand_cache_root(dir_ + "/new/cache", account_, &problems), 1u);
   EXPECT_EQ(owner(dir_ + "/new/cache"), account_.uid);

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "act/printable.h"
 #include "model/machine.h"
 #include "model/plan.h"
 
@@ -11,9 +12,6 @@ namespace gpuenv {
 struct Style {
   bool color = false;  // ANSI colour: only on a TTY and without NO_COLOR
 };
-
-/// Makes outside text safe for a terminal: control characters become \xNN.
-std::string printable(const std::string& s);
 
 /// "1.5 GiB", "64.0 MiB", "512 B".
 std::string human_bytes(std::uint64_t bytes);

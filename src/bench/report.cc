@@ -163,8 +163,9 @@ std::string render_history(const std::string& machine, const std::vector<store::
       std::string value = m.value ? format_value(*m.value, m.unit) : "failed";
       auto pct = m.percent_of_peak();
       out +=
-          fmt::format("  {:<21} {:<7} {:<6} {:>16} {:>6}  {}\n", m.measured_at, m.gpuenv_version.value_or("?"),
-                      r->command, value, pct ? fmt::format("{:.0f} %", *pct) : "", m.ok() ? "" : printable(m.detail));
+          fmt::format("  {:<21} {:<7} {:<6} {:>16} {:>6}  {}\n", printable(m.measured_at),
+                      printable(m.gpuenv_version.value_or("?")), printable(r->command), printable(value),
+                      pct ? fmt::format("{:.0f} %", *pct) : "", m.ok() ? "" : printable(m.detail));
     }
   }
   return out;

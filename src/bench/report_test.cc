@@ -52,5 +52,21 @@ TEST(BenchReport, TableWithP2pMatrixAndSkips) {
   EXPECT_EQ(j["run_id"], 3);
 }
 
+// Every field of a stored row is outside text: a planted store must not
+// drive the terminal. C0, C1 (U+009B) and a raw 0x9B byte all come out escaped.
+TEST(BenchReport, HistoryEscapesEveryStoredField) {
+  const std::string hostile = "\x1b]0;PWNED\x07\x1b[2J\xc2\x9b" "31m\x9b" "1m";
+  store::HistoryRow row;
+  row.command = "bench" + hostile;
+  Measurement& m = row.m;
+  m.key = "gemm" + hostile, m.gpu_uuid = "GPU-" + hostile, m.peer_uuid = "GPU-" + hostile;
+  m.value = 1, m.unit = "GB/s" + hostile, m.status = "failed", m.detail = hostile;
+  m.measured_at = "2025" + hostile, m.gpuenv_version = "0.1" + hostile;
+  std::string out = render_history("1x H200" + hostile, {row});
+  for (const char* raw : {"\x1b", "\x07", "\xc2\x9b", "\x9b"})
+    EXPECT_EQ(out.find(raw), std::string::npos) << "raw byte " << int(static_cast<unsigned char>(raw[0])) << " in\n" << out;
+  EXPECT_NE(out.find("\\x1b]0;PWNED\\x07\\x1b[2J\\u009b31m\\x9b1m"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace gpuenv::bench

@@ -1,5 +1,9 @@
 #include "cli/app.h"
 
+#include <cstdio>
+#include <sstream>
+
+#include "act/printable.h"
 #include "cli/context.h"
 #include "cli/exit_codes.h"
 
@@ -90,7 +94,9 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    std::ostringstream out, err;  // CLI11 quotes the arguments: sanitise them
+    app.exit(e, out, err);
+    std::fputs(printable_lines(out.str() + err.str()).c_str(), stderr);
     return kExitUsage;
   }
   for (auto& [sub, action] : actions)

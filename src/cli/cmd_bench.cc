@@ -30,7 +30,7 @@ bool stderr_is_terminal(bool quiet) { return !quiet && isatty(STDERR_FILENO); }
 int show_history(Context* ctx, const BenchFlags& f) {
   Machine m;
   if (!ctx->load_machine(&m)) return kExitBadInput;
-  std::string path = store_path(f.db), err, fp = store::fingerprint(m);
+  std::string path = store_path(*ctx, f.db), err, fp = store::fingerprint(m);
   std::vector<store::HistoryRow> rows;
   auto db = store::Store::open_existing(path, &err);
   if (db && !db->history(fp, &rows, &err)) db.reset();
@@ -80,7 +80,7 @@ int run_bench(Context* ctx, const BenchFlags& f) {
   end_progress(f.json);
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!f.no_store) {
-    info.store_path = store_path(f.db);
+    info.store_path = store_path(*ctx, f.db);
     info.run_id = store_results(*info.store_path, new_run(m, "bench", info.started_at), results);
     if (!info.run_id) info.store_path.reset();
   }
@@ -115,8 +115,8 @@ bool BenchSession::open(const std::optional<std::vector<int>>& only, std::string
   return !devices.empty();
 }
 
-std::string store_path(const std::string& db_flag) {
-  return db_flag.empty() ? store::default_path(std::getenv) : db_flag;
+std::string store_path(const Context& ctx, const std::string& db_flag) {
+  return db_flag.empty() ? store::path_in(ctx.cache_root()) : db_flag;
 }
 
 std::optional<std::int64_t> store_results(const std::string& path, const store::Run& run,
@@ -140,7 +140,7 @@ store::Run new_run(const Machine& m, const std::string& command, const std::stri
 bench::Progress terminal_progress(bool quiet) {
   if (!stderr_is_terminal(quiet)) return nullptr;
   return [](size_t i, size_t n, const bench::Planned& p) {
-    std::fprintf(stderr, "\r\033[K%s", bench::progress_line(i, n, p).c_str());
+    std::fprintf(stderr, "\r\033[K%s", printable(bench::progress_line(i, n, p)).c_str());
     std::fflush(stderr);
   };
 }
@@ -163,7 +163,7 @@ std::function<int()> setup_bench(CLI::App* sub, Context* ctx) {
   sub->add_flag("--history", f->history, "Show this machine's stored results over time");
   sub->add_flag("--no-store", f->no_store, "Do not keep the results");
   sub->add_option("--db", f->db,
-                  "The measurement store (default: $GPUENV_CACHE_DIR/gpuenv.db, ~/.cache/gpuenv/gpuenv.db)")
+                  "The measurement store (default: gpuenv.db under the cache root, --cache-root)")
       ->option_text("FILE");
   ctx->add_common_flags(sub);
   return [ctx, f] { return f->history ? show_history(ctx, *f) : run_bench(ctx, *f); };

@@ -28,8 +28,8 @@ struct BenchSession {
   bool open(const std::optional<std::vector<int>>& only, std::string* err);
 };
 
-/// --db FILE, else store::default_path().
-std::string store_path(const std::string& db_flag);
+/// --db FILE, else gpuenv.db under the cache root (store/cache_root.h).
+std::string store_path(const Context& ctx, const std::string& db_flag);
 
 /// Stores the results that ran (not the skipped) as one run; the run id, or
 /// nullopt with a warning printed.

@@ -25,7 +25,7 @@ ProcessOptions fake_gpu(std::map<std::string, std::string> extra = {}) {
   o.env = {{"GPUENV_BENCH_PLUGIN", GPUENV_FAKE_DIR "/libgpuenv-bench.so"},
            {"GPUENV_NVML_LIBRARY", GPUENV_FAKE_DIR "/libnvidia-ml.so.1"},
            {"FAKE_NVML_SCENARIO", GPUENV_TESTS_DIR "/fake_nvml/scenarios/h200.txt"},
-           {"GPUENV_CACHE_DIR", mkdtemp(tmpl.data())}};
+           {"GPUENV_CACHE_ROOT", mkdtemp(tmpl.data())}};
   for (const auto& [k, v] : extra) o.env[k] = v;
   return o;
 }
@@ -51,7 +51,7 @@ TEST(BenchCli, RunsThroughThePluginAndStoresTheFigures) {
   EXPECT_EQ(result(j, "p2p")["status"], "skipped");
   EXPECT_EQ(result(j, "p2p")["message"], "needs 2 or more GPUs (1 visible)");
   EXPECT_TRUE(j["run_id"].is_number());
-  EXPECT_TRUE(fs::exists(o.env["GPUENV_CACHE_DIR"] + "/gpuenv.db"));
+  EXPECT_TRUE(fs::exists(o.env["GPUENV_CACHE_ROOT"] + "/gpuenv.db"));
 
   auto h = run_gpuenv({"bench", "--history", "--json"}, o);
   ASSERT_EQ(h.exit_code, 0) << h.err;
@@ -61,6 +61,26 @@ TEST(BenchCli, RunsThroughThePluginAndStoresTheFigures) {
   EXPECT_EQ(hist["measurements"].size(), ran);
   auto text = run_gpuenv({"bench", "--history"}, o);
   EXPECT_TRUE(contains(text.out, "gemm_bf16_1024  GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d10")) << text.out;
+}
+
+// One cache root for the compile caches and the store: --cache-root moves
+// both, and what bench stores there is what sensing reads back.
+TEST(BenchCli, TheStoreLivesUnderTheCacheRoot) {
+  ProcessOptions o = fake_gpu();
+  std::string root = o.env["GPUENV_CACHE_ROOT"] + "/flag";
+  auto r = run_gpuenv({"bench", "--only", "memcpy_d2d", "--sizes", "256", "--cache-root", root}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(root + "/gpuenv.db"));
+  EXPECT_FALSE(fs::exists(o.env["GPUENV_CACHE_ROOT"] + "/gpuenv.db"));
+  auto detect = run_gpuenv({"detect", "--json", "--cache-root", root}, o);
+  ASSERT_EQ(detect.exit_code, 0) << detect.err;
+  EXPECT_FALSE(nlohmann::json::parse(detect.out)["measurements"].empty()) << detect.out;
+  auto env = run_gpuenv({"env", "--format", "json", "--cache-root", root}, o);
+  EXPECT_TRUE(contains(env.out, "\"CUDA_CACHE_PATH\": \"" + root + "/cuda/")) << env.out;
+
+  ProcessOptions xdg = fake_gpu({{"GPUENV_CACHE_ROOT", ""}, {"XDG_CACHE_HOME", o.env["GPUENV_CACHE_ROOT"] + "/xdg"}});
+  ASSERT_EQ(run_gpuenv({"bench", "--only", "memcpy_d2d", "--sizes", "256"}, xdg).exit_code, 0);
+  EXPECT_TRUE(fs::exists(xdg.env["XDG_CACHE_HOME"] + "/gpuenv/gpuenv.db"));
 }
 
 TEST(BenchCli, TableAndExitStatusOnAWrongResult) {

@@ -73,7 +73,7 @@ int run_check(Context* ctx, const CheckFlags& f) {
   std::string started = utc_now();
   Machine m;
   if (!ctx->load_machine(&m)) return kExitBadInput;
-  if (ctx->common.machine_file.empty()) sense_measurements(store_path(f.db), &m);
+  if (ctx->common.machine_file.empty()) sense_measurements(store_path(*ctx, f.db), &m);
   Plan plan = decide(m, ctx->plan_options(m));
   std::vector<bench::CheckItem> items = bench::machine_items(m, plan);
   GpuChecks gpu;
@@ -83,7 +83,7 @@ int run_check(Context* ctx, const CheckFlags& f) {
   if (!f.no_store && !gpu.results.empty()) {
     store::Run run = new_run(m, "check", started);
     run.passed = ok;
-    store_results(store_path(f.db), run, gpu.results);
+    store_results(store_path(*ctx, f.db), run, gpu.results);
   }
   std::string out = f.json ? bench::check_json(items, f.long_check, seconds, gpu.results, gpu.watched)
                            : bench::render_check(items, f.long_check, seconds, ctx->style(stdout));
@@ -104,7 +104,7 @@ std::function<int()> setup_check(CLI::App* sub, Context* ctx) {
       ->option_text("N,...");
   sub->add_flag("--json", f->json, "Verdicts and figures as JSON");
   sub->add_flag("--no-store", f->no_store, "Do not keep the figures");
-  sub->add_option("--db", f->db, "The measurement store (default: as gpuenv bench)")->option_text("FILE");
+  sub->add_option("--db", f->db, "The measurement store (default: gpuenv.db under the cache root, as gpuenv bench)")->option_text("FILE");
   ctx->add_common_flags(sub);
   return [ctx, f] { return run_check(ctx, *f); };
 }

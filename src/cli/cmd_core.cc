@@ -24,7 +24,7 @@ std::function<int()> setup_detect(CLI::App* sub, Context* ctx) {
 
 std::function<int()> setup_env(CLI::App* sub, Context* ctx) {
   auto format = std::make_shared<std::string>("sh");
-  sub->add_option("--format", *format, "sh (default, safe to eval), dotenv (docker --env-file), json")
+  sub->add_option("--format", *format, "sh (default, safe to eval or source), dotenv (docker --env-file; not for a shell), json")
       ->option_text("sh|dotenv|json");
   ctx->add_common_flags(sub);
   return [ctx, format] {
@@ -37,10 +37,14 @@ std::function<int()> setup_env(CLI::App* sub, Context* ctx) {
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     Plan plan = decide(m, ctx->plan_options(m));
     std::string out, err;
-    if (!format_env(plan.settings, f, &out, &err)) {
+    std::vector<std::string> skipped;
+    if (!format_env(plan.settings, f, &out, &err, &skipped)) {
       print_error(err);
       return int(kExitFailure);
     }
+    for (const auto& name : skipped)
+      print_error("warning: " + name + " left out: its value holds a newline, CR or NUL, or is not UTF-8, "
+                  "which a dotenv file cannot carry (--format sh or json have it)");
     std::fputs(out.c_str(), stdout);
     return int(kExitOk);
   };

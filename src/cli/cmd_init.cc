@@ -74,6 +74,8 @@ int run_init(const Context& ctx, const InitFlags& o, std::vector<std::string> ar
   Machine m;
   Plan plan;
   {
+    AsUser as_user(who.account, becomes);  // sense and plan with the user's rights
+    if (!as_user.error().empty()) log(error_event("cannot sense as " + who.account.name + ": " + as_user.error()));
     SenseGuard guard(sense_limit_ms(), [&](int sig) { end_while_sensing(log, sig); },
                      [&] { end_while_sensing(log, 0); });
     if (!ctx.load_machine(&m)) return kExitBadInput;

@@ -4,9 +4,13 @@
 
 #include <cstdlib>
 
+#include "act/printable.h"
 #include "model/env_names.h"
 #include "model/snapshot.h"
 #include "sense/fs.h"
+#include "store/cache_root.h"
+#include "store/private_dir.h"
+#include "store/store.h"
 
 namespace gpuenv {
 
@@ -15,7 +19,11 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v && *v ? v : fallback;
 }
 
-void print_error(const std::string& message) { std::fprintf(stderr, "gpuenv: %s\n", message.c_str()); }
+// Messages carry outside text (a snapshot's fields, file names), so they go
+// through the one terminal sanitiser; a newline in one cannot forge a line.
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "gpuenv: %s\n", printable(message).c_str());
+}
 
 void Context::add_common_flags(CLI::App* sub) {
   Common* c = &common;
@@ -26,7 +34,7 @@ void Context::add_common_flags(CLI::App* sub) {
   sub->add_flag("--override", c->override_user, "Replace variables you already set");
   sub->add_flag("--ptx", c->ptx, "Add +PTX to TORCH_CUDA_ARCH_LIST");
   sub->add_option("--cache-root", c->cache_root,
-                  "Persistent cache root (default: $GPUENV_CACHE_ROOT, $XDG_CACHE_HOME/gpuenv, ~/.cache/gpuenv)")
+                  "Where compile caches, bytecode and the measurement store live (default: $GPUENV_CACHE_ROOT, $XDG_CACHE_HOME/gpuenv, ~/.cache/gpuenv)")
       ->option_text("DIR");
   sub->add_flag("--no-color", c->no_color, "No ANSI colour (also: NO_COLOR)");
   sub->add_option("--python", c->python,
@@ -53,6 +61,7 @@ SenseOptions Context::sense_options() const {
   o.with_extensions = common.extensions;
   o.nvml_library = env_or("GPUENV_NVML_LIBRARY", o.nvml_library);
   o.cuda_library = env_or("GPUENV_CUDA_LIBRARY", o.cuda_library);
+  o.store_path = store::path_in(cache_root());
   return o;
 }
 
@@ -80,21 +89,17 @@ bool Context::load_machine(Machine* m) const {
   return true;
 }
 
-std::string Context::cache_root() const {
-  if (!common.cache_root.empty()) return common.cache_root;
-  std::string root = env_or("GPUENV_CACHE_ROOT", "");
-  if (!root.empty()) return root;
-  std::string xdg = env_or("XDG_CACHE_HOME", "");
-  if (!xdg.empty()) return xdg + "/gpuenv";
-  std::string home = env_or("HOME", "");
-  return home.empty() ? "" : home + "/.cache/gpuenv";
-}
+std::string Context::cache_root() const { return resolve_cache_root(common.cache_root, std::getenv); }
 
 Options Context::plan_options(const Machine& m) const {
   Options o;
   o.ptx = common.ptx;
   o.override_user = common.override_user;
   o.cache_root = cache_root();
+  if (std::string why = store::unsafe_dir(o.cache_root); !why.empty()) {
+    o.cache_root_refused = why;
+    o.cache_root.clear();
+  }
   o.env = m.env;
   for (const auto& name : steering_env_names())
     if (const char* v = std::getenv(name.c_str())) o.env[name] = v;

@@ -47,7 +47,7 @@ class Context {
   SenseOptions sense_options() const;
   /// The snapshot's recorded variables with the live process's on top.
   Options plan_options(const Machine& m) const;
-  /// The resolved cache root (--cache-root, GPUENV_CACHE_ROOT, XDG, HOME).
+  /// The cache root, resolve_cache_root() of --cache-root (store/cache_root.h).
   std::string cache_root() const;
   Style style(FILE* stream) const;
 };

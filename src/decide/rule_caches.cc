@@ -101,6 +101,8 @@ void decide_maxsize(const Machine& m, const Visibility& v, Decision* d) {
 Decision rule_caches(const Machine& m, const Options& o) {
   Decision d;
   Visibility v = visible_devices(m, o);
+  if (!o.cache_root_refused.empty())
+    d.notes.push_back({Severity::kWarning, "", "caches left alone: " + o.cache_root_refused});
   if (o.cache_root.empty() || v.devices.empty()) return d;
   auto ccs = distinct_ccs(v.devices);
   if (!ccs) {

@@ -141,5 +141,14 @@ TEST(Caches, MaxsizeReasonNamesOnlyTheJitGpus) {
             "kernels then JIT-compile from compute_90 PTX, kept by the driver's 4 GiB maximum");
 }
 
+TEST(Caches, ARefusedRootSetsNothingAndSaysWhy) {
+  Machine m = cu130(machine::h100());
+  Options o = options_for(m);
+  o.cache_root_refused = "/shared is writable by everyone without the sticky bit";
+  Decision d = rule_caches(m, o);
+  EXPECT_EQ(settings_of(d), Env{});
+  expect_notes(d, {"caches left alone: /shared is writable by everyone without the sticky bit"});
+}
+
 }  // namespace
 }  // namespace gpuenv

@@ -11,18 +11,30 @@ namespace {
 constexpr std::uint64_t kGiB = 1ull << 30;
 }
 
+namespace {
+
+std::string shm_fix(const Machine& m) {
+  if (m.host.container == std::string("kubernetes"))
+    return "mount an emptyDir with `medium: Memory` (and a sizeLimit) at /dev/shm";
+  if (m.host.container) return "start the container with `--shm-size=16g`, or `--ipc=host`";
+  return "`sudo mount -o remount,size=16G /dev/shm`";
+}
+
+}  // namespace
+
 std::vector<Finding> check_shm(const Machine& m, const Options&) {
+  if (m.host.shm_writable == false) {
+    std::string fix = m.host.container ? shm_fix(m)
+                                       : "mount a writable tmpfs there: `sudo mount -t tmpfs -o size=16G tmpfs /dev/shm`";
+    return {error("/dev/shm is unusable (" + m.host.shm_error.value_or("no file can be created there") +
+                      "): DataLoader workers and NCCL's shared-memory transport fail to start",
+                  fix)};
+  }
   if (!m.host.shm_bytes) return {};
   std::uint64_t size = *m.host.shm_bytes;
   std::string seen = "/dev/shm is " + diag::bytes_text(size);
   if (size >= kGiB) return {ok(seen)};
-  std::string fix;
-  if (m.host.container == std::string("kubernetes"))
-    fix = "mount an emptyDir with `medium: Memory` (and a sizeLimit) at /dev/shm";
-  else if (m.host.container)
-    fix = "start the container with `--shm-size=16g`, or `--ipc=host`";
-  else
-    fix = "`sudo mount -o remount,size=16G /dev/shm`";
+  std::string fix = shm_fix(m);
   return {warning(seen + ": DataLoader workers pass batches through it and die with \"Bus "
                          "error\" or \"unable to write to file </torch_...>\" when it fills",
                   fix)};

@@ -236,6 +236,24 @@ std::vector<Row> host_rows() {
             }),
        {}, {{Status::kWarning, "emptyDir"}}},
       {"shm: large", check_shm, machine::h200(1), {}, {{Status::kOk, "/dev/shm is 64 GiB"}}},
+      {"shm: read-only in Docker, however large", check_shm,
+       with(machine::h200(1),
+            [](Machine& m) {
+              m.host.container = "docker";
+              m.host.shm_writable = false;
+              m.host.shm_error = "create a file in /dev/shm: Read-only file system";
+            }),
+       {}, {{Status::kError, "--shm-size=16g"}}},
+      {"shm: a plain file on the host", check_shm,
+       with(machine::h200(1),
+            [](Machine& m) {
+              m.host.shm_writable = false;
+              m.host.shm_error = "create a file in /dev/shm: Not a directory";
+            }),
+       {}, {{Status::kError, "/dev/shm is unusable (create a file in /dev/shm: Not a directory)"}}},
+      {"shm: writable and large", check_shm,
+       with(machine::h200(1), [](Machine& m) { m.host.shm_writable = true; }), {},
+       {{Status::kOk, "/dev/shm is 64 GiB"}}},
       {"memlock: 8 MiB with InfiniBand", check_memlock,
        with(machine::h100(8).infiniband(), [](Machine& m) { m.host.memlock_bytes = 8ull << 20; }),
        {}, {{Status::kWarning, "memlock"}}},

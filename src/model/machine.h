@@ -132,6 +132,11 @@ struct Host {
   std::optional<std::uint64_t> memory_total_bytes, cgroup_memory_limit_bytes;
   std::vector<NumaNode> numa_nodes;
   std::optional<std::uint64_t> shm_bytes;  // size of /dev/shm
+  // Whether a file could be created and removed in /dev/shm, as DataLoader
+  // workers do (shm_open); nullopt: not tried (a fake root, an older
+  // snapshot). shm_error says why not: "...: Read-only file system".
+  std::optional<bool> shm_writable;
+  std::optional<std::string> shm_error;
   std::optional<std::string> container;    // docker|podman|kubernetes|containerd|lxc|other; nullopt: none
   std::vector<std::string> nvidia_device_nodes;  // /dev/nvidia0, /dev/nvidiactl, ...
   std::vector<IbDevice> ib_devices;

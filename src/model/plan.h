@@ -79,9 +79,13 @@ inline Setting make_setting(std::string name, std::string value, std::string rea
 struct Options {
   bool ptx = false;       // append +PTX to TORCH_CUDA_ARCH_LIST
   bool override_user = false;  // --override: replace variables the user set
-  // Persistent cache root (GPUENV_CACHE_ROOT, else $XDG_CACHE_HOME/gpuenv,
-  // else $HOME/.cache/gpuenv); resolved by the CLI, not by rules.
+  // Persistent cache root (--cache-root, GPUENV_CACHE_ROOT, else
+  // $XDG_CACHE_HOME/gpuenv, else $HOME/.cache/gpuenv): resolved by the CLI
+  // (store/cache_root.h), not by rules. "" when none, or when refused.
   std::string cache_root;
+  // Why the resolved cache root was refused (another user could plant links
+  // in it: store/private_dir.h); rule_caches says so in a warning note.
+  std::string cache_root_refused;
   // The environment that applies: the snapshot's recorded variables with the
   // live process's on top. Rules read user settings and torchrun's
   // LOCAL_RANK / LOCAL_WORLD_SIZE from here.

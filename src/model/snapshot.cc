@@ -91,7 +91,7 @@ json host_json(const Host& h) {
   json ibs = json::array();
   for (const auto& d : h.ib_devices)
     ibs.push_back({{"name", d.name}, {"link_layer", opt(d.link_layer)}, {"state", opt(d.state)}});
-  return {{"hostname", opt(h.hostname)},
+  json j = {{"hostname", opt(h.hostname)},
           {"online_cpus", opt(h.online_cpus)},
           {"affinity_cpus", opt(h.affinity_cpus)},
           {"cgroup_cpu_quota", opt(h.cgroup_cpu_quota)},
@@ -106,6 +106,9 @@ json host_json(const Host& h) {
           {"interfaces", nets},
           {"memlock_bytes", opt(h.memlock_bytes)},
           {"problems", problems_json(h.problems)}};
+  if (h.shm_writable) j["shm_writable"] = *h.shm_writable;  // only when tried
+  if (h.shm_error) j["shm_error"] = *h.shm_error;
+  return j;
 }
 
 json binary_json(const CudaBinary& b) {
@@ -343,6 +346,8 @@ Host read_host(const Reader& r) {
     h.numa_nodes.push_back(std::move(n));
   }
   get(r, "shm_bytes", &h.shm_bytes);
+  get(r, "shm_writable", &h.shm_writable);
+  get(r, "shm_error", &h.shm_error);
   get(r, "container", &h.container);
   for (const auto& e : r.field("nvidia_device_nodes").array()) h.nvidia_device_nodes.push_back(e.str());
   for (const auto& e : r.field("ib_devices").array()) {

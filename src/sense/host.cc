@@ -9,10 +9,12 @@
 //   affinity     sched_getaffinity(2) <root>/proc/self/status Cpus_allowed_list
 //   memlock      getrlimit(2)         <root>/proc/self/limits Max locked memory
 //   /dev/shm     statvfs(3)           tmpfs size= in <root>/proc/self/mountinfo
+//   (writable)   mkstemp(3)           not tried
 //   environment  getenv(3)            <root>/proc/self/environ
 // At "/" the files remain the fallback when a call fails. NUMA nodes come
 // from <root>/sys/devices/system/node/node* everywhere; hwloc is asked only
 // at "/" when those are missing.
+#include <fcntl.h>
 #include <hwloc.h>
 #include <limits.h>
 #include <sched.h>
@@ -428,6 +430,7 @@ void shm_from_mountinfo(const Ctx& ctx) {
 
 void sense_shm(const Ctx& ctx) {
   struct statvfs st;
+  if (ctx.live) sense_shm_writable("/dev/shm", ctx.host);
   if (ctx.live && statvfs("/dev/shm", &st) == 0) {
     ctx.host->shm_bytes = static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize;
   } else if (ctx.live) {
@@ -552,6 +555,19 @@ Ctx make_ctx(const SenseOptions& opts, Host* host) {
 }
 
 }  // namespace
+
+void sense_shm_writable(const std::string& dir, Host* host) {
+  std::string path = fs::join(dir, ".gpuenv-probe-XXXXXX");
+  int fd = mkostemp(path.data(), O_CLOEXEC);  // O_CREAT|O_EXCL, as shm_open does
+  host->shm_writable = fd >= 0;
+  if (fd < 0) {
+    host->shm_error = errno_text("create a file in " + dir);
+    return;
+  }
+  close(fd);
+  unlink(path.c_str());
+  host->shm_error.reset();
+}
 
 void sense_host(const SenseOptions& opts, Host* host) {
   *host = Host{};

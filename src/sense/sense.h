@@ -39,6 +39,9 @@ struct SenseOptions {
   // doctor --extensions: every other library under torch's site-packages
   // that carries CUDA code (flash-attn, xformers, bitsandbytes, ...).
   bool with_extensions = false;
+  // The measurement store to read (store::path_in(the cache root)); "":
+  // none.
+  std::string store_path;
 };
 
 /// NVML (and, when asked or as the fallback, the CUDA driver): fills
@@ -48,6 +51,11 @@ void sense_nvidia(const SenseOptions& opts, Machine* m);
 /// CPUs, cgroups, memory, NUMA, /dev/shm, container, device nodes,
 /// InfiniBand, network interfaces. Implemented in sense/host.cc.
 void sense_host(const SenseOptions& opts, Host* host);
+
+/// Whether a file can be created (and removed) in `dir`, as PyTorch's
+/// DataLoader workers do in /dev/shm: sets host->shm_writable and, when it
+/// cannot, host->shm_error. sense_host asks it of /dev/shm at root "/".
+void sense_shm_writable(const std::string& dir, Host* host);
 
 /// The PyTorch python3 would import, read from its files. sense/torch.cc.
 /// When opts.python names no usable interpreter: nullopt, with *why (if

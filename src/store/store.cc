@@ -2,9 +2,16 @@
 
 #include <sqlite3.h>
 
+#include <limits.h>
+#include <stdlib.h>
+
+#include <cerrno>
 #include <chrono>
-#include <filesystem>
+#include <cstring>
 #include <thread>
+
+#include "sense/fs.h"
+#include "store/private_dir.h"
 
 namespace gpuenv::store {
 namespace {
@@ -100,44 +107,46 @@ HistoryRow read_row(sqlite3_stmt* s) {
   return row;
 }
 
+// SQLite refuses a symbolic link anywhere in the name with
+// SQLITE_OPEN_NOFOLLOW, so it gets the file under its directory's real path:
+// the links on the way there were checked by unsafe_dir().
+bool real_name(const std::string& path, std::string* real, std::string* err) {
+  std::string dir = fs::dirname(path);
+  char buf[PATH_MAX];
+  if (!realpath(dir.c_str(), buf)) return *err = "realpath(" + dir + "): " + std::strerror(errno), false;
+  *real = fs::join(buf, fs::basename(path));
+  return true;
+}
+
 sqlite3* open_db(const std::string& path, int flags, std::string* err) {
+  std::string real;
+  if (!real_name(path, &real, err)) return nullptr;
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(real.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW, nullptr) != SQLITE_OK) {
     *err = sqlite_error(db, "sqlite3_open_v2(" + path + ")");
     sqlite3_close(db);
     return nullptr;
   }
+  // A store is outside input: its schema runs no functions of ours, and
+  // nothing may corrupt it on purpose.
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   return db;
 }
 
 }  // namespace
 
-std::string default_path(const std::function<const char*(const char*)>& getenv) {
-  auto var = [&](const char* name) -> std::string {
-    const char* v = getenv(name);
-    return v && *v ? v : "";
-  };
-  if (auto dir = var("GPUENV_CACHE_DIR"); !dir.empty()) return dir + "/gpuenv.db";
-  if (auto xdg = var("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/gpuenv/gpuenv.db";
-  if (auto home = var("HOME"); !home.empty()) return home + "/.cache/gpuenv/gpuenv.db";
-  return "";
-}
-
 Store::~Store() { sqlite3_close(db_); }
 
 std::unique_ptr<Store> Store::open(const std::string& path, std::string* err) {
   if (path.empty()) {
-    *err = "no place for the measurement store: set GPUENV_CACHE_DIR, XDG_CACHE_HOME or HOME, or pass --db FILE";
+    *err = "no place for the measurement store: set GPUENV_CACHE_ROOT, XDG_CACHE_HOME or HOME, or pass "
+           "--cache-root DIR or --db FILE";
     return nullptr;
   }
-  std::error_code ec;
-  auto dir = std::filesystem::path(path).parent_path();
-  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    *err = "cannot create " + dir.string() + ": " + ec.message();
-    return nullptr;
-  }
+  bool exists = false;
+  if (!make_private_dir(fs::dirname(path), err) || !check_store_file(path, true, &exists, err)) return nullptr;
   sqlite3* db = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err);
   if (!db) return nullptr;
   std::unique_ptr<Store> s(new Store(db, path));
@@ -146,8 +155,10 @@ std::unique_ptr<Store> Store::open(const std::string& path, std::string* err) {
 }
 
 std::unique_ptr<Store> Store::open_existing(const std::string& path, std::string* err) {
-  std::error_code ec;
-  if (path.empty() || !std::filesystem::exists(path, ec)) return nullptr;
+  if (path.empty()) return nullptr;
+  if (std::string why = unsafe_dir(fs::dirname(path)); !why.empty()) return *err = why, nullptr;
+  bool exists = false;
+  if (!check_store_file(path, false, &exists, err) || !exists) return nullptr;
   sqlite3* db = open_db(path, SQLITE_OPEN_READWRITE, err);
   if (!db) db = open_db(path, SQLITE_OPEN_READONLY, err);
   if (!db) return nullptr;
@@ -167,6 +178,7 @@ bool Store::exec(const char* sql, std::string* err, int* rc) {
 // Switching to WAL takes a lock of its own that the busy handler does not
 // always wait for; a few retries cover several processes opening at once.
 bool Store::init(std::string* err) {
+  if (!known_version(err)) return false;  // before WAL changes its header
   bool wal = false;
   int rc = SQLITE_BUSY;
   for (int attempt = 0; attempt < 500 && !wal && (rc & 0xff) == SQLITE_BUSY; ++attempt) {
@@ -174,10 +186,26 @@ bool Store::init(std::string* err) {
     if (!wal) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (!wal || !exec("PRAGMA synchronous=NORMAL", err) || !exec("BEGIN IMMEDIATE", err)) return false;
-  if (!exec(kSchema, err)) return exec("ROLLBACK", err), false;
+  if (!known_version(err) || !exec(kSchema, err)) {
+    std::string ignored;
+    exec("ROLLBACK", &ignored);
+    return false;
+  }
   std::string version = "PRAGMA user_version=" + std::to_string(kSchemaVersion);
   if (!exec(version.c_str(), err)) return exec("ROLLBACK", err), false;
   return exec("COMMIT", err);
+}
+
+// A newer gpuenv's store: writing to it would reset its version, and the
+// newer gpuenv would then take the rows for its own schema's.
+bool Store::known_version(std::string* err) {
+  Stmt s(db_, "PRAGMA user_version");
+  if (!s.ok() || s.step() != SQLITE_ROW) return *err = sqlite_error(db_, path_), false;
+  int version = sqlite3_column_int(s.get(), 0);
+  if (version <= kSchemaVersion) return true;
+  *err = path_ + ": the store's schema is version " + std::to_string(version) + ", newer than this gpuenv's (" +
+         std::to_string(kSchemaVersion) + "); upgrade gpuenv, or pass --db FILE for a store of its own";
+  return false;
 }
 
 bool Store::insert(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err) {

@@ -5,22 +5,17 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "model/measurement.h"
+#include "store/cache_root.h"
 
 struct sqlite3;
 
 namespace gpuenv::store {
-
-/// The database path: $GPUENV_CACHE_DIR/gpuenv.db, else
-/// $XDG_CACHE_HOME/gpuenv/gpuenv.db, else $HOME/.cache/gpuenv/gpuenv.db;
-/// "" when none is set. `getenv` is std::getenv outside tests.
-std::string default_path(const std::function<const char*(const char*)>& getenv);
 
 /// One run of bench or check on one machine.
 struct Run {
@@ -46,11 +41,14 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  /// Opens the database, creating it (and its directory) and the schema when
-  /// missing. nullptr with the reason in *err.
+  /// Opens the database, creating it (and its directory, 0700) and the
+  /// schema when missing. Refuses (nullptr, the reason in *err) an unsafe
+  /// directory or file (store/private_dir.h) and a schema newer than this
+  /// gpuenv's, which it would otherwise downgrade.
   static std::unique_ptr<Store> open(const std::string& path, std::string* err);
-  /// Opens an existing database only: nullptr and no error when the file is
-  /// absent (sensing must not create files).
+  /// Opens an existing database only, for reading: nullptr and no error when
+  /// the file is absent (sensing must not create files); the same checks of
+  /// the directory and the file as open().
   static std::unique_ptr<Store> open_existing(const std::string& path, std::string* err);
 
   /// Adds the run and its measurements in one transaction; the new run id in *id.
@@ -66,6 +64,7 @@ class Store {
   explicit Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   bool exec(const char* sql, std::string* err, int* rc = nullptr);
   bool init(std::string* err);
+  bool known_version(std::string* err);
   bool insert(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
   bool query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err);
   sqlite3* db_;

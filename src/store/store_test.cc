@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,19 +32,6 @@ Measurement meas(const std::string& key, double value, const std::string& gpu = 
 
 Run run(const std::string& fp = "fp-1", const std::string& at = "2025-01-01T00:00:00Z") {
   return {fp, "1x NVIDIA H200", "bench", at, "0.1.0", "host", std::nullopt};
-}
-
-TEST(Store, DefaultPath) {
-  auto env = [](std::map<std::string, std::string> vars) {
-    return [vars](const char* name) -> const char* {
-      auto it = vars.find(name);
-      return it == vars.end() ? nullptr : it->second.c_str();
-    };
-  };
-  EXPECT_EQ(default_path(env({{"GPUENV_CACHE_DIR", "/c"}, {"XDG_CACHE_HOME", "/x"}, {"HOME", "/h"}})), "/c/gpuenv.db");
-  EXPECT_EQ(default_path(env({{"XDG_CACHE_HOME", "/x"}, {"HOME", "/h"}})), "/x/gpuenv/gpuenv.db");
-  EXPECT_EQ(default_path(env({{"GPUENV_CACHE_DIR", ""}, {"HOME", "/h"}})), "/h/.cache/gpuenv/gpuenv.db");
-  EXPECT_EQ(default_path(env({})), "");
 }
 
 TEST(Store, CreatesItsDirectoryAndKeepsRuns) {
@@ -112,7 +100,39 @@ TEST(Store, ErrorsNameTheFile) {
   EXPECT_FALSE(Store::open(garbage, &err));
   EXPECT_NE(err.find("garbage.db"), std::string::npos) << err;
   EXPECT_FALSE(Store::open("", &err));
-  EXPECT_NE(err.find("GPUENV_CACHE_DIR"), std::string::npos) << err;
+  EXPECT_NE(err.find("GPUENV_CACHE_ROOT"), std::string::npos) << err;
+}
+
+int user_version(const std::string& path, int set = -1) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  if (set >= 0) sqlite3_exec(db, ("PRAGMA user_version=" + std::to_string(set)).c_str(), nullptr, nullptr, nullptr);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr);
+  int v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+// A newer gpuenv's store is left as it is: no rows, no version reset.
+TEST(Store, ANewerSchemaIsNotDowngraded) {
+  std::string path = temp_dir() + "/gpuenv.db", err;
+  std::int64_t id = 0, n = 0;
+  {
+    auto db = Store::open(path, &err);
+    ASSERT_TRUE(db) << err;
+    ASSERT_TRUE(db->add_run(run(), {meas("copy", 1)}, &id, &err)) << err;
+  }
+  ASSERT_EQ(user_version(path, 99), 99);
+  EXPECT_FALSE(Store::open(path, &err));
+  EXPECT_NE(err.find("schema is version 99, newer than this gpuenv's (1); upgrade gpuenv"), std::string::npos)
+      << err;
+  EXPECT_EQ(user_version(path), 99);
+  auto reader = Store::open_existing(path, &err);  // reading what it can is fine
+  ASSERT_TRUE(reader) << err;
+  ASSERT_TRUE(reader->count(&n, &err)) << err;
+  EXPECT_EQ(n, 1);
 }
 
 // 8 ranks of a job write at once: WAL and the busy timeout lose nothing.

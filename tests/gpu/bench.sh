@@ -10,7 +10,7 @@ BIN=${GPUENV_BIN:-build/gpuenv}
 OUT=${OUT:-/tmp/gpuenv-gpu}
 PY=${PYTHON:-python3}
 LONG_S=${GPUENV_CHECK_LONG_S:-30}
-export GPUENV_CACHE_DIR=${GPUENV_CACHE_DIR:-$OUT/cache}
+export GPUENV_CACHE_ROOT=${GPUENV_CACHE_ROOT:-$OUT/cache}
 mkdir -p "$OUT"
 fail=0
 check() { if "$@"; then echo "ok: $*"; else echo "FAILED: $*"; fail=1; fi; }
