@@ -103,7 +103,8 @@ json host_json(const Host& h) {
           {"ib_devices", ibs},
           {"interfaces", nets},
           {"memlock_bytes", opt(h.memlock_bytes)},
-          {"problems", problems_json(h.problems)}};
+          {"problems", problems_json(h.problems)},
+          {"cpu_cores", opt(h.cpu_cores)}};
 }
 
 json binary_json(const CudaBinary& b) {
@@ -355,6 +356,14 @@ Host read_host(const Reader& r) {
   }
   get(r, "memlock_bytes", &h.memlock_bytes);
   h.problems = read_problems(r.field("problems"));
+  if (auto cores = r.field("cpu_cores"); !cores.is_null()) {
+    h.cpu_cores.emplace();
+    for (const auto& e : cores.array()) {
+      std::optional<std::vector<int>> core;
+      get(e, &core);
+      h.cpu_cores->push_back(core.value_or(std::vector<int>{}));
+    }
+  }
   return h;
 }
 
