@@ -1,5 +1,6 @@
 #include "builders.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace gpuenv::testing {
@@ -62,7 +63,8 @@ MachineBuilder::MachineBuilder() {
 
 void MachineBuilder::layout_numa() {
   Host& h = m_.host;
-  int total = sockets_ * cores_per_socket_;
+  int cores = sockets_ * cores_per_socket_, threads = std::max(1, threads_per_core_);
+  int total = cores * threads;
   h.online_cpus = total;
   h.affinity_cpus = range(0, total);
   h.usable_cpus = total;
@@ -71,9 +73,21 @@ void MachineBuilder::layout_numa() {
     if (q < total) h.usable_cpus = q;
   }
   h.numa_nodes.clear();
-  for (int s = 0; s < sockets_; ++s)
-    h.numa_nodes.push_back(
-        {s, range(s * cores_per_socket_, cores_per_socket_), *h.memory_total_bytes / sockets_});
+  for (int s = 0; s < sockets_; ++s) {
+    std::vector<int> cpus;
+    for (int t = 0; t < threads; ++t)
+      for (int c : range(t * cores + s * cores_per_socket_, cores_per_socket_)) cpus.push_back(c);
+    h.numa_nodes.push_back({s, cpus, *h.memory_total_bytes / sockets_});
+  }
+  h.cpu_cores.reset();
+  if (threads_per_core_ > 0) {
+    h.cpu_cores.emplace();
+    for (int c = 0; c < cores; ++c) {
+      std::vector<int> siblings;
+      for (int t = 0; t < threads; ++t) siblings.push_back(c + t * cores);
+      h.cpu_cores->push_back(siblings);
+    }
+  }
   int n = static_cast<int>(m_.gpus.size());
   for (auto& g : m_.gpus) {
     if (!g.cpu_affinity) continue;  // sensed without NVML
@@ -160,6 +174,12 @@ MachineBuilder& MachineBuilder::with_mig(int index, int n, const std::string& pr
 MachineBuilder& MachineBuilder::cpus(int sockets, int cores_per_socket) {
   sockets_ = sockets;
   cores_per_socket_ = cores_per_socket;
+  layout_numa();
+  return *this;
+}
+
+MachineBuilder& MachineBuilder::smt(int threads) {
+  threads_per_core_ = threads;
   layout_numa();
   return *this;
 }

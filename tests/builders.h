@@ -56,6 +56,10 @@ class MachineBuilder {
   MachineBuilder& with_mig(int index, int n, const std::string& profile,
                            std::uint64_t memory_bytes);
   MachineBuilder& cpus(int sockets, int cores_per_socket);
+  /// SMT: each core runs `threads` logical CPUs, numbered as Linux does
+  /// (core c's siblings are c, c + cores, ...), and Host::cpu_cores is
+  /// known. Without it the cores are not sensed (nullopt).
+  MachineBuilder& smt(int threads);
   MachineBuilder& cgroup_quota(double cpus);
   MachineBuilder& shm(std::uint64_t bytes);
   MachineBuilder& container(const std::string& kind);
@@ -79,6 +83,7 @@ class MachineBuilder {
   std::vector<int> nvlinks_;  // per GPU: links the model has
   int sockets_ = 2;
   int cores_per_socket_ = 16;
+  int threads_per_core_ = 0;  // 0: cores not sensed; else SMT threads per core
 };
 
 namespace machine {

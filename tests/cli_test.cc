@@ -106,6 +106,22 @@ TEST(Cli, ExplainFromSnapshot) {
   EXPECT_TRUE(contains(j.out, "\"name\": \"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE\"")) << j.out;
 }
 
+// A kept value says whose it is: the snapshot's record, or the environment
+// gpuenv was started in, which wins over the record.
+TEST(Cli, ExplainSaysWhoseValueItKept) {
+  std::string file =
+      snapshot(testing::machine::h200().env("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "0"));
+  auto recorded = run_gpuenv({"explain", "--machine", file});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  EXPECT_TRUE(contains(recorded.out, "kept the snapshot's; gpuenv would set 1")) << recorded.out;
+  testing::ProcessOptions live;
+  live.env["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] = "0";
+  auto yours = run_gpuenv({"explain", "--machine", file}, live);
+  ASSERT_EQ(yours.exit_code, 0) << yours.err;
+  EXPECT_TRUE(contains(yours.out, "kept yours; gpuenv would set 1")) << yours.out;
+  EXPECT_FALSE(contains(yours.out, "snapshot's")) << yours.out;
+}
+
 TEST(Cli, EnvShIsSafeToEvalWithHostilePaths) {
   std::string root = "/tmp/it's a $HOME `id` $(id)\nnext";
   auto r = run_gpuenv({"env", "--machine", snapshot(testing::machine::h100()), "--cache-root", root});

@@ -1,6 +1,7 @@
 // Table rows for rule tests: a machine, the environment, and exactly what the
 // rule must decide. Settings are compared as a whole name -> value map, so a
-// row fails on a missing setting, a wrong value, and an unexpected one.
+// row fails on a missing setting, a wrong value, and an unexpected one; notes
+// as a whole list, each with its severity. Every rule test uses this file.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,10 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "builders.h"
 #include "model/machine.h"
 #include "model/plan.h"
 
 namespace gpuenv::testing {
+
+using Env = std::map<std::string, std::string>;
 
 struct ExpectedNote {
   Severity severity;
@@ -28,13 +32,39 @@ struct RuleCase {
   std::vector<ExpectedNote> notes = {};         // exactly these, in order
   std::optional<std::vector<int>> binding = {};
   std::map<std::string, std::string> reasons = {};  // name -> part of its reason
+  std::string cache_root = "/cache";                // Options::cache_root
+  bool ptx = false;                                 // Options::ptx
 };
 
-inline Options options_with(const std::map<std::string, std::string>& env) {
+/// Options as the CLI builds them: the machine's recorded environment with
+/// `extra` (the live one) on top, and the cache root /cache.
+inline Options options_for(const Machine& m, const Env& extra = {}) {
   Options o;
   o.cache_root = "/cache";
-  o.env = env;
+  o.env = m.env;
+  for (const auto& [k, v] : extra) o.env[k] = v;
   return o;
+}
+
+/// Options with only `env`, for a rule called without a machine's record.
+inline Options options_with(const Env& env) { return options_for(Machine{}, env); }
+
+/// A one-GPU machine of a model the builders lack (GB10, Thor, B300, ...).
+inline Machine one_gpu(const std::string& name, ComputeCapability cc) {
+  GpuModel model{name, cc, 64ull << 30, 5, 16, 300000, 2000, 3000, 0};
+  return MachineBuilder().cpus(1, 16).gpus(model).build();
+}
+
+/// `m` with GPU `index`'s compute capability unknown, as when it was not sensed.
+inline Machine without_cc(Machine m, int index = 0) {
+  m.gpus.at(index).compute_capability.reset();
+  return m;
+}
+
+inline const Setting* find_setting(const Decision& d, const std::string& name) {
+  for (const auto& s : d.settings)
+    if (s.name == name) return &s;
+  return nullptr;
 }
 
 inline std::string describe(const std::vector<Note>& notes) {
@@ -82,7 +112,10 @@ inline void expect_binding(const Decision& d, const RuleCase& c) {
 inline void run_table(Decision (*rule)(const Machine&, const Options&), const std::vector<RuleCase>& rows) {
   for (const auto& row : rows) {
     SCOPED_TRACE(row.description);
-    Decision d = rule(row.machine, options_with(row.env));
+    Options o = options_for(row.machine, row.env);
+    o.cache_root = row.cache_root;
+    o.ptx = row.ptx;
+    Decision d = rule(row.machine, o);
     expect_settings(d, row);
     expect_notes(d, row);
     expect_binding(d, row);

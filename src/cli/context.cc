@@ -101,8 +101,12 @@ Options Context::plan_options(const Machine& m) const {
     o.cache_root.clear();
   }
   o.env = m.env;
+  for (const auto& [name, value] : m.env) o.from_snapshot.insert(name);
   for (const auto& name : steering_env_names())
-    if (const char* v = std::getenv(name.c_str())) o.env[name] = v;
+    if (const char* v = std::getenv(name.c_str())) {
+      o.env[name] = v;
+      o.from_snapshot.erase(name);
+    }
   return o;
 }
 

@@ -19,20 +19,27 @@ void merge(Decision d, Plan* plan) {
   if (d.binding) plan->binding = std::move(d.binding);
 }
 
+// Whose value the environment held, as far as gpuenv knows: the snapshot's
+// record, or the environment gpuenv was started in.
+bool recorded(const Options& o, const std::string& name) { return o.from_snapshot.count(name) > 0; }
+
 void honour_user(const Options& o, Setting* s) {
   const std::string* user = o.getenv(s->name);
   if (!user || *user == s->value) return;
   if (s->launcher_default == *user) {
-    s->reason += " (replaces " + s->default_owner + "'s " + s->name + "=" + *user + ")";
+    s->reason += " (replaces " + s->name + "=" + *user + ", " + s->launcher_default_is + ")";
     return;
   }
   s->user_value = *user;
+  bool snapshot = recorded(o, s->name);
   if (o.override_user) {
     s->origin = Origin::kOverridden;
-    s->reason += " (replaces your " + s->name + "=" + *user + ", as --override asks)";
+    s->reason += std::string(" (replaces ") + (snapshot ? "the snapshot's " : "your ") + s->name +
+                 "=" + *user + ", as --override asks)";
   } else {
     s->origin = Origin::kKept;
-    s->reason = "kept yours; gpuenv would set " + s->value + ": " + s->reason;
+    s->reason = std::string("kept ") + (snapshot ? "the snapshot's" : "yours") +
+                "; gpuenv would set " + s->value + ": " + s->reason;
     s->value = *user;
   }
 }

@@ -40,6 +40,31 @@ TEST(Decide, RulesOnlySetNamesTheSnapshotRecords) {
       EXPECT_TRUE(known.count(s.name)) << s.name << " set by " << s.rule;
 }
 
+// Each variable has one owning rule, so no rule's setting silently replaces
+// another's by the order of the table. The machines include P2P that both
+// the driver and gpuenv bench report broken.
+TEST(Decide, EveryNameHasOneOwningRule) {
+  std::vector<Machine> machines;
+  for (const auto& f : testing::fixtures()) machines.push_back(f.make());
+  Machine p2p = testing::machine::h100(2).with_pcie_p2p("chipset_not_supported");
+  Measurement slow;
+  slow.key = "p2p", slow.gpu_uuid = *p2p.gpus[0].uuid, slow.peer_uuid = *p2p.gpus[1].uuid;
+  slow.status = "failed", slow.detail = "wrong result", slow.measured_at = "2025-03-04T05:06:07Z";
+  p2p.measurements = {slow};
+  machines.push_back(p2p);
+  const std::vector<std::map<std::string, std::string>> envs = {
+      {}, {{"LOCAL_RANK", "0"}, {"WORLD_SIZE", "16"}, {"TORCHELASTIC_RUN_ID", "x"}}};
+  std::map<std::string, std::string> owner;
+  for (const Machine& m : machines)
+    for (const auto& env : envs)
+      for (const Rule& r : all_rules())
+        for (const auto& s : r.fn(m, with_env(env)).settings) {
+          auto it = owner.emplace(s.name, r.name).first;
+          EXPECT_EQ(it->second, r.name) << s.name << " is set by two rules";
+        }
+  EXPECT_EQ(owner.at("NCCL_P2P_DISABLE"), "nccl");
+}
+
 TEST(Decide, NamesAreUnique) {
   Plan p = decide(testing::machine::a100_nvlink_8(), with_env({}));
   std::set<std::string> seen;
@@ -74,7 +99,10 @@ TEST(Decide, TorchrunsDefaultOmpThreadsIsReplacedNotKept) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->origin, Origin::kDecided);
   EXPECT_NE(s->value, "1");
-  EXPECT_NE(s->reason.find("replaces the launcher's OMP_NUM_THREADS=1"), std::string::npos) << s->reason;
+  EXPECT_NE(s->reason.find(" (replaces OMP_NUM_THREADS=1, the value torchrun gives every worker "
+                           "when it is unset)"),
+            std::string::npos)
+      << s->reason;
   // Outside torchrun the same 1 is the user's choice, and kept.
   torchrun.erase("TORCHELASTIC_RUN_ID");
   Plan outside = decide(m, with_env(torchrun));
@@ -86,6 +114,30 @@ TEST(Decide, TorchrunsDefaultOmpThreadsIsReplacedNotKept) {
   Plan chosen = decide(m, with_env(torchrun));
   ASSERT_NE(chosen.find("OMP_NUM_THREADS"), nullptr);
   EXPECT_EQ(chosen.find("OMP_NUM_THREADS")->value, "3");
+}
+
+// A kept or replaced value is named by where it came from only when that is
+// known: the --machine snapshot's record, else the environment gpuenv runs in.
+TEST(Decide, KeptAndReplacedValuesSayWhoseTheyAre) {
+  const std::string name = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE";
+  struct Row {
+    bool snapshot, override_user;
+    std::string reason_part;
+  } rows[] = {
+      {false, false, "kept yours; gpuenv would set 1: "},
+      {true, false, "kept the snapshot's; gpuenv would set 1: "},
+      {false, true, " (replaces your TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=0, as --override asks)"},
+      {true, true, " (replaces the snapshot's TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=0, as --override asks)"},
+  };
+  for (const Row& r : rows) {
+    Options o = with_env({{name, "0"}}, r.override_user);
+    if (r.snapshot) o.from_snapshot.insert(name);
+    Plan plan = decide(testing::machine::h100(), o);
+    const Setting* s = plan.find(name);
+    ASSERT_NE(s, nullptr);
+    EXPECT_NE(s->reason.find(r.reason_part), std::string::npos) << s->reason;
+    EXPECT_EQ(s->reason.find("container image"), std::string::npos) << s->reason;
+  }
 }
 
 TEST(Decide, SameValueAsUserIsNotKeptNoise) {

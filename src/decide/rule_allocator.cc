@@ -71,6 +71,20 @@ std::string why_name(const Machine& m, const std::optional<TorchVersion>& t,
   return torch + " reads " + kOld;
 }
 
+// Expandable segments are cuMemCreate memory, which cudaIpcGetMemHandle
+// cannot share: torch.multiprocessing's CUDA tensors need torch 2.5's
+// file-descriptor path (pytorch#130890), which fails where pidfd_getfd is
+// refused (pytorch#165685). docs/rules/allocator.md
+std::string ipc_caveat(const std::optional<TorchVersion>& t) {
+  std::string fix = ": set expandable_segments:False for such jobs";
+  if (t && !t->at_least(2, 5))
+    return "but torch.multiprocessing cannot share CUDA tensors from them (CUDA IPC) before "
+           "torch 2.5" + fix;
+  return "but CUDA tensors shared through torch.multiprocessing (CUDA IPC) then need "
+         "pidfd_getfd, which fails with \"Operation not permitted\" where ptrace is "
+         "restricted (common in containers)" + fix;
+}
+
 Note info(std::string message) { return {Severity::kInfo, "", std::move(message)}; }
 
 // Why the allocator must be left alone, if it must.
@@ -117,6 +131,7 @@ Decision rule_allocator(const Machine& m, const Options& o) {
       "fragmentation stops causing OOMs; ";
   reason += why_name(m, t, name, o.getenv(name));
   if (!base.empty()) reason += "; keeps your " + base;
+  reason += "; " + ipc_caveat(t);
   d.settings.push_back(make_setting(name, base.empty() ? kExpand : base + "," + kExpand, reason));
   return d;
 }

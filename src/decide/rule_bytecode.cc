@@ -16,19 +16,17 @@ Setting prefix(const Torch& t, const std::string& root) {
                           "instead, outside the install");
 }
 
-// PYTHONDONTWRITEBYTECODE=1, which container images set to keep their
-// layers free of __pycache__, would stop Python from writing the bytecode at
-// all. With PYTHONPYCACHEPREFIX none lands in the image either, so the
-// image's value is replaced like a launcher's default.
+// PYTHONDONTWRITEBYTECODE=1 (container images set it to keep their layers
+// free of __pycache__) stops Python from writing the bytecode at all. With
+// PYTHONPYCACHEPREFIX none would land in the install, so gpuenv would empty
+// it; like any value in the environment, decide() keeps it unless
+// --override, and the plan says so.
 std::optional<Setting> allow_writing(const Options& o) {
   const std::string* v = o.getenv("PYTHONDONTWRITEBYTECODE");
   if (!v || v->empty()) return std::nullopt;
-  Setting s = make_setting("PYTHONDONTWRITEBYTECODE", "",
-                           "empty lets Python write the bytecode that PYTHONPYCACHEPREFIX keeps "
-                           "under the cache root; none is written into the install or image");
-  s.launcher_default = *v;
-  s.default_owner = "the container image";
-  return s;
+  return make_setting("PYTHONDONTWRITEBYTECODE", "",
+                      "empty lets Python write the bytecode that PYTHONPYCACHEPREFIX keeps "
+                      "under the cache root; none is written into the install or image");
 }
 
 }  // namespace

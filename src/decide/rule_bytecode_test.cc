@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "decide/decide.h"
-#include "decide/rule_test_support.h"
 #include "decide/rules.h"
+#include "rule_expect.h"
 
 namespace gpuenv {
 namespace {
@@ -20,73 +20,67 @@ Machine with_torch(std::optional<bool> bytecode_cached) {
   return m;
 }
 
-struct Row {
-  std::string description;
-  Machine machine;
-  Env env;
-  std::string cache_root;
-  Env expected;
-};
+RuleCase root(const std::string& cache_root, RuleCase c) {
+  c.cache_root = cache_root;
+  return c;
+}
 
-std::vector<Row> rows() {
+Machine without_gpus(Machine m) {
+  m.gpus.clear();
+  return m;
+}
+
+std::vector<RuleCase> rows() {
   const Env prefix = {{"PYTHONPYCACHEPREFIX", "/cache/python"}};
   Env both = prefix;
   both["PYTHONDONTWRITEBYTECODE"] = "";
   return {
-      {"torch ships bytecode: nothing to do", with_torch(true), {}, "/cache", {}},
-      {"not known whether it does: nothing", with_torch(std::nullopt), {}, "/cache", {}},
-      {"no torch at all", machine::h200(1), {}, "/cache", {}},
-      {"no bytecode: cache it under the root", with_torch(false), {}, "/cache/", prefix},
-      {"the image forbids writing bytecode", with_torch(false),
-       {{"PYTHONDONTWRITEBYTECODE", "1"}}, "/cache", both},
+      {"torch ships bytecode: nothing to do", with_torch(true), {}, {}},
+      {"not known whether it does: nothing", with_torch(std::nullopt), {}, {}},
+      {"no torch at all", machine::h200(1), {}, {}},
+      root("/cache/", {"no bytecode: cache it under the root", with_torch(false), {}, prefix}),
+      {"PYTHONDONTWRITEBYTECODE=1 forbids writing it", with_torch(false),
+       {{"PYTHONDONTWRITEBYTECODE", "1"}}, both},
       {"an empty PYTHONDONTWRITEBYTECODE already allows it", with_torch(false),
-       {{"PYTHONDONTWRITEBYTECODE", ""}}, "/cache", prefix},
-      {"no cache root: nothing", with_torch(false), {}, "", {}},
-      {"no GPU: still worth it", [] {
-         Machine m = with_torch(false);
-         m.gpus.clear();
-         return m;
-       }(), {}, "/cache", prefix},
+       {{"PYTHONDONTWRITEBYTECODE", ""}}, prefix},
+      root("", {"no cache root: nothing", with_torch(false), {}, {}}),
+      {"no GPU: still worth it", without_gpus(with_torch(false)), {}, prefix},
   };
 }
 
-TEST(RuleBytecode, Table) {
-  for (const auto& row : rows()) {
-    SCOPED_TRACE(row.description);
-    Options o = options_for(row.machine, row.env);
-    o.cache_root = row.cache_root;
-    EXPECT_EQ(settings_of(rule_bytecode(row.machine, o)), row.expected);
-  }
-}
+TEST(RuleBytecode, Table) { run_table(rule_bytecode, rows()); }
 
 TEST(RuleBytecode, ReasonNamesTheInstall) {
-  Options o = options_for(Machine{});
-  o.cache_root = "/cache";
-  Decision d = rule_bytecode(with_torch(false), o);
+  Decision d = rule_bytecode(with_torch(false), options_with({}));
   ASSERT_EQ(d.settings.size(), 1u);
   EXPECT_NE(d.settings[0].reason.find("/opt/venv/lib/python3.12/site-packages/torch"),
             std::string::npos);
 }
 
-// The image's PYTHONDONTWRITEBYTECODE=1 is replaced, and the plan says whose
-// value it was; a PYTHONPYCACHEPREFIX the user chose is kept.
+// PYTHONDONTWRITEBYTECODE=1 in the environment is the user's like any
+// other value: kept, and the plan says what gpuenv would set; --override
+// replaces it. A PYTHONPYCACHEPREFIX the user chose is kept.
 TEST(RuleBytecode, ThroughDecide) {
   Machine m = with_torch(false);
-  Options o = options_for(m, {{"PYTHONDONTWRITEBYTECODE", "1"},
-                              {"PYTHONPYCACHEPREFIX", "/mine"}});
-  o.cache_root = "/cache";
-  Plan plan = decide(m, o);
-  const Setting* write = plan.find("PYTHONDONTWRITEBYTECODE");
-  ASSERT_NE(write, nullptr);
-  EXPECT_EQ(write->value, "");
-  EXPECT_EQ(write->origin, Origin::kDecided);
-  EXPECT_NE(write->reason.find("replaces the container image's PYTHONDONTWRITEBYTECODE=1"),
-            std::string::npos)
-      << write->reason;
-  const Setting* prefix = plan.find("PYTHONPYCACHEPREFIX");
-  ASSERT_NE(prefix, nullptr);
-  EXPECT_EQ(prefix->value, "/mine");
-  EXPECT_EQ(prefix->origin, Origin::kKept);
+  for (bool override_user : {false, true}) {
+    SCOPED_TRACE(override_user ? "--override" : "default");
+    Options o = options_for(m, {{"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONPYCACHEPREFIX", "/mine"}});
+    o.override_user = override_user;
+    Plan plan = decide(m, o);
+    const Setting* write = plan.find("PYTHONDONTWRITEBYTECODE");
+    ASSERT_NE(write, nullptr);
+    EXPECT_EQ(write->value, override_user ? "" : "1");
+    EXPECT_EQ(write->origin, override_user ? Origin::kOverridden : Origin::kKept);
+    EXPECT_NE(write->reason.find(override_user
+                                     ? "(replaces your PYTHONDONTWRITEBYTECODE=1, as --override asks)"
+                                     : "kept yours; gpuenv would set : empty lets Python write"),
+              std::string::npos)
+        << write->reason;
+    EXPECT_EQ(write->reason.find("container image"), std::string::npos) << write->reason;
+    const Setting* prefix = plan.find("PYTHONPYCACHEPREFIX");
+    ASSERT_NE(prefix, nullptr);
+    EXPECT_EQ(prefix->value, override_user ? "/cache/python" : "/mine");
+  }
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // cpu: OMP_NUM_THREADS per GPU process, and under torchrun a NUMA-local,
-// disjoint CPU slice for each local rank. docs/rules/cpu.md
+// disjoint CPU slice for each local rank. With Host::cpu_cores known the
+// counts and slices are physical cores, as PyTorch's own default is, so SMT
+// siblings do not double the threads. docs/rules/cpu.md
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "decide/launch.h"
 #include "decide/rules.h"
@@ -57,11 +60,35 @@ std::string count(int n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-Setting omp_share(const Context& c, int usable) {
-  int threads = std::max(1, usable / c.processes);
+// What the threads are counted from, and how the reason says it.
+struct Usable {
+  int count = 0;
+  std::string what;  // "112 usable CPUs", "48 physical cores (96 logical CPUs) in ..."
+};
+
+Usable usable_logical(int cpus) { return {cpus, count(cpus, "usable CPU", "usable CPUs")}; }
+
+// The physical cores of this process's affinity, capped by the cgroup quota;
+// nullopt when the cores were not sensed.
+std::optional<Usable> usable_cores(const Host& h) {
+  if (!h.cpu_cores || h.cpu_cores->empty()) return std::nullopt;
+  int cores = static_cast<int>(h.cpu_cores->size()), logical = 0;
+  for (const auto& core : *h.cpu_cores) logical += static_cast<int>(core.size());
+  std::string in = count(cores, "physical core", "physical cores") + " (" +
+                   count(logical, "logical CPU", "logical CPUs") + ") in this process's affinity";
+  const std::optional<double>& q = h.cgroup_cpu_quota;
+  if (!q || !(*q > 0) || *q >= cores) return Usable{cores, in};
+  int quota = std::max(1, static_cast<int>(std::ceil(*q - 1e-9)));
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", *q);
+  return Usable{quota, "a cgroup CPU quota of " + std::string(text) + " CPUs (" + in + ")"};
+}
+
+Setting omp_share(const Context& c, const Usable& usable) {
+  int threads = std::max(1, usable.count / c.processes);
   // Without a visible GPU the one process is not a GPU process.
   bool gpu = !c.visible.devices.empty() || c.launch.local_world_size;
-  return omp_setting(threads, count(usable, "usable CPU", "usable CPUs") + " / " +
+  return omp_setting(threads, usable.what + " / " +
                                   count(c.processes, gpu ? "GPU process" : "process",
                                         gpu ? "GPU processes" : "processes") + " = " +
                                   count(threads, "thread", "threads") + " each");
@@ -96,14 +123,39 @@ std::string rank_range(const std::vector<int>& ranks) {
   return ranks.size() == 1 ? "rank " + std::to_string(ranks[0]) : "ranks " + cpu_list(ranks);
 }
 
-CpuBinding slice(const std::vector<int>& cpus, const std::vector<int>& ranks, int rank,
-                 const std::string& gpu) {
+// `cpus` grouped by physical core (Host::cpu_cores), cores in order of their
+// first CPU; each CPU its own group when the cores are unknown.
+std::vector<std::vector<int>> by_core(const Host& h, const std::vector<int>& cpus) {
+  std::vector<std::vector<int>> out;
+  std::vector<int> rest = cpus;
+  if (h.cpu_cores)
+    for (const auto& core : *h.cpu_cores)
+      if (auto mine = intersect(core, cpus); !mine.empty()) {
+        out.push_back(mine);
+        for (int c : mine) rest.erase(std::remove(rest.begin(), rest.end(), c), rest.end());
+      }
+  for (int c : rest) out.push_back({c});
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The rank's slice of `cpus`, whole cores each, and how many cores it got.
+std::pair<CpuBinding, int> slice(const Host& h, const std::vector<int>& cpus,
+                                 const std::vector<int>& ranks, int rank, const std::string& gpu) {
   std::string near = gpu + " is local to CPUs " + cpu_list(cpus) + ", shared by local " + rank_range(ranks);
-  int size = static_cast<int>(cpus.size() / ranks.size());
-  if (size == 0) return {cpus, near + ": too few CPUs to give each rank its own, so they share them"};
+  std::vector<std::vector<int>> cores = by_core(h, cpus);
+  int size = static_cast<int>(cores.size() / ranks.size());
+  if (size == 0)
+    return {{cpus, near + ": too few " + std::string(h.cpu_cores ? "cores" : "CPUs") +
+                       " to give each rank its own, so they share them"},
+            1};
   int pos = static_cast<int>(std::find(ranks.begin(), ranks.end(), rank) - ranks.begin());
-  std::vector<int> mine(cpus.begin() + pos * size, cpus.begin() + (pos + 1) * size);
-  return {mine, near + ": local rank " + std::to_string(rank) + " gets " + cpu_list(mine)};
+  std::vector<int> mine;
+  for (int i = pos * size; i < (pos + 1) * size; ++i) mine.insert(mine.end(), cores[i].begin(), cores[i].end());
+  std::sort(mine.begin(), mine.end());
+  std::string got = "local rank " + std::to_string(rank) + " gets " + cpu_list(mine);
+  if (h.cpu_cores) got += " (" + count(size, "physical core", "physical cores") + ")";
+  return {{mine, near + ": " + got}, size};
 }
 
 std::string gpu_label(const VisibleDevice& d) {
@@ -138,14 +190,15 @@ std::optional<int> bind_rank(const Context& c, Decision* d) {
     d->notes.push_back(no_cpus(gpu, cpus.has_value()));
     return std::nullopt;
   }
-  std::vector<int> ranks = peers(c, *cpus);
-  d->binding = slice(*cpus, ranks, rank, gpu);
-  return std::max<int>(1, cpus->size() / ranks.size());
+  auto [binding, threads] = slice(c.m.host, *cpus, peers(c, *cpus), rank, gpu);
+  d->binding = std::move(binding);
+  return threads;
 }
 
 void bound_threads(const Context& c, int per_rank, Decision* d) {
   int threads = per_rank;
-  std::string why = "one thread per CPU of this rank's slice";
+  std::string why = c.m.host.cpu_cores ? "one thread per physical core of this rank's slice"
+                                       : "one thread per CPU of this rank's slice";
   if (auto share = quota_share(c); share && *share < threads) {
     threads = *share;
     why = "the cgroup CPU quota shared by " + count(c.processes, "process", "processes");
@@ -169,7 +222,9 @@ Decision rule_cpu(const Machine& m, const Options& o) {
   Context c{m, visible_devices(m, o), launch_env(o)};
   c.processes = local_processes(c);
   warn_malformed(c, &d);
-  std::optional<int> usable = usable_cpus(m.host);
+  std::optional<Usable> usable = usable_cores(m.host);
+  if (!usable)
+    if (auto n = usable_cpus(m.host)) usable = usable_logical(*n);
   std::optional<int> per_rank;
   if (c.launch.local_rank) per_rank = bind_rank(c, &d);
   if (per_rank) {
@@ -181,10 +236,14 @@ Decision rule_cpu(const Machine& m, const Options& o) {
         note(Severity::kInfo, "OMP_NUM_THREADS left alone: the number of usable CPUs is unknown"));
   }
   // torchrun (TORCHELASTIC_RUN_ID in its workers) sets OMP_NUM_THREADS=1
-  // when the user did not; that 1 is its default, not the user's choice.
+  // when it is unset, so a 1 there cannot be told from the user's: the one
+  // value gpuenv replaces without --override (README, "Usage").
   if (o.getenv("TORCHELASTIC_RUN_ID"))
     for (auto& s : d.settings)
-      if (s.name == "OMP_NUM_THREADS") s.launcher_default = "1";
+      if (s.name == "OMP_NUM_THREADS") {
+        s.launcher_default = "1";
+        s.launcher_default_is = "the value torchrun gives every worker when it is unset";
+      }
   return d;
 }
 

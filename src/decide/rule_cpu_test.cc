@@ -148,7 +148,72 @@ std::vector<RuleCase> binding_rows() {
   };
 }
 
+std::vector<int> cpus(std::vector<std::pair<int, int>> ranges) {
+  std::vector<int> out;
+  for (auto [first, count] : ranges)
+    for (int c : cpu_range(first, count)) out.push_back(c);
+  return out;
+}
+
+// With the physical cores sensed (Host::cpu_cores), threads count cores, as
+// PyTorch's own default does: h100 is 2 sockets x 56 cores, 224 logical CPUs
+// with SMT (core c's sibling is c + 112).
+std::vector<RuleCase> core_rows() {
+  MachineBuilder h100x8 = machine::h100(8).smt(2);
+  return {
+      {"SMT: one GPU takes every physical core, not every thread",
+       machine::h100().smt(2),
+       {},
+       omp(112),
+       {},
+       {},
+       {{"OMP_NUM_THREADS",
+         "112 physical cores (224 logical CPUs) in this process's affinity / 1 GPU process = 112 "
+         "threads each"}}},
+      {"SMT: eight GPUs share the cores", h100x8, {}, omp(14)},
+      {"no SMT, cores known: the same count, said exactly",
+       machine::h100().smt(1),
+       {},
+       omp(112),
+       {},
+       {},
+       {{"OMP_NUM_THREADS", "112 physical cores (112 logical CPUs) in this process's affinity"}}},
+      {"SMT with a quota below the cores: the quota",
+       machine::h100(8).smt(2).cgroup_quota(16.5),
+       {},
+       omp(2),
+       {},
+       {},
+       {{"OMP_NUM_THREADS",
+         "a cgroup CPU quota of 16.5 CPUs (112 physical cores (224 logical CPUs) in this process's "
+         "affinity) / 8 GPU processes = 2 threads each"}}},
+      {"SMT: a torchrun rank gets whole cores, both threads of each",
+       h100x8,
+       torchrun(1, 8),
+       omp(14),
+       {},
+       cpus({{14, 14}, {126, 14}}),
+       {{"OMP_NUM_THREADS", "14 threads: one thread per physical core of this rank's slice"}}},
+      {"SMT: rank 7 on socket 1",
+       h100x8,
+       torchrun(7, 8),
+       omp(14),
+       {},
+       cpus({{98, 14}, {210, 14}})},
+  };
+}
+
 TEST(Cpu, ThreadsShareTheUsableCpus) { run_table(rule_cpu, sharing_rows()); }
+
+TEST(Cpu, ThreadsCountPhysicalCores) { run_table(rule_cpu, core_rows()); }
+
+TEST(Cpu, SmtBindingReasonCountsCores) {
+  Decision d = rule_cpu(machine::h100(8).smt(2), options_with(torchrun(1, 8)));
+  ASSERT_TRUE(d.binding);
+  EXPECT_EQ(d.binding->reason,
+            "GPU 1 is local to CPUs 0-55,112-167, shared by local ranks 0-3: local rank 1 gets "
+            "14-27,126-139 (14 physical cores)");
+}
 
 TEST(Cpu, TorchrunRanksGetDisjointNumaLocalSlices) { run_table(rule_cpu, binding_rows()); }
 

@@ -1,12 +1,14 @@
 // measured: what `gpuenv bench` measured on this machine steers the plan.
-// P2P measured broken, or slower than going through host memory, between
-// visible GPUs -> NCCL_P2P_DISABLE=1, citing the figures; a GPU far below
-// its spec peak -> a warning naming the likely causes. The figures come from
-// Machine::measurements (the store, read while sensing). docs/bench.md
+// A GPU far below its spec peak -> a warning naming the likely causes; a
+// case that failed -> a warning. P2P measured broken, or slower than going
+// through host memory, is told to the nccl rule (measured_p2p_problems),
+// which owns NCCL_P2P_DISABLE. The figures come from Machine::measurements
+// (the store, read while sensing). docs/bench.md, docs/rules/measured.md
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 
+#include "decide/measured.h"
 #include "decide/rules.h"
 #include "decide/visible.h"
 
@@ -54,25 +56,6 @@ std::string p2p_finding(const Machine& m, const Measurement& p2p, const Gpu& a, 
          " GB/s through host memory (" + date_of(p2p) + ")";
 }
 
-void p2p(const Machine& m, const std::vector<const Gpu*>& gpus, Decision* d) {
-  std::vector<std::string> found;
-  for (const auto& x : m.measurements) {
-    if (x.key != "p2p" || !x.peer_uuid) continue;
-    const Gpu* a = visible_by_uuid(gpus, x.gpu_uuid);
-    const Gpu* b = visible_by_uuid(gpus, *x.peer_uuid);
-    if (!a || !b) continue;
-    if (std::string f = p2p_finding(m, x, *a, *b); !f.empty()) found.push_back(f);
-  }
-  if (found.empty()) return;
-  std::string list;
-  for (size_t i = 0; i < found.size() && i < 3; ++i) list += (i ? "; " : "") + found[i];
-  if (found.size() > 3) list += "; ... " + std::to_string(found.size()) + " pairs in all";
-  Setting s;
-  s.name = "NCCL_P2P_DISABLE";
-  s.value = "1";
-  s.reason = "measured by gpuenv bench: " + list + "; NCCL goes through host memory instead";
-  d->settings.push_back(std::move(s));
-}
 
 // "gemm_bf16_8192" -> 8192; 0 for a key without a size (snapshots are outside input).
 int gemm_size(const std::string& key) {
@@ -157,11 +140,23 @@ void wrong_results(const Machine& m, const Gpu& g, Decision* d) {
 
 }  // namespace
 
+std::vector<std::string> measured_p2p_problems(const Machine& m,
+                                               const std::vector<const Gpu*>& gpus) {
+  std::vector<std::string> found;
+  for (const auto& x : m.measurements) {
+    if (x.key != "p2p" || !x.peer_uuid) continue;
+    const Gpu* a = visible_by_uuid(gpus, x.gpu_uuid);
+    const Gpu* b = visible_by_uuid(gpus, *x.peer_uuid);
+    if (!a || !b) continue;
+    if (std::string f = p2p_finding(m, x, *a, *b); !f.empty()) found.push_back(f);
+  }
+  return found;
+}
+
 Decision rule_measured(const Machine& m, const Options& o) {
   Decision d;
   if (m.measurements.empty()) return d;
   std::vector<const Gpu*> gpus = visible_gpus(visible_devices(m, o));
-  p2p(m, gpus, &d);
   for (const Gpu* g : gpus) {
     if (!g->uuid) continue;
     far_below_peak(m, *g, &d);

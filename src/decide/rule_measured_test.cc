@@ -116,11 +116,14 @@ Machine x8_width(Machine m) {
 
 std::vector<RuleCase> p2p_rows() {
   Machine h100x2 = machine::h100(2).with_nvlink(), h100x3 = machine::h100(3).with_nvlink();
-  const std::map<std::string, std::string> off = {{"NCCL_P2P_DISABLE", "1"}};
+  // What the nccl rule sets on these hosts anyway (no InfiniBand).
+  const std::map<std::string, std::string> nccl = {{"NCCL_IB_DISABLE", "1"}, {"NCCL_DEBUG", "WARN"}};
+  std::map<std::string, std::string> off = nccl;
+  off["NCCL_P2P_DISABLE"] = "1";
   return {
-      {"never measured: nothing", h100x2, {}, {}},
-      {"healthy figures: nothing", with(h100x2, healthy), {}, {}},
-      {"P2P faster than the host path: nothing", with(h100x2, fast_p2p), {}, {}},
+      {"never measured: nothing", h100x2, {}, nccl},
+      {"healthy figures: nothing", with(h100x2, healthy), {}, nccl},
+      {"P2P faster than the host path: nothing", with(h100x2, fast_p2p), {}, nccl},
       {"P2P slower than through host memory",
        with(h100x2, slow_p2p),
        {},
@@ -137,8 +140,9 @@ std::vector<RuleCase> p2p_rows() {
        {},
        {},
        {{"NCCL_P2P_DISABLE", "GPU 1->2 peer copy failed (wrong result: the peer copy delivered 12 wrong words"}}},
-      {"the broken pair is not visible", with(h100x3, broken_p2p), {{"CUDA_VISIBLE_DEVICES", "0,1"}}, {}},
-      {"the slow pair is half visible", with(h100x2, slow_p2p), {{"CUDA_VISIBLE_DEVICES", "0"}}, {}},
+      {"the broken pair is not visible", with(h100x3, broken_p2p), {{"CUDA_VISIBLE_DEVICES", "0,1"}}, nccl},
+      {"the slow pair is half visible: one GPU, NCCL not in play", with(h100x2, slow_p2p),
+       {{"CUDA_VISIBLE_DEVICES", "0"}}, {}, {{Severity::kInfo, "no NCCL settings: one GPU"}}},
   };
 }
 
@@ -185,18 +189,26 @@ std::vector<RuleCase> peak_rows() {
   };
 }
 
-TEST(MeasuredRule, P2pFromMeasurements) { run_table(rule_measured, p2p_rows()); }
+// The nccl rule owns NCCL_P2P_DISABLE and decides it from these figures too;
+// the measured rule sets nothing.
+TEST(MeasuredRule, P2pFromMeasurements) {
+  run_table(rule_nccl, p2p_rows());
+  for (const RuleCase& row : p2p_rows()) EXPECT_TRUE(rule_measured(row.machine, options_with(row.env)).settings.empty());
+}
 TEST(MeasuredRule, FarBelowPeak) { run_table(rule_measured, peak_rows()); }
 
-// The measured rule runs after nccl: its NCCL_P2P_DISABLE wins, and explain
-// shows the measurement as the reason.
-TEST(MeasuredRule, OverridesTheNcclRuleInThePlan) {
-  Machine m = with(machine::h100(2).with_nvlink(), slow_p2p);
+// The driver's P2P status and the measurement, both in the one reason.
+TEST(MeasuredRule, NcclCitesTheDriverAndTheMeasurement) {
+  Machine m = with(machine::h100(2).with_pcie_p2p("chipset_not_supported"), slow_p2p);
   Plan plan = decide(m, options_with({}));
   const Setting* s = plan.find("NCCL_P2P_DISABLE");
   ASSERT_NE(s, nullptr);
-  EXPECT_EQ(s->rule, "measured");
-  EXPECT_NE(s->reason.find("3.1 GB/s peer to peer"), std::string::npos) << s->reason;
+  EXPECT_EQ(s->rule, "nccl");
+  EXPECT_EQ(s->reason,
+            "the driver reports no P2P reads between GPU 0-1 (chipset_not_supported); measured by "
+            "gpuenv bench: GPU 0->1 3.1 GB/s peer to peer against 24.5 GB/s through host memory "
+            "(2025-03-04); NCCL goes through host memory instead (if P2P should work, check PCIe "
+            "ACS and the IOMMU: `nvidia-smi topo -p2p r`)");
   Plan unmeasured = decide(machine::h100(2).with_nvlink(), options_with({}));
   EXPECT_EQ(unmeasured.find("NCCL_P2P_DISABLE"), nullptr);
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "decide/launch.h"
+#include "decide/measured.h"
 #include "decide/rules.h"
 #include "decide/visible.h"
 
@@ -89,22 +90,33 @@ bool visible(const std::vector<const Gpu*>& gpus, int index) {
   return std::any_of(gpus.begin(), gpus.end(), [&](const Gpu* g) { return g->index == index; });
 }
 
+// "A, B, C, ... N pairs in all"
+std::string first_three(std::vector<std::string> items, const std::string& sep) {
+  size_t n = items.size();
+  if (n > 3) {
+    items.resize(3);
+    items.push_back("... " + std::to_string(n) + " pairs in all");
+  }
+  return join(items, sep);
+}
+
+// NCCL_P2P_DISABLE, this rule's alone: from the driver's P2P status and
+// from what gpuenv bench measured (decide/measured.h), both cited.
 void p2p(const Machine& m, const Visibility& v, Decision* d) {
   std::vector<const Gpu*> gpus = visible_gpus(v);
   std::vector<std::string> bad;
   for (const auto& p : m.pairs)
     if (p.a != p.b && visible(gpus, p.a) && visible(gpus, p.b) && p2p_broken(p))
       bad.push_back("GPU " + std::to_string(p.a) + "-" + std::to_string(p.b) + " (" + *p.p2p_read + ")");
-  if (bad.empty()) return;
-  size_t n = bad.size();
-  if (n > 3) {
-    bad.resize(3);
-    bad.push_back("... " + std::to_string(n) + " pairs in all");
-  }
-  d->settings.push_back(make_setting("NCCL_P2P_DISABLE", "1",
-                                "the driver reports no P2P reads between " + join(bad, ", ") +
-                                    "; NCCL goes through host memory (if P2P should work, check PCIe "
-                                    "ACS and the IOMMU: `nvidia-smi topo -p2p r`)"));
+  std::vector<std::string> measured = measured_p2p_problems(m, gpus);
+  if (bad.empty() && measured.empty()) return;
+  std::vector<std::string> why;
+  if (!bad.empty()) why.push_back("the driver reports no P2P reads between " + first_three(bad, ", "));
+  if (!measured.empty()) why.push_back("measured by gpuenv bench: " + first_three(measured, "; "));
+  std::string reason = join(why, "; ") + "; NCCL goes through host memory instead";
+  if (!bad.empty())
+    reason += " (if P2P should work, check PCIe ACS and the IOMMU: `nvidia-smi topo -p2p r`)";
+  d->settings.push_back(make_setting("NCCL_P2P_DISABLE", "1", reason));
 }
 
 // A process enumerates at most one MIG device, so MIG devices count once.

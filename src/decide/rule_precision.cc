@@ -1,32 +1,29 @@
 // precision: the autocast dtype and the FP8/FP4 tensor-core formats every
-// visible GPU supports, published for scripts. docs/rules/precision.md
-#include <functional>
-
+// visible GPU supports (model/arch_table.h), published for scripts.
+// docs/rules/precision.md
 #include "decide/arch.h"
 #include "decide/rules.h"
 
 namespace gpuenv {
 namespace {
 
-using Pred = std::function<bool(const VisibleDevice&)>;
+using Format = bool TensorFormats::*;
 
-std::vector<VisibleDevice> select(const std::vector<VisibleDevice>& devices, const Pred& keep) {
+// The devices whose tensor cores lack `format`; every device's are known.
+std::vector<VisibleDevice> lacking(const std::vector<VisibleDevice>& devices, Format format) {
   std::vector<VisibleDevice> out;
   for (const auto& d : devices)
-    if (keep(d)) out.push_back(d);
+    if (!((*tensor_formats(d.cc())).*format)) out.push_back(d);
   return out;
 }
 
 Setting autocast(const std::vector<VisibleDevice>& devices) {
-  auto below = [&](int major) {
-    return select(devices, [&](const VisibleDevice& d) { return d.cc().major < major; });
-  };
-  if (auto old = below(7); !old.empty())
+  if (auto old = lacking(devices, &TensorFormats::fp16); !old.empty())
     return make_setting("GPUENV_AUTOCAST_DTYPE", "float32",
                    "no tensor cores on " + describe_devices(old) +
                        " (they start with Volta, cc 7.0): mixed precision gains little, so stay in "
                        "float32");
-  if (auto old = below(8); !old.empty())
+  if (auto old = lacking(devices, &TensorFormats::bf16); !old.empty())
     return make_setting("GPUENV_AUTOCAST_DTYPE", "float16",
                    "fp16 but no bf16 tensor cores on " + describe_devices(old) +
                        ": autocast to float16 and scale the loss with a GradScaler");
@@ -37,38 +34,36 @@ Setting autocast(const std::vector<VisibleDevice>& devices) {
 
 // GPUENV_FP8 / GPUENV_FP4: 1 when every visible GPU multiplies the format.
 Setting format_flag(const std::vector<VisibleDevice>& devices, const std::string& name,
-                    bool TensorFormats::*has, const std::string& needs) {
-  auto lacking =
-      select(devices, [&](const VisibleDevice& d) { return !(arch_info(d.cc())->tensor.*has); });
-  if (lacking.empty())
+                    Format format, const std::string& needs) {
+  auto without = lacking(devices, format);
+  if (without.empty())
     return make_setting(name, "1",
                    "for scripts: " + needs + " tensor cores on " + describe_devices(devices));
   return make_setting(name, "0",
-                 "for scripts: no " + needs + " tensor cores on " + describe_devices(lacking));
+                 "for scripts: no " + needs + " tensor cores on " + describe_devices(without));
 }
 
-Note warning(std::string message) { return {Severity::kWarning, "", std::move(message)}; }
+Decision left_alone(const std::string& why) {
+  Decision d;
+  d.notes.push_back({Severity::kWarning, "", "precision left alone: " + why});
+  return d;
+}
 
 }  // namespace
 
 Decision rule_precision(const Machine& m, const Options& o) {
-  Decision d;
   Visibility v = visible_devices(m, o);
-  if (v.devices.empty()) return d;
-  if (!distinct_ccs(v.devices)) {
-    d.notes.push_back(warning("precision left alone: the compute capability of " +
-                              describe_unknown_cc(v.devices) + " could not be sensed"));
-    return d;
-  }
+  if (v.devices.empty()) return {};
+  if (!distinct_ccs(v.devices))
+    return left_alone("the compute capability of " + describe_unknown_cc(v.devices) +
+                      " could not be sensed");
+  std::vector<VisibleDevice> unknown;
+  for (const auto& d : v.devices)
+    if (!tensor_formats(d.cc())) unknown.push_back(d);
+  if (!unknown.empty())
+    return left_alone("gpuenv does not know the tensor cores of " + describe_devices(unknown));
+  Decision d;
   d.settings.push_back(autocast(v.devices));
-  auto unknown = select(v.devices, [](const VisibleDevice& x) { return !arch_info(x.cc()); });
-  if (!unknown.empty()) {
-    d.notes.push_back(
-        warning("GPUENV_FP8 and GPUENV_FP4 left unset: gpuenv does not know the "
-                "tensor cores of " +
-                describe_devices(unknown)));
-    return d;
-  }
   d.settings.push_back(
       format_flag(v.devices, "GPUENV_FP8", &TensorFormats::fp8, "FP8 (Ada/Hopper, cc 8.9+)"));
   d.settings.push_back(

@@ -106,25 +106,54 @@ bool any_cubin_runs(const std::vector<ComputeCapability>& sass, ComputeCapabilit
   return false;
 }
 
-bool wheel_runs_natively(const WheelArchs& w, ComputeCapability gpu) {
-  return any_cubin_runs(w.sass, gpu);
+// PyTorch 2.9's CUDA Support Matrix (RELEASE.md), Linux x86_64. The README's
+// "Which base tag" table is these rows; a test compares the two.
+const std::vector<TorchBuild>& recommended_builds() {
+  static const std::vector<TorchBuild> kBuilds = {
+      {"2.9.1", "cu126", "12.6.3", {{5, 0}, {6, 0}, {7, 0}, {7, 5}, {8, 0}, {8, 6}, {9, 0}},
+       std::nullopt, "525.60.13"},
+      {"2.9.1", "cu128", "12.8.1", {{7, 0}, {7, 5}, {8, 0}, {8, 6}, {9, 0}, {10, 0}, {12, 0}},
+       std::nullopt, "525.60.13"},
+      {"2.9.1", "cu130", "13.0.0", {{7, 5}, {8, 0}, {8, 6}, {9, 0}, {10, 0}, {12, 0}},
+       ComputeCapability{12, 0}, "580.65.06"},
+  };
+  return kBuilds;
 }
 
-const WheelArchs* best_wheel(const std::vector<ComputeCapability>& gpus,
-                             std::optional<int> driver_cuda) {
-  const WheelArchs* best = nullptr;
-  for (const auto& w : wheel_table()) {
-    if (driver_cuda && w.cuda > *driver_cuda) continue;
-    bool all = true;
-    for (auto cc : gpus) all = all && wheel_runs_natively(w, cc);
-    if (all) best = &w;
-  }
+bool driver_runs(const Nvidia& n, const TorchBuild& b) {
+  if (n.driver_version) return compare_driver_versions(*n.driver_version, b.min_driver) >= 0;
+  if (n.cuda_driver_version) return *n.cuda_driver_version / 1000 >= *cuda_number(b.cuda) / 1000;
+  return true;
+}
+
+namespace {
+
+bool carries_all(const TorchBuild& b, const std::vector<ComputeCapability>& gpus) {
+  for (auto cc : gpus)
+    if (!any_cubin_runs(b.sass, cc)) return false;
+  return true;
+}
+
+}  // namespace
+
+const TorchBuild* newest_build(const std::vector<ComputeCapability>& gpus, const Nvidia* driver) {
+  const TorchBuild* best = nullptr;
+  for (const auto& b : recommended_builds())
+    if (carries_all(b, gpus) && (!driver || driver_runs(*driver, b))) best = &b;
   return best;
 }
 
-std::string pip_install(const WheelArchs& w) {
-  return std::string("pip install torch --index-url https://download.pytorch.org/whl/") +
-         w.variant;
+const TorchBuild* least_driver_build(const std::vector<ComputeCapability>& gpus) {
+  const TorchBuild* best = nullptr;
+  for (const auto& b : recommended_builds())
+    if (carries_all(b, gpus) && (!best || compare_driver_versions(b.min_driver, best->min_driver) <= 0))
+      best = &b;
+  return best;
+}
+
+std::string pip_install(const TorchBuild& b) {
+  return std::string("pip install --force-reinstall torch==") + b.torch +
+         " --index-url https://download.pytorch.org/whl/" + b.variant;
 }
 
 }  // namespace gpuenv

@@ -1,7 +1,8 @@
 // The official PyTorch wheel variants (cu118 ... cu130): the GPU code each
-// carries and the driver each needs. Shared by the caches rule and doctor.
-// Sources: docs/rules/caches.md (wheel architectures), docs/doctor.md
-// (CUDA toolkit driver table).
+// carries and the driver each needs, over all releases (the caches rule
+// judges an installed torch by them), and the builds of one release that
+// doctor recommends. Sources: docs/rules/caches.md (wheel architectures),
+// docs/doctor.md (CUDA toolkit driver table, the recommended builds).
 #pragma once
 
 #include <optional>
@@ -56,17 +57,42 @@ int compare_driver_versions(const std::string& a, const std::string& b);
 /// Whether a cubin for one of `sass` runs on a GPU of capability `gpu`.
 bool any_cubin_runs(const std::vector<ComputeCapability>& sass, ComputeCapability gpu);
 
-/// Whether a wheel's code runs on a GPU of capability `gpu` natively (some
-/// cubin in every release fits).
-bool wheel_runs_natively(const WheelArchs& w, ComputeCapability gpu);
+/// One official Linux x86_64 build of the torch release gpuenv recommends:
+/// what doctor's fixes install. The rows are PyTorch's "CUDA Support Matrix"
+/// for release 2.9 (RELEASE.md, pytorch#164471: the TORCH_CUDA_ARCH_LIST of
+/// .ci/manywheel/build_cuda.sh), and the README's "Which base tag" table
+/// shows the same rows (WheelsTest.ReadmeTableIsTheRecommendedBuilds).
+struct TorchBuild {
+  const char* torch;    // "2.9.1"
+  const char* variant;  // "cu128"
+  const char* cuda;     // "12.8.1": the toolkit it bundles
+  std::vector<ComputeCapability> sass;
+  std::optional<ComputeCapability> ptx;
+  // The least Linux driver that runs it: CUDA 12.x builds run on any
+  // 12.x driver from 525.60.13 on through minor-version compatibility
+  // (PTX JIT aside), 13.x from 580.65.06 (the CUDA Compatibility guide).
+  const char* min_driver;
+};
 
-/// The newest variant whose CUDA the driver supports (`driver_cuda`, e.g.
-/// 12080; nullopt: any) and that carries SASS for every capability in
-/// `gpus`; nullptr when none does.
-const WheelArchs* best_wheel(const std::vector<ComputeCapability>& gpus,
-                             std::optional<int> driver_cuda);
+/// Oldest CUDA first.
+const std::vector<TorchBuild>& recommended_builds();
 
-/// "pip install torch --index-url https://download.pytorch.org/whl/cu128"
-std::string pip_install(const WheelArchs& w);
+/// Whether the driver runs `b`: by its version when known, else by the
+/// CUDA version it reports; true when neither was sensed.
+bool driver_runs(const Nvidia& n, const TorchBuild& b);
+
+/// The newest recommended build with SASS for every capability in `gpus`
+/// (natively, no PTX JIT) that the driver runs (`driver`; nullptr: any
+/// driver); nullptr when none.
+const TorchBuild* newest_build(const std::vector<ComputeCapability>& gpus, const Nvidia* driver);
+
+/// Among the recommended builds with SASS for every capability in `gpus`,
+/// the newest of those that need the least driver: what to install after
+/// the smallest driver upgrade. nullptr when none carries code for them.
+const TorchBuild* least_driver_build(const std::vector<ComputeCapability>& gpus);
+
+/// "pip install --force-reinstall torch==2.9.1 --index-url
+/// https://download.pytorch.org/whl/cu128": replaces whatever torch is installed.
+std::string pip_install(const TorchBuild& b);
 
 }  // namespace gpuenv

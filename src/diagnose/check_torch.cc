@@ -30,15 +30,26 @@ std::vector<ComputeCapability> ccs_of(const Machine& m, const Options& o) {
   return out;
 }
 
-// The wheel to install for these GPUs with this driver, as a fix.
+bool any_tegra(const std::vector<ComputeCapability>& ccs) {
+  for (auto cc : ccs)
+    if (const ArchInfo* a = arch_info(cc); a && a->tegra) return true;
+  return false;
+}
+
+// The torch build to install for these GPUs with this driver, as a fix: the
+// newest that both allow (decide/wheels.h, docs/doctor.md).
 std::string install_fix(const Machine& m, const std::vector<ComputeCapability>& ccs) {
-  if (const WheelArchs* w = best_wheel(ccs, m.nvidia.cuda_driver_version)) return pip_install(*w);
+  if (any_tegra(ccs))
+    return "on a Jetson or DRIVE board PyTorch's x86_64 wheels do not apply: install the torch "
+           "build NVIDIA publishes for its JetPack release";
+  if (const TorchBuild* b = newest_build(ccs, &m.nvidia)) return pip_install(*b);
+  if (const TorchBuild* b = least_driver_build(ccs))
+    return "upgrade the NVIDIA driver to " + std::string(b->min_driver) + " or newer, then " +
+           pip_install(*b);
   std::string list;
   for (auto cc : ccs) list += (list.empty() ? "" : ";") + cc_string(cc);
-  if (const WheelArchs* w = best_wheel(ccs, std::nullopt))
-    return "upgrade the NVIDIA driver for CUDA " + cuda_string(w->cuda) + ", then " +
-           pip_install(*w);
-  return "no official wheel carries code for this GPU: build PyTorch from source with "
+  return "no official torch " + std::string(recommended_builds().back().torch) +
+         " build carries code for this GPU: build PyTorch from source with "
          "TORCH_CUDA_ARCH_LIST=\"" + list + "\"";
 }
 
@@ -106,9 +117,9 @@ std::vector<Finding> check_driver_compat(const Machine& m, const Options& o) {
                            " and lacks CUDA " + cuda_string(*need) + "'s newer features",
                     "upgrade the NVIDIA driver to " + full + " or newer")};
   std::vector<ComputeCapability> ccs = ccs_of(m, o);
-  const WheelArchs* w = best_wheel(ccs, have);
+  const TorchBuild* b = any_tegra(ccs) ? nullptr : newest_build(ccs, &m.nvidia);
   std::string fix = "upgrade the NVIDIA driver to " + full + " or newer";
-  if (w) fix += ", or install the " + std::string(w->variant) + " wheel: " + pip_install(*w);
+  if (b) fix += ", or install torch " + std::string(b->torch) + "+" + b->variant + ": " + pip_install(*b);
   fix += " (on a data-center GPU, the cuda-compat package is a third way)";
   return {error(seen + ": CUDA fails with \"CUDA driver version is insufficient for CUDA runtime "
                        "version\" (error 35)",

@@ -8,7 +8,7 @@
 #include <functional>
 
 #include "builders.h"
-#include "decide/rule_test_support.h"
+#include "rule_expect.h"
 
 namespace gpuenv {
 namespace {
@@ -134,7 +134,8 @@ std::vector<Row> torch_rows() {
               m.nvidia.driver_version = "570.124.06";
               m.nvidia.cuda_driver_version = 12080;
             }),
-       {}, {{Status::kError, "whl/cu128"}}},
+       {}, {{Status::kError, "pip install --force-reinstall torch==2.9.1 --index-url "
+                             "https://download.pytorch.org/whl/cu128"}}},
       {"torch: CUDA build", check_torch,
        with(machine::h200(1), [](Machine& m) { m.torch = torch("2.11.0+cu130", "13.0"); }), {},
        {{Status::kOk, "torch 2.11.0+cu130 (CUDA 13.0)"}}},
@@ -146,7 +147,9 @@ std::vector<Row> torch_rows() {
               m.nvidia.driver_version = "570.124.06";
               m.nvidia.cuda_driver_version = 12080;
             }),
-       {}, {{Status::kError, "580.65.06 or newer, or install the cu128 wheel"}}},
+       {}, {{Status::kError, "580.65.06 or newer, or install torch 2.9.1+cu128: pip install "
+                             "--force-reinstall torch==2.9.1 --index-url "
+                             "https://download.pytorch.org/whl/cu128"}}},
       {"driver: cu128 on driver 550 runs by minor-version compatibility", check_driver_compat,
        with(machine::h100(1),
             [](Machine& m) {
@@ -181,7 +184,7 @@ std::vector<Row> torch_rows() {
               m.torch = torch("2.11.0+cu130", "13.0");
               m.torch->libtorch_cuda = binary({"sm_75", "sm_80", "sm_90", "compute_120"});
             }),
-       {}, {{Status::kError, "whl/cu126"}}},
+       {}, {{Status::kError, "whl/cu128"}}},
       {"kernels: not read: silent", check_kernels, machine::h200(1), {}, {}},
       {"extensions: one without code for this GPU", check_extensions,
        with(h200_torch({"sm_90"}),
@@ -401,6 +404,64 @@ std::vector<Row> multigpu_rows() {
       {"fabric: PCIe GPU: silent", check_fabric,
        with(machine::l4(), [](Machine& m) { m.gpus[0].fabric_state = "not_supported"; }), {}, {}},
   };
+}
+
+// The whole fix for a CPU-only torch, by GPU and driver: the newest torch
+// 2.9.1 build both allow (decide/wheels.h, README "Which base tag").
+TEST(Doctor, TorchFixNamesTheNewestBuildBothAllow) {
+  const std::string pip = "pip install --force-reinstall torch==2.9.1 --index-url "
+                          "https://download.pytorch.org/whl/";
+  auto driver = [](MachineBuilder b, std::optional<std::string> version, std::optional<int> cuda) {
+    Machine m = b;
+    m.nvidia.driver_version = std::move(version);
+    m.nvidia.cuda_driver_version = cuda;
+    m.torch = torch("2.11.0+cpu", std::nullopt);
+    return m;
+  };
+  struct Case {
+    std::string description;
+    Machine machine;
+    std::string fix;
+  } cases[] = {
+      {"H100, driver 535: cu128 by minor-version compatibility",
+       driver(machine::h100(), "535.183.01", 12020), pip + "cu128"},
+      {"H100, driver 550", driver(machine::h100(), "550.54.15", 12040), pip + "cu128"},
+      {"H100, driver 525.60.13 exactly", driver(machine::h100(), "525.60.13", 12000),
+       pip + "cu128"},
+      {"H200, driver 580.65.06: cu130", driver(machine::h200(), "580.65.06", 13000),
+       pip + "cu130"},
+      {"B200, driver 590", driver(machine::b200(), "590.44.01", 13010), pip + "cu130"},
+      {"GTX 1080 (Pascal), driver 535: only cu126 carries sm_60",
+       driver(machine::gtx1080(), "535.183.01", 12020), pip + "cu126"},
+      {"GTX 1080, driver 580: still cu126", driver(machine::gtx1080(), "580.95.05", 13000),
+       pip + "cu126"},
+      {"V100, driver 580: CUDA 13 dropped Volta", driver(machine::v100(), "580.95.05", 13000),
+       pip + "cu128"},
+      {"Volta + Pascal: cu126", driver(MachineBuilder().gpus(models::v100()).gpus(models::gtx1080()),
+                                       "580.95.05", 13000),
+       pip + "cu126"},
+      {"driver version unknown, CUDA 12.2 reported", driver(machine::h100(), std::nullopt, 12020),
+       pip + "cu128"},
+      {"nothing known of the driver: the newest", driver(machine::h100(), std::nullopt, std::nullopt),
+       pip + "cu130"},
+      {"H100, driver 470: the least upgrade, then the newest build it runs",
+       driver(machine::h100(), "470.256.02", 11040),
+       "upgrade the NVIDIA driver to 525.60.13 or newer, then " + pip + "cu128"},
+      {"Kepler: no build", driver(MachineBuilder().gpus(GpuModel{"Tesla K80", {3, 7}, 12ull << 30,
+                                                                  3, 16, 150000, 875, 2505, 0}),
+                                  "470.256.02", 11040),
+       "no official torch 2.9.1 build carries code for this GPU: build PyTorch from source with "
+       "TORCH_CUDA_ARCH_LIST=\"3.7\""},
+      {"Jetson Orin: not an x86_64 wheel", driver(machine::jetson_orin(), "540.4.0", 12060),
+       "on a Jetson or DRIVE board PyTorch's x86_64 wheels do not apply: install the torch build "
+       "NVIDIA publishes for its JetPack release"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.description);
+    std::vector<Finding> got = check_torch(c.machine, options_for(c.machine));
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].fix, c.fix);
+  }
 }
 
 void run_rows(const std::vector<Row>& rows) {

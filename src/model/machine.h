@@ -144,6 +144,10 @@ struct Host {
   // RLIMIT_MEMLOCK (soft), bytes; UINT64_MAX (RLIM_INFINITY) is unlimited.
   std::optional<std::uint64_t> memlock_bytes;
   std::vector<Problem> problems;
+  // The physical cores of affinity_cpus, each as its logical CPUs (SMT
+  // siblings) in the affinity, ordered by first CPU: [[0, 64], [1, 65], ...].
+  // nullopt: not sensed (older snapshots), and rules count logical CPUs.
+  std::optional<std::vector<std::vector<int>>> cpu_cores;
   friend bool operator==(const Host&, const Host&) = default;
 };
 

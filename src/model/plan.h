@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,14 @@ struct Setting {
   std::string rule;    // the rule that decided it, e.g. "tf32"
   Origin origin = Origin::kDecided;
   std::optional<std::string> user_value;  // what the user had, for kKept/kOverridden
-  // A value the environment may hold because a launcher put it there, not
-  // the user (torchrun's OMP_NUM_THREADS=1): replaced like an unset variable.
+  // A value a launcher gives the environment when it is unset, so that
+  // gpuenv cannot tell it from the user's (torchrun's OMP_NUM_THREADS=1):
+  // replaced like an unset variable. README: the one exception to "yours
+  // are kept".
   std::optional<std::string> launcher_default;
-  // Who puts launcher_default there, for the reason: "the launcher",
-  // "the container image".
-  std::string default_owner = "the launcher";
+  // What launcher_default is, for the reason: "the value torchrun gives
+  // every worker when it is unset". Facts only, never a guess at its origin.
+  std::string launcher_default_is;
   friend bool operator==(const Setting&, const Setting&) = default;
 };
 
@@ -90,6 +93,9 @@ struct Options {
   // live process's on top. Rules read user settings and torchrun's
   // LOCAL_RANK / LOCAL_WORLD_SIZE from here.
   std::map<std::string, std::string> env;
+  // The names in env whose value is the --machine snapshot's record, not
+  // this process's environment; the plan says whose value it kept.
+  std::set<std::string> from_snapshot;
   const std::string* getenv(const std::string& name) const {
     auto it = env.find(name);
     return it == env.end() ? nullptr : &it->second;

@@ -105,7 +105,8 @@ json host_json(const Host& h) {
           {"ib_devices", ibs},
           {"interfaces", nets},
           {"memlock_bytes", opt(h.memlock_bytes)},
-          {"problems", problems_json(h.problems)}};
+          {"problems", problems_json(h.problems)},
+          {"cpu_cores", opt(h.cpu_cores)}};
   if (h.shm_writable) j["shm_writable"] = *h.shm_writable;  // only when tried
   if (h.shm_error) j["shm_error"] = *h.shm_error;
   return j;
@@ -367,6 +368,14 @@ Host read_host(const Reader& r) {
   }
   get(r, "memlock_bytes", &h.memlock_bytes);
   h.problems = read_problems(r.field("problems"));
+  if (auto cores = r.field("cpu_cores"); !cores.is_null()) {
+    h.cpu_cores.emplace();
+    for (const auto& e : cores.array()) {
+      std::optional<std::vector<int>> core;
+      get(e, &core);
+      h.cpu_cores->push_back(core.value_or(std::vector<int>{}));
+    }
+  }
   return h;
 }
 

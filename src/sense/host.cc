@@ -180,6 +180,31 @@ void sense_affinity(const Ctx& ctx) {
   else ctx.problem("host_affinity_unknown", err, kFixMount);
 }
 
+// --- physical cores ---------------------------------------------------------
+
+// The affinity's CPUs grouped into physical cores by their SMT siblings
+// (sysfs thread_siblings_list); nullopt when any CPU's list is unreadable.
+std::optional<std::vector<std::vector<int>>> cores_of(const Ctx& ctx, const std::vector<int>& cpus) {
+  std::map<int, std::vector<int>> cores;  // first sibling -> CPUs in the affinity
+  for (int cpu : cpus) {
+    std::string path = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
+                       "/topology/thread_siblings_list", text, err;
+    std::vector<int> siblings;
+    if (!fs::read_file(ctx.at(path), &text, &err) || !parse_cpu_list(text, &siblings, &err) ||
+        siblings.empty())
+      return std::nullopt;
+    cores[*std::min_element(siblings.begin(), siblings.end())].push_back(cpu);
+  }
+  std::vector<std::vector<int>> out;
+  for (auto& [first, mine] : cores) out.push_back(std::move(mine));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void sense_cpu_cores(const Ctx& ctx) {
+  if (ctx.host->affinity_cpus) ctx.host->cpu_cores = cores_of(ctx, *ctx.host->affinity_cpus);
+}
+
 // --- cgroups ----------------------------------------------------------------
 
 void load_proc_self(Ctx& ctx) {
@@ -577,6 +602,7 @@ void sense_host(const SenseOptions& opts, Host* host) {
     sense_hostname(ctx);
     sense_online_cpus(ctx);
     sense_affinity(ctx);
+    sense_cpu_cores(ctx);
     load_proc_self(ctx);
     sense_cgroup_limits(ctx);
     sense_memory_total(ctx);

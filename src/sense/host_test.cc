@@ -444,5 +444,41 @@ TEST(HostSense, LiveNumaNodesMatchSysfs) {
   }
 }
 
+// Physical cores from sysfs SMT siblings, within the affinity: 8 cores of 2
+// threads (CPU c and c+8), the process allowed on CPUs 0-3 and 8-10.
+TEST(HostSense, CpuCoresGroupSmtSiblingsInTheAffinity) {
+  FakeTree t;
+  docker_v2(t);
+  t.file("/proc/self/status", "Name:\tgpuenv\nCpus_allowed_list:\t0-3,8-10\n");
+  for (int c = 0; c < 16; ++c)
+    t.file("/sys/devices/system/cpu/cpu" + std::to_string(c) + "/topology/thread_siblings_list",
+           std::to_string(c % 8) + "," + std::to_string(c % 8 + 8) + "\n");
+  Host h = t.sense();
+  std::vector<std::vector<int>> want = {{0, 8}, {1, 9}, {2, 10}, {3}};
+  EXPECT_EQ(h.cpu_cores, want);
+}
+
+TEST(HostSense, CpuCoresUnknownWhenATopologyFileIsMissing) {
+  FakeTree t;
+  docker_v2(t);
+  for (int c = 0; c < 7; ++c)  // CPU 7 of the affinity 0-7 has none
+    t.file("/sys/devices/system/cpu/cpu" + std::to_string(c) + "/topology/thread_siblings_list",
+           std::to_string(c) + "\n");
+  EXPECT_EQ(t.sense().cpu_cores, std::nullopt);
+}
+
+TEST(HostSense, LiveCpuCoresCoverTheAffinity) {
+  Host h;
+  sense_host(SenseOptions{}, &h);
+  if (!h.cpu_cores) GTEST_SKIP() << "no sysfs CPU topology";
+  std::vector<int> all;
+  for (const auto& core : *h.cpu_cores) {
+    EXPECT_FALSE(core.empty());
+    all.insert(all.end(), core.begin(), core.end());
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, h.affinity_cpus);
+}
+
 }  // namespace
 }  // namespace gpuenv
