@@ -44,6 +44,7 @@ until_ok() {
   return 1
 }
 
+[ "$(id -u)" -eq 0 ] || { say "needs root: rootful podman builds and runs the image (sudo make test-image)"; exit 1; }
 for f in libnvidia-ml.so.1 libcuda.so.1 libgpuenv-bench.so; do
   [ -f "$build/fake/$f" ] || { say "no $build/fake/$f: run make build first"; exit 1; }
 done
@@ -66,7 +67,9 @@ say "${jupyter_line#*setup-image.sh: }"
 
 # The stand-in GPUs reach the container as the container toolkit injects the
 # real libraries: a bind mount, named by GPUENV_NVML_LIBRARY/GPUENV_CUDA_LIBRARY.
-stand_in=(-v "$build/fake:/opt/gpuenv-test/lib:ro"
+# No systemd here to time HEALTHCHECKs: the test runs them with `podman healthcheck run`.
+stand_in=(--health-interval=disable
+          -v "$build/fake:/opt/gpuenv-test/lib:ro"
           -v "$repo/tests/fake_nvml/scenarios:/opt/gpuenv-test/scenarios:ro"
           -e GPUENV_NVML_LIBRARY=/opt/gpuenv-test/lib/libnvidia-ml.so.1
           -e GPUENV_CUDA_LIBRARY=/opt/gpuenv-test/lib/libcuda.so.1
