@@ -189,7 +189,7 @@ TEST_F(JupyterTest, AShortChosenTokenIsRefused) {
   give_to_user();
   r = run_gpuenv(serve_args(), testing::with_env({{"PATH", bin + ":" + kSystemPath}}));
   EXPECT_EQ(r.exit_code, 78);
-  EXPECT_TRUE(contains(r.err, file + " is not a regular file (a FIFO)")) << r.err;
+  EXPECT_TRUE(contains(r.err, file + ": not a regular file (a FIFO)")) << r.err;
 }
 
 TEST_F(JupyterTest, NoJupyterInstalledIs127) {

@@ -256,7 +256,7 @@ TEST_F(SshTest, AnAuthorizedKeysLinkOrFifoIsRefused) {
   ASSERT_EQ(mkfifo(fifo.c_str(), 0666), 0);
   r = serve_with_keys(fifo);  // a FIFO nobody writes to must not hang it
   EXPECT_EQ(r.exit_code, 78);
-  EXPECT_TRUE(contains(r.err, fifo + " is not a regular file (a FIFO)")) << r.err;
+  EXPECT_TRUE(contains(r.err, fifo + ": not a regular file (a FIFO)")) << r.err;
 }
 
 TEST_F(SshTest, LinesThatAreNotPublicKeysAreNeitherCopiedNorShown) {

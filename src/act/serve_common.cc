@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "sense/fs.h"
+
 extern char** environ;
 
 namespace gpuenv {
@@ -73,13 +75,6 @@ bool is_executable_file(const std::string& path) {
 }
 
 
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
-  return "not a plain file";
-}
 
 std::string parent_dir(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -249,17 +244,7 @@ bool create_exclusive(const std::string& path, const std::string& content, mode_
 }
 
 int open_regular(const std::string& path, struct stat* st, std::string* err) {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    *err = errno == ELOOP ? path + " is a symbolic link: name the file itself (a link here could "
-                                   "point anywhere, and gpuenv does not follow it)"
-                          : errno_text("open", path);
-    return -1;
-  }
-  if (fstat(fd, st) == 0 && S_ISREG(st->st_mode)) return fd;
-  *err = path + " is not a regular file (" + file_kind(st->st_mode) + ")";
-  close(fd);
-  return -1;
+  return fs::open_regular_nofollow(path, st, err);
 }
 
 bool read_file(const std::string& path, size_t max_bytes, std::string* out, std::string* err) {

@@ -165,7 +165,7 @@ TEST_F(ServeJupyter, TheTokenFileMustBeARegularFileNotALinkNorAFifo) {
   ASSERT_EQ(mkfifo((dir + "/fifo").c_str(), 0600), 0);
   err.clear();
   EXPECT_FALSE(ensure_token_file(dir + "/fifo", "", &token, &source, &err)) << "and does not hang";
-  EXPECT_NE(err.find(dir + "/fifo is not a regular file (a FIFO)"), std::string::npos) << err;
+  EXPECT_NE(err.find(dir + "/fifo: not a regular file (a FIFO)"), std::string::npos) << err;
   ASSERT_TRUE(create_exclusive(dir + "/big", std::string(kMaxTokenFileBytes + 1, 'x'), 0600, &err));
   err.clear();
   EXPECT_FALSE(ensure_token_file(dir + "/big", "", &token, &source, &err));

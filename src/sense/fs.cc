@@ -53,22 +53,40 @@ const char* file_type(mode_t mode) {
 
 }  // namespace
 
-int open_regular(const std::string& path, std::string* err, std::uint64_t* size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+namespace {
+
+// open(2) with O_RDONLY | O_NONBLOCK | O_CLOEXEC | extra, then fstat(2):
+// only a regular file is kept open.
+int open_checked(const std::string& path, int extra, struct stat* st, std::string* err) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | extra);
+  if (fd < 0 && errno == ELOOP && (extra & O_NOFOLLOW))
+    return *err = path + " is a symbolic link: name the file itself (a link here could point "
+                         "anywhere, and gpuenv does not follow it)", -1;
   if (fd < 0) return *err = call_error("open", path), -1;
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
+  if (::fstat(fd, st) != 0) {
     *err = call_error("fstat", path);
     ::close(fd);
     return -1;
   }
-  if (!S_ISREG(st.st_mode)) {
-    *err = path + ": not a regular file (" + file_type(st.st_mode) + ")";
+  if (!S_ISREG(st->st_mode)) {
+    *err = path + ": not a regular file (" + file_type(st->st_mode) + ")";
     ::close(fd);
     return -1;
   }
-  if (size) *size = static_cast<std::uint64_t>(st.st_size);
   return fd;
+}
+
+}  // namespace
+
+int open_regular(const std::string& path, std::string* err, std::uint64_t* size) {
+  struct stat st;
+  int fd = open_checked(path, 0, &st, err);
+  if (fd >= 0 && size) *size = static_cast<std::uint64_t>(st.st_size);
+  return fd;
+}
+
+int open_regular_nofollow(const std::string& path, struct stat* st, std::string* err) {
+  return open_checked(path, O_NOFOLLOW, st, err);
 }
 
 std::string under(const std::string& root, const std::string& path) {

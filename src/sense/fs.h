@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <sys/stat.h>
+
 #include <string>
 #include <vector>
 
@@ -38,6 +40,11 @@ std::string normalize(const std::string& path);
 /// *err ("open(PATH): No such file or directory", "PATH: not a regular
 /// file (a FIFO)") on failure.
 int open_regular(const std::string& path, std::string* err, std::uint64_t* size = nullptr);
+
+/// open_regular for a file a less privileged user may control: a symbolic
+/// link as its last component is refused too (O_NOFOLLOW: "PATH is a
+/// symbolic link: ..."), and *st gets the file's status.
+int open_regular_nofollow(const std::string& path, struct stat* st, std::string* err);
 
 /// Reads a whole regular file (open_regular) into *text. False and *err
 /// ("open(path): reason") on failure, including files over kMaxFileBytes.
