@@ -77,7 +77,7 @@ TEST(Cli, DetectWithoutNvidiaSoftwareAnswers) {
   auto r = run_gpuenv({"detect"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "No NVIDIA GPU found")) << r.out;
-  EXPECT_TRUE(contains(r.out, "/nonexistent/libnvidia-ml.so.1")) << r.out;
+  EXPECT_TRUE(contains(r.err, "/nonexistent/libnvidia-ml.so.1")) << r.err;  // problems: stderr
   auto j = run_gpuenv({"detect", "--json"});
   EXPECT_EQ(j.exit_code, 0);
   Machine m;
@@ -353,7 +353,7 @@ TEST(Cli, TorchFilesThatAreFifosAreReportedNotWaitedOn) {
       }
     }
     auto d = run_gpuenv({"detect"}, v.env());
-    EXPECT_TRUE(has(d.out, fifo + ": not a regular file (a FIFO)")) << which << ": " << d.out;
+    EXPECT_TRUE(has(d.err, fifo + ": not a regular file (a FIFO)")) << which << ": " << d.err;  // problems: stderr
   }
 }
 

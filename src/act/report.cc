@@ -42,11 +42,11 @@ std::string gpu_line(const Style& st, const Gpu& g) {
                                  cc_str(g.compute_capability), family, mem);
   if (g.pci_bus_id) line += "  " + printable(*g.pci_bus_id);
   if (g.mig_enabled.value_or(false)) line += "  MIG on";
+  if (g.problem) line += "  " + paint(st, kYellow, "failed");
   std::string out = line + "\n";
   for (const auto& d : g.mig_devices)
     out += fmt::format("  MIG {}  {}  {}  {}\n", d.index, opt_str(d.name), printable(d.uuid),
                        d.memory_total_bytes ? human_bytes(*d.memory_total_bytes) : "?");
-  if (g.problem) out += problem_lines(st, *g.problem, "  ");
   return out;
 }
 
@@ -104,15 +104,22 @@ std::string cpu_list(const std::vector<int>& cpus_in) {
 
 std::string render_detect(const Machine& m, const Style& st) {
   std::string out = driver_line(m);
-  for (const auto& p : m.nvidia.problems) out += problem_lines(st, p, "");
   for (const auto& g : m.gpus) out += gpu_line(st, g);
   if (m.gpus.empty()) out += "No NVIDIA GPU found: PyTorch will run on the CPU.\n";
   out += host_line(m.host);
-  for (const auto& p : m.host.problems) out += problem_lines(st, p, "");
   if (m.torch)
     out += "PyTorch " + printable(m.torch->version) +
            (m.torch->cuda_version ? " (CUDA " + printable(*m.torch->cuda_version) + ")" : " (CPU only)") +
            "\n";
+  return out;
+}
+
+std::string render_problems(const Machine& m, const Style& st) {
+  std::string out;
+  for (const auto& p : m.nvidia.problems) out += problem_lines(st, p, "");
+  for (const auto& g : m.gpus)
+    if (g.problem) out += problem_lines(st, *g.problem, "GPU " + std::to_string(g.index) + ": ");
+  for (const auto& p : m.host.problems) out += problem_lines(st, p, "");
   return out;
 }
 

@@ -20,8 +20,11 @@ std::string human_bytes(std::uint64_t bytes);
 std::string cpu_list(const std::vector<int>& cpus);
 
 /// `gpuenv detect`: a line per GPU (MIG devices under it), the driver, the
-/// host, and every problem with its fix.
+/// host. The problems are render_problems's, for stderr.
 std::string render_detect(const Machine& m, const Style& style);
+
+/// Every sensing problem with its fix (NVIDIA, per GPU, host): detect's stderr.
+std::string render_problems(const Machine& m, const Style& style);
 
 /// `gpuenv explain`: the plan as a table (setting, value, why), then notes
 /// and the CPU binding.

@@ -51,7 +51,9 @@ TEST(Report, DetectWithoutGpuSaysSoAndShowsTheFix) {
   std::string out = render_detect(m, {});
   EXPECT_NE(out.find("NVIDIA driver: not found"), std::string::npos) << out;
   EXPECT_NE(out.find("No NVIDIA GPU found"), std::string::npos) << out;
-  EXPECT_NE(out.find("fix: install the NVIDIA driver"), std::string::npos) << out;
+  EXPECT_EQ(out.find("problem:"), std::string::npos) << out;  // stderr's, below
+  std::string problems = render_problems(m, {});
+  EXPECT_NE(problems.find("fix: install the NVIDIA driver"), std::string::npos) << problems;
 }
 
 TEST(Report, HostileGpuNameIsNotPassedToTheTerminal) {

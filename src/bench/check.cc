@@ -2,18 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "bench/report.h"
-#include "sense/nvml_api.h"
+#include "decide/health.h"
 
 namespace gpuenv::bench {
 namespace {
 
 using nlohmann::json;
-
-constexpr unsigned long long kHardwareSlowdown =
-    nvml::kClocksEventHwSlowdown | nvml::kClocksEventHwThermalSlowdown | nvml::kClocksEventHwPowerBrakeSlowdown;
 
 const char* verdict_name(Verdict v) { return v == Verdict::kPass ? "pass" : v == Verdict::kWarn ? "warn" : "fail"; }
 
@@ -27,34 +26,50 @@ void problem_items(const std::vector<Problem>& ps, const std::string& where, std
   for (const auto& p : ps) out->push_back({where, Verdict::kFail, p.message + (p.fix.empty() ? "" : "; " + p.fix)});
 }
 
-CheckItem ecc_item(const WatchedGpu& g) {
-  CheckItem item{g.uuid + " ECC", Verdict::kPass, "ECC counters not available"};
-  if (g.ecc_uncorrected_before && g.ecc_uncorrected_after) {
-    auto added = *g.ecc_uncorrected_after - *g.ecc_uncorrected_before;
-    item.message = fmt::format("{} new uncorrectable ECC errors", added);
-    if (added > 0) item.verdict = Verdict::kFail;
-    if (g.ecc_corrected_before && g.ecc_corrected_after)
-      item.message += fmt::format(", {} corrected", *g.ecc_corrected_after - *g.ecc_corrected_before);
+Verdict verdict_of(Severity s) {
+  return s == Severity::kError ? Verdict::kFail : s == Severity::kWarning ? Verdict::kWarn : Verdict::kPass;
+}
+
+// The watched GPU as decide/health.h judges one: the errors that appeared
+// while it ran, the remapping state, the clocks events seen.
+Gpu as_gpu(const WatchedGpu& w) {
+  Gpu g;
+  if (w.ecc_uncorrected_before && w.ecc_uncorrected_after)
+    g.ecc_uncorrected_volatile = *w.ecc_uncorrected_after - *w.ecc_uncorrected_before;
+  g.row_remap_pending = w.remapping_pending;
+  g.row_remap_failure = w.remapping_failed;
+  g.clocks_event_reasons = w.clock_events;
+  return g;
+}
+
+// Raises `item` to what the findings say, and appends what they saw.
+void judge(const Gpu& g, std::initializer_list<HealthFn> fns, CheckItem* item) {
+  for (HealthFn fn : fns)
+    if (auto h = fn(g)) {
+      item->verdict = std::max(item->verdict, verdict_of(h->severity));
+      item->message += "; it " + h->seen;
+    }
+}
+
+CheckItem ecc_item(const WatchedGpu& w) {
+  CheckItem item{w.uuid + " ECC", Verdict::kPass, "ECC counters not available"};
+  if (w.ecc_uncorrected_before && w.ecc_uncorrected_after) {
+    item.message = fmt::format("{} new uncorrectable ECC errors", *w.ecc_uncorrected_after - *w.ecc_uncorrected_before);
+    if (w.ecc_corrected_before && w.ecc_corrected_after)
+      item.message += fmt::format(", {} corrected", *w.ecc_corrected_after - *w.ecc_corrected_before);
   }
-  if (g.remapping_failed.value_or(false))
-    item.verdict = Verdict::kFail, item.message += "; row remapping FAILED (the GPU needs service)";
-  else if (g.remapping_pending.value_or(false) && item.verdict == Verdict::kPass)
-    item.verdict = Verdict::kWarn, item.message += "; a row remapping is pending: reset the GPU when idle";
+  judge(as_gpu(w), {uncorrected_ecc, row_remapping}, &item);
   return item;
 }
 
-CheckItem clocks_item(const WatchedGpu& g) {
-  CheckItem item{g.uuid + " clocks", Verdict::kPass, fmt::format("{} NVML samples", g.samples)};
-  if (g.sm_mhz_min && g.sm_mhz_max) item.message += fmt::format("; SM clock {}-{} MHz", *g.sm_mhz_min, *g.sm_mhz_max);
-  if (g.temperature_max_c) item.message += fmt::format("; up to {} C", *g.temperature_max_c);
-  if (g.power_max_w) item.message += fmt::format("; up to {} W", *g.power_max_w);
-  if (!g.clock_events) return item;
-  unsigned long long ev = *g.clock_events;
-  if (ev) item.message += "; clocks held back by: " + join(clock_event_names(ev));
-  if (ev & kHardwareSlowdown)
-    item.verdict = Verdict::kFail, item.message += " (hardware slowdown: cooling, power delivery or a fault)";
-  else if (ev & nvml::kClocksEventSwThermalSlowdown)
-    item.verdict = Verdict::kWarn, item.message += " (running hot: check cooling)";
+CheckItem clocks_item(const WatchedGpu& w) {
+  CheckItem item{w.uuid + " clocks", Verdict::kPass, fmt::format("{} NVML samples", w.samples)};
+  if (w.sm_mhz_min && w.sm_mhz_max) item.message += fmt::format("; SM clock {}-{} MHz", *w.sm_mhz_min, *w.sm_mhz_max);
+  if (w.temperature_max_c) item.message += fmt::format("; up to {} C", *w.temperature_max_c);
+  if (w.power_max_w) item.message += fmt::format("; up to {} W", *w.power_max_w);
+  if (w.clock_events && *w.clock_events)
+    item.message += "; clocks held back by: " + join(clock_event_names(*w.clock_events));
+  judge(as_gpu(w), {clock_slowdown}, &item);
   return item;
 }
 
@@ -65,6 +80,8 @@ std::vector<CheckItem> machine_items(const Machine& m, const Plan& plan) {
   problem_items(m.nvidia.problems, "nvidia", &out);
   for (const auto& g : m.gpus)
     if (g.problem) problem_items({*g.problem}, "GPU " + std::to_string(g.index), &out);
+  for (const auto& h : gpu_health(m))
+    out.push_back({"GPU " + std::to_string(h.gpu) + " " + h.topic, verdict_of(h.severity), h.seen + "; " + h.fix});
   for (const auto& n : plan.notes) {
     if (n.severity == Severity::kInfo) continue;
     out.push_back({"plan " + n.rule, n.severity == Severity::kError ? Verdict::kFail : Verdict::kWarn, n.message});

@@ -22,13 +22,14 @@ struct CheckItem {
   std::string message;
 };
 
-/// Sensing problems (fail), and the plan's warning (warn) and error (fail) notes.
+/// Sensing problems (fail), GPU health (decide/health.h: error -> fail,
+/// warning -> warn), and the plan's warning (warn) and error (fail) notes.
 std::vector<CheckItem> machine_items(const Machine& m, const Plan& plan);
 /// Each case run: wrong or failed -> fail; skipped -> warn.
 std::vector<CheckItem> result_items(const std::vector<Result>& results);
-/// What NVML saw during a long check: new uncorrectable ECC errors, failed
-/// row remapping, hardware slowdowns -> fail; software thermal slowdown,
-/// pending remapping -> warn; the rest informs.
+/// What NVML saw during a long check, judged by decide/health.h: new
+/// uncorrectable ECC errors, failed row remapping, hardware slowdowns ->
+/// fail; software thermal slowdown, pending remapping -> warn.
 std::vector<CheckItem> watch_items(const std::vector<WatchedGpu>& watched);
 
 /// True when nothing failed.

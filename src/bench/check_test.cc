@@ -44,6 +44,20 @@ TEST(CheckVerdict, MachineAndPlan) {
   EXPECT_TRUE(passed(machine_items(machine::h200(), {})));
 }
 
+// What doctor calls broken fails the check: decide/health.h judges both.
+TEST(CheckVerdict, SickGpusFail) {
+  Machine sick = machine::h100(3);
+  sick.gpus[0].ecc_uncorrected_volatile = 2;
+  sick.gpus[1].row_remap_pending = true;
+  sick.gpus[2].fabric_state = "not_started";
+  expect_items(machine_items(sick, {}), {{"GPU 0 memory", Verdict::kFail, "2 uncorrectable ECC error(s)"},
+                                         {"GPU 1 memory", Verdict::kWarn, "remapping pending"},
+                                         {"GPU 2 fabric", Verdict::kFail, "nvidia-fabricmanager"}});
+  EXPECT_FALSE(passed(machine_items(sick, {})));
+  sick.gpus[0].ecc_uncorrected_volatile = 0, sick.gpus[2].fabric_state = "completed";
+  EXPECT_TRUE(passed(machine_items(sick, {})));
+}
+
 Result result(const std::string& key, Status s, std::optional<double> value = std::nullopt) {
   Result r;
   r.key = key, r.status = s, r.value = value, r.message = "why", r.detail = "how", r.metric = Metric::kTflops;
@@ -81,11 +95,11 @@ TEST(CheckVerdict, WatchedClocksAndEcc) {
        "SM clock 1755-1980 MHz; up to 71 C; up to 690 W; clocks held back by: sw_power_cap",
        "0 new uncorrectable ECC errors, 3 corrected"},
       {"hardware slowdown fails", watched(nvml::kClocksEventHwSlowdown | nvml::kClocksEventSwPowerCap, 0, 0),
-       Verdict::kFail, Verdict::kPass, "sw_power_cap, hw_slowdown (hardware slowdown", ""},
+       Verdict::kFail, Verdict::kPass, "sw_power_cap, hw_slowdown; it is slowed by hardware slowdown", ""},
       {"power brake fails", watched(nvml::kClocksEventHwPowerBrakeSlowdown, 0, 0), Verdict::kFail, Verdict::kPass,
        "hw_power_brake_slowdown", ""},
       {"software thermal slowdown warns", watched(nvml::kClocksEventSwThermalSlowdown, 0, 0), Verdict::kWarn,
-       Verdict::kPass, "running hot", ""},
+       Verdict::kPass, "it is slowed by thermal slowdown", ""},
       {"new uncorrectable ECC errors fail", watched(0, 2, 5), Verdict::kPass, Verdict::kFail, "",
        "3 new uncorrectable ECC errors"},
   };

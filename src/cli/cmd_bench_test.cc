@@ -132,6 +132,24 @@ TEST(CheckCli, QuickPassesAndFails) {
   EXPECT_TRUE(contains(none.out, "FAIL  GPU checks")) << none.out;
 }
 
+// On the four sick H100s doctor calls broken, check fails, naming each
+// fault; the plugin's devices are the scenario's GPUs, so the watch finds them.
+TEST(CheckCli, SickGpusFail) {
+  ProcessOptions o = fake_gpu({{"FAKE_NVML_SCENARIO", GPUENV_TESTS_DIR "/fake_nvml/scenarios/h100_sick_4.txt"}});
+  auto r = run_gpuenv({"check", "--no-color"}, o);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  for (const char* line : {"FAIL  GPU 0 clocks", "FAIL  GPU 1 memory", "WARN  GPU 2 memory", "FAIL  GPU 3 memory",
+                           "FAIL  GPU 2 fabric", "FAIL  GPU 3 fabric", "PASS  GPU 3 check_gemm",
+                           "gpuenv check --quick: FAILED"})
+    EXPECT_TRUE(contains(r.out, line)) << line << "\n" << r.out;
+  auto l = run_gpuenv({"check", "--long", "--duration", "1", "--json"}, o);
+  EXPECT_EQ(l.exit_code, 1) << l.out << l.err;
+  auto j = nlohmann::json::parse(l.out);
+  ASSERT_EQ(j["watch"].size(), 4u) << l.out;
+  EXPECT_EQ(j["watch"][1]["uuid"], "GPU-h1000001-0000-4000-8000-000000000001");
+  EXPECT_GT(j["watch"][1]["samples"].get<int>(), 0);
+}
+
 TEST(CheckCli, LongWatchesThroughNvml) {
   auto r = run_gpuenv({"check", "--long", "--duration", "1", "--json"}, fake_gpu());
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

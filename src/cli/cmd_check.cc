@@ -71,6 +71,7 @@ int run_check(Context* ctx, const CheckFlags& f) {
     return print_error("--duration: expected 1 to 86400 seconds"), kExitUsage;
   auto t0 = std::chrono::steady_clock::now();
   std::string started = utc_now();
+  ctx->common.health = true;  // ECC, row remapping, clocks, fabric: decide/health.h judges them
   Machine m;
   if (!ctx->load_machine(&m)) return kExitBadInput;
   if (ctx->common.machine_file.empty()) sense_measurements(store_path(*ctx, f.db), &m);

@@ -4,9 +4,20 @@
 #include "cli/context.h"
 #include "cli/exit_codes.h"
 #include "decide/decide.h"
+#include "decide/health.h"
 #include "model/snapshot.h"
 
 namespace gpuenv {
+namespace {
+
+// The plan's warnings and errors, one line each on stderr: stdout stays
+// what `eval` or a pipe reads.
+void warn_notes(const Plan& plan) {
+  for (const auto& n : plan.notes)
+    if (n.severity != Severity::kInfo) print_error(n.rule + ": " + n.message);
+}
+
+}  // namespace
 
 std::function<int()> setup_detect(CLI::App* sub, Context* ctx) {
   auto json = std::make_shared<bool>(false);
@@ -18,7 +29,8 @@ std::function<int()> setup_detect(CLI::App* sub, Context* ctx) {
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     std::string out = *json ? machine_to_json(m) : render_detect(m, ctx->style(stdout));
     std::fputs(out.c_str(), stdout);
-    return int(kExitOk);
+    std::fputs(render_problems(m, ctx->style(stderr)).c_str(), stderr);
+    return int(driver_fails(m) ? kExitDriverFails : kExitOk);
   };
 }
 
@@ -36,6 +48,7 @@ std::function<int()> setup_env(CLI::App* sub, Context* ctx) {
     Machine m;
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     Plan plan = decide(m, ctx->plan_options(m));
+    warn_notes(plan);
     std::string out, err;
     std::vector<std::string> skipped;
     if (!format_env(plan.settings, f, &out, &err, &skipped)) {
@@ -58,6 +71,7 @@ std::function<int()> setup_explain(CLI::App* sub, Context* ctx) {
     Machine m;
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     Plan plan = decide(m, ctx->plan_options(m));
+    warn_notes(plan);
     std::string out = *json ? plan_to_json(plan) : render_explain(plan, ctx->style(stdout));
     std::fputs(out.c_str(), stdout);
     return int(kExitOk);
@@ -76,8 +90,7 @@ std::function<int()> setup_run(CLI::App* sub, Context* ctx) {
     Machine m;
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     Plan plan = decide(m, ctx->plan_options(m));
-    for (const auto& n : plan.notes)
-      if (n.severity != Severity::kInfo) print_error(n.rule + ": " + n.message);
+    warn_notes(plan);
     std::string warning, err;
     int code = exec_with_plan(plan, argv, &warning, &err);
     if (!warning.empty()) print_error(warning);

@@ -9,6 +9,7 @@ enum ExitCode : int {
   kExitUsage = 2,       // bad command line
   kExitBadInput = 3,    // a file given (--machine) is missing or not a valid snapshot
   kExitWarnings = 4,    // doctor: warnings, no error (inspect: PTX JIT only)
+  kExitDriverFails = 5,  // detect: NVIDIA software is installed but fails (decide/health.h driver_fails)
   // `run` only: 126 the command is not executable, 127 not found; otherwise
   // the command's own exit status.
 };

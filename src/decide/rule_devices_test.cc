@@ -61,5 +61,39 @@ TEST(Devices, Table) {
   run_table(rule_devices, rows);
 }
 
+Machine lost_gpu(int n, int lost) {
+  Machine m = machine::h100(n);
+  m.gpus[lost].problem = Problem{"nvml", "nvml_gpu_lost", "nvmlDeviceGetUUID failed: the GPU has fallen off the bus",
+                                 "reboot"};
+  return m;
+}
+
+// A lost GPU is left out of CUDA_VISIBLE_DEVICES (the others by UUID), and
+// NVML failing although installed is warned about; no NVML at all is not.
+TEST(Devices, LostGpusAndFailingDrivers) {
+  Machine three = lost_gpu(3, 1);
+  Machine mismatch = machine::none();
+  mismatch.nvidia.problems = {{"nvml", "nvml_version_mismatch", "nvmlInit_v2 failed: driver/library version mismatch",
+                               "reboot"}};
+  std::vector<RuleCase> rows = {
+      {"GPU 1 of 3 lost: the other two, by UUID",
+       three,
+       {},
+       {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}, {"CUDA_VISIBLE_DEVICES", *three.gpus[0].uuid + "," + *three.gpus[2].uuid}},
+       {{Severity::kWarning, "GPU 1: nvmlDeviceGetUUID failed: the GPU has fallen off the bus; fix: reboot"}},
+       {},
+       {{"CUDA_VISIBLE_DEVICES", "GPU 1 failed as NVML sensed it"}}},
+      {"the only GPU lost: nothing left to name, still warned",
+       lost_gpu(1, 0),
+       {},
+       kPci,
+       {{Severity::kWarning, "GPU 0: nvmlDeviceGetUUID failed"}}},
+      {"driver/library mismatch: warned with the fix", mismatch, {}, {},
+       {{Severity::kWarning, "version mismatch; fix: reboot"}}},
+      {"no NVIDIA libraries: a CPU machine, silent", machine::none(), {}, {}},
+  };
+  run_table(rule_devices, rows);
+}
+
 }  // namespace
 }  // namespace gpuenv

@@ -2,26 +2,17 @@
 // processes, memory errors, clock slowdowns and the PCIe link.
 #include <set>
 
+#include "decide/health.h"
 #include "decide/visible.h"
 #include "diagnose/describe.h"
 #include "diagnose/doctor.h"
+#include "sense/nvml_api.h"  // the clocks-event bits
 
 namespace gpuenv {
 namespace {
 
 using diag::gpu_label;
 
-// NVML's clocks-event (throttle) reason bits (nvml.h).
-constexpr std::uint64_t kIdle = 0x1;
-constexpr std::uint64_t kHwSlowdown = 0x8;
-constexpr std::uint64_t kSwThermal = 0x20;
-constexpr std::uint64_t kHwThermal = 0x40;
-constexpr std::uint64_t kHwPowerBrake = 0x80;
-
-std::string reset_fix(const Gpu& g) {
-  return "stop the GPU's processes and reset it: `sudo nvidia-smi -r -i " +
-         std::to_string(g.index) + "` (or reboot)";
-}
 
 }  // namespace
 
@@ -106,56 +97,32 @@ std::vector<Finding> check_memory_in_use(const Machine& m, const Options& o) {
   return out;
 }
 
-std::vector<Finding> check_memory_errors(const Machine& m, const Options&) {
+// Applies decide/health.h's findings to every GPU, as doctor's findings.
+std::vector<Finding> health_findings(const Machine& m, std::initializer_list<HealthFn> fns) {
   std::vector<Finding> out;
-  bool any_known = false;
-  for (const auto& g : m.gpus) {
-    std::string who = gpu_label(g);
-    if (g.ecc_uncorrected_volatile || g.row_remap_pending || g.retired_pages_pending)
-      any_known = true;
-    if (g.ecc_uncorrected_volatile && *g.ecc_uncorrected_volatile > 0)
-      out.push_back(error(who + " had " + std::to_string(*g.ecc_uncorrected_volatile) +
-                              " uncorrectable ECC error(s) since the driver loaded: results on "
-                              "it may be wrong and CUDA contexts on it are killed (Xid 48/94)",
-                          reset_fix(g) + "; if it recurs, `nvidia-smi -q -d ECC,ROW_REMAPPER` "
-                                         "for the RMA ticket"));
-    if (g.row_remap_failure.value_or(false))
-      out.push_back(error(who + ": a memory row remapping failed: the GPU has no spare rows left",
-                          "the GPU needs replacing (RMA); `nvidia-smi -q -d ROW_REMAPPER` "
-                          "shows the counts"));
-    else if (g.row_remap_pending.value_or(false))
-      out.push_back(warning(who + " has a memory row remapping pending: it takes effect at the "
-                                  "next GPU reset",
-                            reset_fix(g)));
-    if (g.retired_pages_pending.value_or(false))
-      out.push_back(warning(who + " has retired memory pages pending: they take effect at the "
-                                  "next GPU reset",
-                            reset_fix(g)));
-  }
-  if (out.empty() && any_known)
+  for (const auto& g : m.gpus)
+    for (HealthFn fn : fns)
+      if (auto h = fn(g)) {
+        std::string seen = gpu_label(g) + " " + h->seen;
+        out.push_back(h->severity == Severity::kError ? error(seen, h->fix) : warning(seen, h->fix));
+      }
+  return out;
+}
+
+std::vector<Finding> check_memory_errors(const Machine& m, const Options&) {
+  bool known = false;
+  for (const auto& g : m.gpus)
+    known = known || g.ecc_uncorrected_volatile || g.row_remap_pending || g.retired_pages_pending;
+  auto out = health_findings(m, {uncorrected_ecc, row_remapping, retired_pages});
+  if (out.empty() && known)
     out.push_back(ok("no uncorrectable ECC errors, no pending row remapping or page retirement"));
   return out;
 }
 
 std::vector<Finding> check_clocks(const Machine& m, const Options&) {
-  std::vector<Finding> out;
   bool known = false;
-  for (const auto& g : m.gpus) {
-    if (!g.clocks_event_reasons) continue;
-    known = true;
-    std::uint64_t r = *g.clocks_event_reasons;
-    std::vector<std::string> why;
-    if (r & (kSwThermal | kHwThermal)) why.push_back("thermal slowdown");
-    if (r & kHwPowerBrake) why.push_back("power brake (the external power supply)");
-    if ((r & kHwSlowdown) && !(r & (kHwThermal | kHwPowerBrake)))
-      why.push_back("hardware slowdown");
-    if (why.empty()) continue;
-    std::string temp = g.temperature_c ? " at " + std::to_string(*g.temperature_c) + " C" : "";
-    out.push_back(warning(gpu_label(g) + " is slowed by " + diag::join(why) + temp +
-                              ": kernels run below full clocks",
-                          "check cooling, airflow and power cabling; `nvidia-smi -q -d "
-                          "PERFORMANCE,TEMPERATURE` shows the reasons live"));
-  }
+  for (const auto& g : m.gpus) known = known || g.clocks_event_reasons;
+  auto out = health_findings(m, {clock_slowdown});
   if (out.empty() && known) out.push_back(ok("no thermal, power-brake or hardware slowdown"));
   return out;
 }
@@ -180,7 +147,7 @@ std::vector<Finding> check_pcie(const Machine& m, const Options&) {
     if (p.gen_current && p.gen_max && *p.gen_current < *p.gen_max) {
       known = true;
       // Links train down to save power when idle; only a busy GPU's matters.
-      bool idle = !g.clocks_event_reasons || (*g.clocks_event_reasons & kIdle);
+      bool idle = !g.clocks_event_reasons || (*g.clocks_event_reasons & nvml::kClocksEventGpuIdle);
       if (!idle)
         out.push_back(warning(gpu_label(g) + "'s PCIe link runs at gen " +
                                   std::to_string(*p.gen_current) + " of gen " +

@@ -1,5 +1,6 @@
 // Several GPUs: peer-to-peer where the topology allows it, and the NVLink
 // fabric of NVSwitch systems.
+#include "decide/health.h"
 #include "diagnose/describe.h"
 #include "diagnose/doctor.h"
 
@@ -43,31 +44,9 @@ std::vector<Finding> check_p2p(const Machine& m, const Options& o) {
 }
 
 std::vector<Finding> check_fabric(const Machine& m, const Options&) {
-  std::vector<std::string> waiting, failed;
   int completed = 0;
-  for (const auto& g : m.gpus) {
-    if (!g.fabric_state || *g.fabric_state == "not_supported") continue;
-    if (*g.fabric_state == "completed") {
-      if (g.fabric_status && *g.fabric_status != 0)
-        failed.push_back(std::to_string(g.index));
-      else
-        ++completed;
-    } else {
-      waiting.push_back(std::to_string(g.index) + " (" + *g.fabric_state + ")");
-    }
-  }
-  std::string fix = "`sudo systemctl enable --now nvidia-fabricmanager` (its version must "
-                    "match the driver's); `journalctl -u nvidia-fabricmanager` says why it "
-                    "stopped";
-  std::vector<Finding> out;
-  if (!waiting.empty())
-    out.push_back(error("the NVLink fabric is not ready on GPU " + diag::join(waiting) +
-                            ": CUDA fails with \"system not yet initialized\" (error 802) until "
-                            "the Fabric Manager has set it up",
-                        fix));
-  if (!failed.empty())
-    out.push_back(error("the NVLink fabric registration failed on GPU " + diag::join(failed),
-                        fix));
+  for (const auto& g : m.gpus) completed += g.fabric_state == std::string("completed");
+  auto out = health_findings(m, {fabric});
   if (out.empty() && completed > 0)
     out.push_back(ok("the NVLink fabric is up on " + std::to_string(completed) + " GPU" +
                      (completed == 1 ? "" : "s")));

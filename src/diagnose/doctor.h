@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <initializer_list>
+
+#include "decide/health.h"
 #include "model/machine.h"
 #include "model/plan.h"
 
@@ -63,6 +66,8 @@ std::vector<Finding> check_shm(const Machine&, const Options&);
 std::vector<Finding> check_memlock(const Machine&, const Options&);
 std::vector<Finding> check_bytecode(const Machine&, const Options&);
 // check_health.cc
+/// decide/health.h's findings for every GPU, as doctor findings.
+std::vector<Finding> health_findings(const Machine& m, std::initializer_list<HealthFn> fns);
 std::vector<Finding> check_persistence(const Machine&, const Options&);
 std::vector<Finding> check_compute_mode(const Machine&, const Options&);
 std::vector<Finding> check_memory_in_use(const Machine&, const Options&);

@@ -344,7 +344,10 @@ std::vector<Row> health_rows() {
               m.gpus[0].clocks_event_reasons = 0x40 | 0x8;
               m.gpus[0].temperature_c = 91;
             }),
-       {}, {{Status::kWarning, "thermal slowdown at 91 C"}}},
+       {}, {{Status::kError, "thermal slowdown at 91 C"}}},
+      {"clocks: software thermal slowdown warns", check_clocks,
+       with(machine::h200(1), [](Machine& m) { m.gpus[0].clocks_event_reasons = 0x20; }), {},
+       {{Status::kWarning, "thermal slowdown"}}},
       {"clocks: idle, power capped: fine", check_clocks,
        with(machine::h200(1), [](Machine& m) { m.gpus[0].clocks_event_reasons = 0x1 | 0x4; }), {},
        {{Status::kOk, "no thermal"}}},
@@ -384,14 +387,14 @@ std::vector<Row> multigpu_rows() {
             [](Machine& m) {
               for (auto& g : m.gpus) g.fabric_state = "not_started";
             }),
-       {}, {{Status::kError, "nvidia-fabricmanager"}}},
+       {}, {{Status::kError, "nvidia-fabricmanager"}, {Status::kError, "GPU 1 (NVIDIA H100"}}},
       {"fabric: registration failed", check_fabric,
        with(machine::h100(1),
             [](Machine& m) {
               m.gpus[0].fabric_state = "completed";
               m.gpus[0].fabric_status = 999;
             }),
-       {}, {{Status::kError, "registration failed"}}},
+       {}, {{Status::kError, "failed its NVLink fabric registration"}}},
       {"fabric: up", check_fabric,
        with(machine::h100(2),
             [](Machine& m) {

@@ -1,0 +1,50 @@
+// GPU health, judged once: doctor's memory_errors, clocks and fabric checks
+// and `gpuenv check` report these same findings. Pure over a Gpu as sensed
+// (SenseOptions::with_health), or as `check --long` watched it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/machine.h"
+#include "model/plan.h"
+
+namespace gpuenv {
+
+struct HealthFinding {
+  int gpu = 0;                           // NVML index
+  std::string topic;                     // "memory", "clocks", "fabric"
+  Severity severity = Severity::kError;  // kWarning or kError
+  std::string seen;                      // follows the GPU's name: "had 2 uncorrectable ..."
+  std::string fix;
+  friend bool operator==(const HealthFinding&, const HealthFinding&) = default;
+};
+
+using HealthFn = std::optional<HealthFinding> (*)(const Gpu&);
+
+/// Uncorrectable ECC errors since the driver loaded: error.
+std::optional<HealthFinding> uncorrected_ecc(const Gpu& g);
+/// A failed row remapping (no spare rows): error; one pending: warning.
+std::optional<HealthFinding> row_remapping(const Gpu& g);
+/// Retired pages pending (pre-Ampere): warning.
+std::optional<HealthFinding> retired_pages(const Gpu& g);
+/// Hardware slowdown, hardware thermal or power brake: error; software
+/// thermal slowdown: warning. A power cap or idle clocks are normal.
+std::optional<HealthFinding> clock_slowdown(const Gpu& g);
+/// The NVLink fabric not set up, or its registration failed: error.
+std::optional<HealthFinding> fabric(const Gpu& g);
+
+/// Every finding above, for every GPU, in GPU order.
+std::vector<HealthFinding> gpu_health(const Machine& m);
+
+/// True for a problem that only says the NVIDIA libraries are not installed.
+bool libraries_absent(const Problem& p);
+
+/// True when NVIDIA software is there but fails: NVML or the CUDA driver
+/// reported an error (a driver/library mismatch, a module not loaded, no
+/// permission ...), or a GPU was lost. False when the libraries are simply
+/// absent: a CPU machine, or Jetson, whose NVML is absent by design.
+bool driver_fails(const Machine& m);
+
+}  // namespace gpuenv

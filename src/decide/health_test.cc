@@ -1,0 +1,93 @@
+#include "decide/health.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "builders.h"
+
+namespace gpuenv {
+namespace {
+
+using namespace gpuenv::testing;
+
+struct Want {
+  int gpu;
+  std::string topic;
+  Severity severity;
+  std::string contains;
+};
+
+Machine with(Machine m, const std::function<void(Machine&)>& edit) {
+  edit(m);
+  return m;
+}
+
+TEST(Health, OneFindingPerFault) {
+  struct Row {
+    const char* description;
+    Machine machine;
+    std::vector<Want> want;  // exactly these, in order
+  } rows[] = {
+      {"healthy, health not read", machine::h100(2), {}},
+      {"healthy, health read",
+       with(machine::h100(2),
+            [](Machine& m) {
+              for (auto& g : m.gpus) {
+                g.ecc_uncorrected_volatile = 0, g.row_remap_pending = false, g.row_remap_failure = false;
+                g.clocks_event_reasons = 0x1 | 0x4;  // idle, power cap: normal
+                g.fabric_state = "completed", g.fabric_status = 0;
+              }
+            }),
+       {}},
+      {"uncorrectable ECC errors",
+       with(machine::h100(2), [](Machine& m) { m.gpus[1].ecc_uncorrected_volatile = 2; }),
+       {{1, "memory", Severity::kError, "had 2 uncorrectable ECC error(s)"}}},
+      {"row remapping failed beats pending",
+       with(machine::h100(1),
+            [](Machine& m) { m.gpus[0].row_remap_failure = true, m.gpus[0].row_remap_pending = true; }),
+       {{0, "memory", Severity::kError, "no spare rows"}}},
+      {"row remapping pending",
+       with(machine::h100(1), [](Machine& m) { m.gpus[0].row_remap_pending = true; }),
+       {{0, "memory", Severity::kWarning, "nvidia-smi -r -i 0"}}},
+      {"retired pages pending", with(machine::v100(), [](Machine& m) { m.gpus[0].retired_pages_pending = true; }),
+       {{0, "memory", Severity::kWarning, "retired memory pages"}}},
+      {"hardware thermal slowdown is an error",
+       with(machine::h200(1), [](Machine& m) { m.gpus[0].clocks_event_reasons = 0x20 | 0x40, m.gpus[0].temperature_c = 91; }),
+       {{0, "clocks", Severity::kError, "thermal slowdown at 91 C"}}},
+      {"power brake is an error",
+       with(machine::h200(1), [](Machine& m) { m.gpus[0].clocks_event_reasons = 0x80; }),
+       {{0, "clocks", Severity::kError, "power brake"}}},
+      {"software thermal slowdown warns",
+       with(machine::h200(1), [](Machine& m) { m.gpus[0].clocks_event_reasons = 0x20; }),
+       {{0, "clocks", Severity::kWarning, "thermal slowdown"}}},
+      {"fabric not started, and failed",
+       with(machine::h100(2),
+            [](Machine& m) {
+              m.gpus[0].fabric_state = "not_started";
+              m.gpus[1].fabric_state = "completed", m.gpus[1].fabric_status = 999;
+            }),
+       {{0, "fabric", Severity::kError, "(not_started)"}, {1, "fabric", Severity::kError, "status 999"}}},
+      {"PCIe GPU: fabric not supported", with(machine::l4(), [](Machine& m) { m.gpus[0].fabric_state = "not_supported"; }),
+       {}},
+      {"two faults on one GPU, in order",
+       with(machine::h100(1),
+            [](Machine& m) { m.gpus[0].ecc_uncorrected_volatile = 1, m.gpus[0].fabric_state = "in_progress"; }),
+       {{0, "memory", Severity::kError, "ECC"}, {0, "fabric", Severity::kError, "in_progress"}}},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.description);
+    auto got = gpu_health(r.machine);
+    ASSERT_EQ(got.size(), r.want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].gpu, r.want[i].gpu);
+      EXPECT_EQ(got[i].topic, r.want[i].topic);
+      EXPECT_EQ(got[i].severity, r.want[i].severity) << got[i].seen;
+      EXPECT_NE((got[i].seen + " | " + got[i].fix).find(r.want[i].contains), std::string::npos) << got[i].seen;
+      EXPECT_FALSE(got[i].fix.empty());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuenv
