@@ -71,7 +71,8 @@ bool render_profile_script(const Plan& plan, std::string* out, std::string* err)
 bool write_file_atomic(const std::string& path, const std::string& content, mode_t mode,
                        std::string* err) {
   if (!ensure_dir(dir_of(path), err)) return false;
-  std::string tmp = path + ".tmp.XXXXXX";
+  // A dot-file: readers of a directory (NFD's features.d) skip it.
+  std::string tmp = dir_of(path) + "/." + path.substr(path.rfind('/') + 1) + ".tmp.XXXXXX";
   int fd = mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) {
     *err = errno_text("mkstemp", tmp);

@@ -32,8 +32,8 @@ std::string render_env_file(const Plan& plan, std::vector<std::string>* skipped)
 /// False (with *err) only for a value no environment can hold (NUL).
 bool render_profile_script(const Plan& plan, std::string* out, std::string* err);
 
-/// Writes `content` to `path` through a temporary file in the same directory
-/// and rename(2), so a reader never sees half a file; the file gets `mode`
+/// Writes `content` to `path` through a temporary dot-file in the same
+/// directory (".NAME.tmp.XXXXXX", which directory readers skip) and rename(2), so a reader never sees half a file; the file gets `mode`
 /// whatever the umask. Creates the directory (0755) when it is missing.
 bool write_file_atomic(const std::string& path, const std::string& content, mode_t mode,
                        std::string* err);

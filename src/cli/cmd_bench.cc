@@ -92,8 +92,9 @@ int run_bench(Context* ctx, const BenchFlags& f) {
 
 }  // namespace
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
+std::string utc_now() { return utc_time(std::time(nullptr)); }
+
+std::string utc_time(std::time_t t) {
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];

@@ -14,6 +14,7 @@ const std::vector<Command>& commands() {
       {"init", "Container entrypoint: sense, decide, write the plan, run CMD: gpuenv init [--] CMD ...", setup_init, true},
       {"serve", "Run a service as a non-root user: gpuenv serve jupyter|ssh", setup_serve},
       {"doctor", "Find what keeps CUDA from working or fast here, and the fix", setup_doctor},
+      {"labels", "Write Node Feature Discovery's feature file of GPU labels (Kubernetes)", setup_labels},
       {"inspect", "List the CUDA kernels in binaries and whether each GPU can run them", setup_inspect},
       {"bench", "Measure the GPUs (GEMM, memory, host links, P2P, NCCL) against their spec peaks", setup_bench},
       {"check", "Health check: gpuenv check [--quick | --long]; exit status pass/fail", setup_check},

@@ -1,0 +1,101 @@
+// labels: Node Feature Discovery's local-source feature file. Each round
+// senses what doctor senses, judges with doctor's checks, and replaces the
+// file atomically; without --once it repeats every --interval seconds until
+// SIGTERM or SIGINT, which end it with status 0 (docs/cluster.md).
+#include <signal.h>
+
+#include <ctime>
+
+#include "act/init.h"
+#include "cli/cmd_bench.h"
+#include "cli/context.h"
+#include "cli/exit_codes.h"
+#include "decide/node_labels.h"
+#include "diagnose/doctor.h"
+
+namespace gpuenv {
+namespace {
+
+constexpr const char* kDefaultOutput = "/etc/kubernetes/node-feature-discovery/features.d/gpuenv";
+
+struct LabelFlags {
+  std::string output = kDefaultOutput;
+  bool once = false;
+  int interval_s = 60;
+};
+
+// The file's content, or false (with *err) when the machine cannot be read
+// or the file would pass NFD's size limit. Labels expire after three rounds:
+// one missed round keeps them, a dead writer does not.
+bool render_round(Context* ctx, int interval_s, std::string* out, int* code) {
+  Machine m;
+  if (!ctx->load_machine(&m)) {
+    *code = kExitBadInput;
+    return false;
+  }
+  std::string verdict = status_name(worst(diagnose(m, ctx->plan_options(m))));
+  *out = feature_file(node_labels(m, verdict), utc_time(std::time(nullptr) + 3 * interval_s));
+  if (out->size() >= kFeatureFileLimit) {
+    print_error("labels: the feature file would be " + std::to_string(out->size()) +
+                " bytes; NFD ignores files of 64 KiB or more");
+    *code = kExitFailure;
+    return false;
+  }
+  return true;
+}
+
+bool write_round(const std::string& output, const std::string& content) {
+  if (output == "-") return std::fputs(content.c_str(), stdout) >= 0 && std::fflush(stdout) == 0;
+  std::string err;
+  if (write_file_atomic(output, content, 0644, &err)) return true;
+  print_error("labels: " + err);
+  return false;
+}
+
+int one_round(Context* ctx, const LabelFlags& f) {
+  std::string content;
+  int code = kExitOk;
+  if (!render_round(ctx, f.interval_s, &content, &code)) return code;
+  return write_round(f.output, content) ? int(kExitOk) : int(kExitFailure);
+}
+
+// Rounds until SIGTERM or SIGINT; both stay blocked, so a signal that comes
+// while sensing ends the loop at the next wait. A bad --machine ends it; a
+// failed write is reported and tried again next round.
+int loop(Context* ctx, const LabelFlags& f) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  for (;;) {
+    if (int code = one_round(ctx, f); code == kExitBadInput) return code;
+    timespec wait{f.interval_s, 0};
+    if (sigtimedwait(&stop, nullptr, &wait) >= 0) return kExitOk;
+  }
+}
+
+}  // namespace
+
+std::function<int()> setup_labels(CLI::App* sub, Context* ctx) {
+  auto f = std::make_shared<LabelFlags>();
+  sub->add_option("--output", f->output,
+                  std::string("The feature file; - for stdout (default ") + kDefaultOutput + ")")
+      ->option_text("FILE");
+  sub->add_flag("--once", f->once, "Write once and exit (default: every --interval until SIGTERM)");
+  sub->add_option("--interval", f->interval_s, "Seconds between rounds (default 60)")
+      ->check(CLI::Range(1, 86400))
+      ->option_text("SECONDS");
+  sub->footer(
+      "Exit status: 0 written (or ended by SIGTERM), 1 the file could not be written, 2 bad "
+      "command line, 3 bad --machine file.");
+  ctx->add_common_flags(sub);
+  return [ctx, f] {
+    ctx->common.cuda = true;  // what doctor senses: its verdict is a label
+    ctx->common.health = true;
+    ctx->common.torch_kernels = true;
+    return f->once ? one_round(ctx, *f) : loop(ctx, *f);
+  };
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,42 @@
+// Node labels for Kubernetes: what a scheduler should know about this
+// machine's GPUs, as Node Feature Discovery's local source reads them from a
+// feature file (docs/cluster.md, "Node labels"). GPU Feature Discovery's
+// meanings under gpuenv's own prefix, plus what only gpuenv knows: tensor
+// formats, the torch wheel that fits, measured speeds, doctor's verdict.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "model/machine.h"
+
+namespace gpuenv {
+
+/// gpuenv's label namespace; nvidia.com/ belongs to GPU Feature Discovery.
+inline constexpr const char* kLabelPrefix = "gpuenv.dev/";
+
+/// NFD's local source ignores a feature file larger than this (65536 bytes).
+inline constexpr std::size_t kFeatureFileLimit = 65536;
+
+/// Label name (without the prefix) -> value. Every value obeys Kubernetes'
+/// label-value syntax.
+using Labels = std::map<std::string, std::string>;
+
+/// The labels of `m`. `doctor` is doctor's verdict (ok|warning|error), left
+/// out when nullopt. A machine without a GPU still gets gpu.count=0.
+Labels node_labels(const Machine& m, const std::optional<std::string>& doctor);
+
+/// `s` as a label value: characters outside [-A-Za-z0-9_.] become '-' (a
+/// space too, as GFD writes products: "NVIDIA-H200"), at most 63, starting
+/// and ending with a letter or digit; "" when nothing is left.
+std::string label_value(const std::string& s);
+
+/// Whether `s` is a valid Kubernetes label value.
+bool valid_label_value(const std::string& s);
+
+/// The feature file: a header comment, `# +expiry-time=EXPIRY` (RFC 3339),
+/// then one `gpuenv.dev/NAME=VALUE` line per label.
+std::string feature_file(const Labels& labels, const std::string& expiry);
+
+}  // namespace gpuenv

@@ -1,0 +1,201 @@
+// node_labels over builder machines: each row states the whole label map, so
+// a missing label, a wrong value and an unexpected label all fail.
+#include "decide/node_labels.h"
+
+#include <gtest/gtest.h>
+
+#include "builders.h"
+
+namespace gpuenv {
+namespace {
+
+using testing::machine::a100_mig;
+using testing::machine::b200;
+using testing::machine::gtx1080;
+using testing::machine::h200;
+using testing::machine::none;
+using testing::machine::rtx3090_4090;
+
+Measurement figure(const Gpu& g, const std::string& key, double value, const std::string& unit) {
+  Measurement x;
+  x.key = key, x.gpu_uuid = *g.uuid, x.value = value, x.unit = unit;
+  x.measured_at = "2026-11-29T12:00:00Z";
+  return x;
+}
+
+// 8 H200s, all measured; GPU 3 is the slowest. Smaller GEMMs and failed
+// runs are not the headline.
+Machine measured_h200s() {
+  Machine m = h200(8);
+  for (const Gpu& g : m.gpus) {
+    m.measurements.push_back(figure(g, "gemm_bf16_8192", g.index == 3 ? 700.4 : 780, "TFLOP/s"));
+    m.measurements.push_back(figure(g, "gemm_bf16_4096", 100, "TFLOP/s"));
+    m.measurements.push_back(figure(g, "h2d_pinned", 55.4, "GB/s"));
+  }
+  Measurement failed = figure(m.gpus[0], "h2d_pinned", 1, "GB/s");
+  failed.status = "failed";
+  m.measurements.push_back(failed);
+  return m;
+}
+
+// Measured on all GPUs but one: no node-wide figure.
+Machine partly_measured() {
+  Machine m = h200(2);
+  m.measurements.push_back(figure(m.gpus[0], "gemm_bf16_8192", 780, "TFLOP/s"));
+  return m;
+}
+
+Machine one_lost() {
+  Machine m = h200(2);
+  m.gpus[1].problem = Problem{"nvml", "gpu_lost", "fell off the bus", "reset it"};
+  return m;
+}
+
+const Labels kDriver580 = {{"driver.major", "580"}, {"driver.minor", "95"}, {"driver.rev", "05"},
+                           {"cuda.driver.major", "13"}, {"cuda.driver.minor", "0"}};
+
+Labels with(Labels base, const Labels& more) {
+  for (const auto& [k, v] : more) base[k] = v;
+  return base;
+}
+
+const Labels kH200 = with(kDriver580, {{"gpu.product", "NVIDIA-H200"},
+                                       {"gpu.memory", "143771"},
+                                       {"gpu.compute.major", "9"},
+                                       {"gpu.compute.minor", "0"},
+                                       {"gpu.family", "hopper"},
+                                       {"mig.capable", "true"},
+                                       {"mig.strategy", "none"},
+                                       {"tf32", "true"},
+                                       {"bf16", "true"},
+                                       {"fp8", "true"},
+                                       {"fp4", "false"},
+                                       {"torch.wheel", "2.9.1-cu130"}});
+
+struct Row {
+  std::string description;
+  Machine machine;
+  std::optional<std::string> doctor;
+  Labels expected;
+};
+
+TEST(NodeLabels, WholeMapPerMachine) {
+  const std::vector<Row> rows = {
+      {"no NVIDIA software: count 0 and nothing else", none(), "error",
+       {{"gpu.count", "0"}, {"doctor", "error"}}},
+      {"8 measured H200s: the slowest GPU's figures, rounded", measured_h200s(), "ok",
+       with(kH200, {{"gpu.count", "8"}, {"doctor", "ok"}, {"bench.bf16-tflops", "700"},
+                    {"bench.h2d-gbps", "55"}})},
+      {"a figure missing on one GPU: no node-wide figure", partly_measured(), std::nullopt,
+       with(kH200, {{"gpu.count", "2"}})},
+      {"a GPU that fell off the bus is not counted", one_lost(), "error",
+       with(kH200, {{"gpu.count", "1"}, {"doctor", "error"}})},
+      {"mixed consumer box: the first GPU's product, formats both share", rtx3090_4090(), "warning",
+       with(kDriver580, {{"gpu.count", "2"},
+                         {"doctor", "warning"},
+                         {"gpu.product", "NVIDIA-GeForce-RTX-3090"},
+                         {"gpu.memory", "24576"},
+                         {"gpu.compute.major", "8"},
+                         {"gpu.compute.minor", "6"},
+                         {"gpu.family", "ampere"},
+                         {"mig.capable", "false"},
+                         {"mig.strategy", "none"},
+                         {"tf32", "true"},
+                         {"bf16", "true"},
+                         {"fp8", "false"},
+                         {"fp4", "false"},
+                         {"torch.wheel", "2.9.1-cu130"}})},
+      {"A100 in MIG mode with one profile: single", a100_mig(), std::nullopt,
+       with(kDriver580, {{"gpu.count", "1"},
+                         {"gpu.product", "NVIDIA-A100-SXM4-80GB"},
+                         {"gpu.memory", "81920"},
+                         {"gpu.compute.major", "8"},
+                         {"gpu.compute.minor", "0"},
+                         {"gpu.family", "ampere"},
+                         {"mig.capable", "true"},
+                         {"mig.strategy", "single"},
+                         {"tf32", "true"},
+                         {"bf16", "true"},
+                         {"fp8", "false"},
+                         {"fp4", "false"},
+                         {"torch.wheel", "2.9.1-cu130"}})},
+      {"B200: FP4", b200(), std::nullopt,
+       with(kDriver580, {{"gpu.count", "1"},
+                         {"gpu.product", "NVIDIA-B200"},
+                         {"gpu.memory", "183359"},
+                         {"gpu.compute.major", "10"},
+                         {"gpu.compute.minor", "0"},
+                         {"gpu.family", "blackwell"},
+                         {"mig.capable", "true"},
+                         {"mig.strategy", "none"},
+                         {"tf32", "true"},
+                         {"bf16", "true"},
+                         {"fp8", "true"},
+                         {"fp4", "true"},
+                         {"torch.wheel", "2.9.1-cu130"}})},
+      {"Pascal on driver 535: no tensor cores, the cu126 wheel", gtx1080(), std::nullopt,
+       {{"gpu.count", "1"},
+        {"driver.major", "535"},
+        {"driver.minor", "183"},
+        {"driver.rev", "01"},
+        {"cuda.driver.major", "12"},
+        {"cuda.driver.minor", "2"},
+        {"gpu.product", "NVIDIA-GeForce-GTX-1080"},
+        {"gpu.memory", "8192"},
+        {"gpu.compute.major", "6"},
+        {"gpu.compute.minor", "1"},
+        {"gpu.family", "pascal"},
+        {"mig.capable", "false"},
+        {"mig.strategy", "none"},
+        {"tf32", "false"},
+        {"bf16", "false"},
+        {"fp8", "false"},
+        {"fp4", "false"},
+        {"torch.wheel", "2.9.1-cu126"}}},
+  };
+  for (const Row& r : rows) {
+    Labels got = node_labels(r.machine, r.doctor);
+    EXPECT_EQ(got, r.expected) << r.description;
+    for (const auto& [name, value] : got)
+      EXPECT_TRUE(valid_label_value(value)) << r.description << ": " << name << "=" << value;
+  }
+}
+
+TEST(NodeLabels, ValuesAreSanitisedAsGfdDoes) {
+  EXPECT_EQ(label_value("NVIDIA H100 80GB HBM3"), "NVIDIA-H100-80GB-HBM3");
+  EXPECT_EQ(label_value(" (Tesla) V100/SXM2 "), "Tesla--V100-SXM2");
+  EXPECT_EQ(label_value("---"), "");
+  EXPECT_EQ(label_value(std::string(70, 'a') + "-b"), std::string(63, 'a'));
+  EXPECT_EQ(label_value(std::string(62, 'a') + "-b"), std::string(62, 'a'));
+  EXPECT_TRUE(valid_label_value(""));
+  EXPECT_TRUE(valid_label_value("2.9.1-cu130"));
+  EXPECT_FALSE(valid_label_value("-a"));
+  EXPECT_FALSE(valid_label_value("a b"));
+  EXPECT_FALSE(valid_label_value(std::string(64, 'a')));
+}
+
+TEST(NodeLabels, AProductNameGpuenvNeverSawStaysValid) {
+  Machine m = h200();
+  m.gpus[0].name = "NVIDIA \"Weird\" GPU\n=x " + std::string(80, 'z');
+  Labels l = node_labels(m, std::nullopt);
+  EXPECT_TRUE(valid_label_value(l.at("gpu.product"))) << l.at("gpu.product");
+  EXPECT_EQ(l.at("gpu.product").size(), 63u);
+}
+
+TEST(NodeLabels, FeatureFileHasTheExpiryFirstAndOneLinePerLabel) {
+  std::string f = feature_file({{"gpu.count", "0"}, {"doctor", "ok"}}, "2026-11-29T12:05:00Z");
+  EXPECT_EQ(f,
+            "# Written by gpuenv labels for Node Feature Discovery's local source.\n"
+            "# +expiry-time=2026-11-29T12:05:00Z\n"
+            "gpuenv.dev/doctor=ok\n"
+            "gpuenv.dev/gpu.count=0\n");
+}
+
+TEST(NodeLabels, AFullNodeFitsNfdsLimit) {
+  Machine m = measured_h200s();
+  EXPECT_LT(feature_file(node_labels(m, "warning"), "2026-11-29T12:05:00Z").size(),
+            kFeatureFileLimit / 16);
+}
+
+}  // namespace
+}  // namespace gpuenv
