@@ -13,7 +13,7 @@ check() { if "$@"; then echo "ok: $*"; else echo "FAILED: $*"; fail=1; fi; }
 export PYTHONUNBUFFERED=1
 
 # Sections to run (default: all), e.g. `tests/gpu/run.sh core timing`.
-SECTIONS=${*:-core timing train compile doctor inspect bench}
+SECTIONS=${*:-core timing train compile doctor inspect bench fleet}
 want() { case " $SECTIONS " in *" $1 "*) return 0;; esac; return 1; }
 
 core() {
@@ -89,5 +89,9 @@ fi
 if want bench; then
   echo "== gpuenv bench and gpuenv check, side by side with PyTorch"
   check tests/gpu/bench.sh
+fi
+if want fleet; then
+  echo "== detect, doctor (default and nagios), labels, run and check on the real driver"
+  check tests/gpu/fleet.sh "$BIN"
 fi
 exit $fail
