@@ -11,7 +11,6 @@
 namespace gpuenv {
 namespace {
 
-using diag::gpu_label;
 
 
 }  // namespace
