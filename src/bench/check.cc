@@ -8,6 +8,7 @@
 
 #include "bench/report.h"
 #include "decide/health.h"
+#include "model/clock_events.h"
 #include "model/text.h"
 
 namespace gpuenv::bench {
