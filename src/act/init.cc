@@ -9,16 +9,13 @@
 #include <cstring>
 
 #include "act/env_format.h"
+#include "sense/fs.h"
 
 namespace gpuenv {
 namespace {
 
 constexpr const char* kHeader =
     "# Written by `gpuenv init` for this container; `gpuenv explain` says why each is set.\n";
-
-std::string errno_text(const std::string& call, const std::string& path) {
-  return call + "(" + path + "): " + std::strerror(errno);
-}
 
 std::string dir_of(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -30,26 +27,15 @@ bool ensure_dir(const std::string& dir, std::string* err) {
   struct stat st;
   if (stat(dir.c_str(), &st) == 0) return true;
   if (mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) return true;
-  *err = errno_text("mkdir", dir);
+  *err = fs::errno_text("mkdir", dir);
   return false;
-}
-
-bool write_all(int fd, const std::string& content) {
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 bool fill_temp(int fd, const std::string& tmp, const std::string& content, mode_t mode,
                std::string* err) {
-  if (fchmod(fd, mode) != 0) *err = errno_text("fchmod", tmp);
-  else if (!write_all(fd, content)) *err = errno_text("write", tmp);
-  else if (fsync(fd) != 0) *err = errno_text("fsync", tmp);
+  if (fchmod(fd, mode) != 0) *err = fs::errno_text("fchmod", tmp);
+  else if (!fs::write_all(fd, content)) *err = fs::errno_text("write", tmp);
+  else if (fsync(fd) != 0) *err = fs::errno_text("fsync", tmp);
   return err->empty();
 }
 
@@ -75,14 +61,14 @@ bool write_file_atomic(const std::string& path, const std::string& content, mode
   std::string tmp = dir_of(path) + "/." + path.substr(path.rfind('/') + 1) + ".tmp.XXXXXX";
   int fd = mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) {
-    *err = errno_text("mkstemp", tmp);
+    *err = fs::errno_text("mkstemp", tmp);
     return false;
   }
   std::string e;
   bool ok = fill_temp(fd, tmp, content, mode, &e);
   close(fd);
   if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
-    e = errno_text("rename", path);
+    e = fs::errno_text("rename", path);
     ok = false;
   }
   if (!ok) {

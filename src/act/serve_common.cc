@@ -21,10 +21,6 @@ extern char** environ;
 namespace gpuenv {
 namespace {
 
-std::string errno_text(const std::string& call, const std::string& arg, int e = errno) {
-  return call + "(" + arg + "): " + std::strerror(e);
-}
-
 Account from_passwd(const passwd& pw) {
   return {pw.pw_name, pw.pw_uid, pw.pw_gid, pw.pw_dir ? pw.pw_dir : "/",
           pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh"};
@@ -56,17 +52,6 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
   for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
   out.push_back(nullptr);
   return out;
-}
-
-bool write_all(int fd, const std::string& content) {
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 bool is_executable_file(const std::string& path) {
@@ -163,9 +148,9 @@ void use_account_env(const Account& a) {
 }
 
 bool drop_privileges(const Account& a, std::string* err) {
-  if (initgroups(a.name.c_str(), a.gid) != 0) *err = errno_text("initgroups", a.name);
-  else if (setgid(a.gid) != 0) *err = errno_text("setgid", std::to_string(a.gid));
-  else if (setuid(a.uid) != 0) *err = errno_text("setuid", std::to_string(a.uid));
+  if (initgroups(a.name.c_str(), a.gid) != 0) *err = fs::errno_text("initgroups", a.name);
+  else if (setgid(a.gid) != 0) *err = fs::errno_text("setgid", std::to_string(a.gid));
+  else if (setuid(a.uid) != 0) *err = fs::errno_text("setuid", std::to_string(a.uid));
   else if (a.uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
     *err = "setuid(" + std::to_string(a.uid) + ") left a way back to root";
   if (!err->empty()) return false;
@@ -195,7 +180,7 @@ bool run_program(const std::vector<std::string>& argv, std::string* err) {
   pid_t pid;
   int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
   if (rc != 0) {
-    *err = errno_text("posix_spawnp", argv[0], rc);
+    *err = fs::errno_text("posix_spawnp", argv[0], rc);
     return false;
   }
   int status = 0;
@@ -222,7 +207,7 @@ bool make_dirs(const std::string& dir, mode_t mode, std::string* err) {
     if (mkdir(part.c_str(), mode) == 0) {
       chmod(part.c_str(), mode);  // exactly `mode`, whatever the umask
     } else if (errno != EEXIST) {
-      *err = errno_text("mkdir", part);
+      *err = fs::errno_text("mkdir", part);
       return false;
     }
   }
@@ -233,11 +218,11 @@ bool create_exclusive(const std::string& path, const std::string& content, mode_
                       std::string* err) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) {
-    *err = errno_text("open", path);
+    *err = fs::errno_text("open", path);
     return false;
   }
-  bool ok = fchmod(fd, mode) == 0 && write_all(fd, content) && fsync(fd) == 0;
-  if (!ok) *err = errno_text("write", path);
+  bool ok = fchmod(fd, mode) == 0 && fs::write_all(fd, content) && fsync(fd) == 0;
+  if (!ok) *err = fs::errno_text("write", path);
   close(fd);
   if (!ok) unlink(path.c_str());
   return ok;
@@ -262,7 +247,7 @@ bool read_file(const std::string& path, size_t max_bytes, std::string* out, std:
   int e = errno;
   close(fd);
   if (out->size() > max_bytes) *err = path + " is larger than " + std::to_string(max_bytes) + " bytes";
-  else if (n < 0) *err = errno_text("read", path, e);
+  else if (n < 0) *err = fs::errno_text("read", path, e);
   else return true;
   return false;
 }
@@ -270,13 +255,13 @@ bool read_file(const std::string& path, size_t max_bytes, std::string* out, std:
 bool check_private_dir(const std::string& dir, std::string* resolved, std::string* err) {
   char real[PATH_MAX];
   if (!realpath(dir.c_str(), real)) {
-    *err = errno_text("realpath", dir);
+    *err = fs::errno_text("realpath", dir);
     return false;
   }
   *resolved = real;
   for (std::string d = *resolved;; d = parent_dir(d)) {
     struct stat st;
-    if (stat(d.c_str(), &st) != 0) *err = errno_text("stat", d);
+    if (stat(d.c_str(), &st) != 0) *err = fs::errno_text("stat", d);
     else if (!S_ISDIR(st.st_mode)) *err = d + " is not a directory";
     else if (st.st_uid != 0 && st.st_uid != geteuid())
       *err = d + " is owned by uid " + std::to_string(st.st_uid);

@@ -8,6 +8,8 @@
 
 #include "bench/report.h"
 #include "decide/health.h"
+#include "model/clock_events.h"
+#include "model/text.h"
 
 namespace gpuenv::bench {
 namespace {
@@ -15,12 +17,6 @@ namespace {
 using nlohmann::json;
 
 const char* verdict_name(Verdict v) { return v == Verdict::kPass ? "pass" : v == Verdict::kWarn ? "warn" : "fail"; }
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 void problem_items(const std::vector<Problem>& ps, const std::string& where, std::vector<CheckItem>* out) {
   for (const auto& p : ps) out->push_back({where, Verdict::kFail, p.message + (p.fix.empty() ? "" : "; " + p.fix)});
@@ -68,7 +64,7 @@ CheckItem clocks_item(const WatchedGpu& w) {
   if (w.temperature_max_c) item.message += fmt::format("; up to {} C", *w.temperature_max_c);
   if (w.power_max_w) item.message += fmt::format("; up to {} W", *w.power_max_w);
   if (w.clock_events && *w.clock_events)
-    item.message += "; clocks held back by: " + join(clock_event_names(*w.clock_events));
+    item.message += "; clocks held back by: " + join(clock_event_names(*w.clock_events), ", ");
   judge(as_gpu(w), {clock_slowdown}, &item);
   return item;
 }

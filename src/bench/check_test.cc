@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "builders.h"
-#include "sense/nvml_api.h"
+#include "model/clock_events.h"
 
 namespace gpuenv::bench {
 namespace {
@@ -91,14 +91,14 @@ TEST(CheckVerdict, WatchedClocksAndEcc) {
     Verdict clocks, ecc;
     std::string clocks_says, ecc_says;
   } rows[] = {
-      {"power cap under a GEMM is normal", watched(nvml::kClocksEventSwPowerCap, 0, 0), Verdict::kPass, Verdict::kPass,
+      {"power cap under a GEMM is normal", watched(clock_event::kSwPowerCap, 0, 0), Verdict::kPass, Verdict::kPass,
        "SM clock 1755-1980 MHz; up to 71 C; up to 690 W; clocks held back by: sw_power_cap",
        "0 new uncorrectable ECC errors, 3 corrected"},
-      {"hardware slowdown fails", watched(nvml::kClocksEventHwSlowdown | nvml::kClocksEventSwPowerCap, 0, 0),
+      {"hardware slowdown fails", watched(clock_event::kHwSlowdown | clock_event::kSwPowerCap, 0, 0),
        Verdict::kFail, Verdict::kPass, "sw_power_cap, hw_slowdown; it is slowed by hardware slowdown", ""},
-      {"power brake fails", watched(nvml::kClocksEventHwPowerBrakeSlowdown, 0, 0), Verdict::kFail, Verdict::kPass,
+      {"power brake fails", watched(clock_event::kHwPowerBrakeSlowdown, 0, 0), Verdict::kFail, Verdict::kPass,
        "hw_power_brake_slowdown", ""},
-      {"software thermal slowdown warns", watched(nvml::kClocksEventSwThermalSlowdown, 0, 0), Verdict::kWarn,
+      {"software thermal slowdown warns", watched(clock_event::kSwThermalSlowdown, 0, 0), Verdict::kWarn,
        Verdict::kPass, "it is slowed by thermal slowdown", ""},
       {"new uncorrectable ECC errors fail", watched(0, 2, 5), Verdict::kPass, Verdict::kFail, "",
        "3 new uncorrectable ECC errors"},

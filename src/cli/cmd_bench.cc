@@ -11,6 +11,7 @@
 
 #include "bench/report.h"
 #include "cli/exit_codes.h"
+#include "model/text.h"
 #include "store/fingerprint.h"
 
 namespace gpuenv {
@@ -93,14 +94,6 @@ int run_bench(Context* ctx, const BenchFlags& f) {
 }  // namespace
 
 std::string utc_now() { return utc_time(std::time(nullptr)); }
-
-std::string utc_time(std::time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 bool BenchSession::open(const std::optional<std::vector<int>>& only, std::string* err) {
   const char* env = std::getenv("GPUENV_BENCH_PLUGIN");

@@ -42,8 +42,6 @@ store::Run new_run(const Machine& m, const std::string& command, const std::stri
 
 /// RFC 3339 UTC, to the second.
 std::string utc_now();
-/// `t` as RFC 3339 UTC: "2025-03-04T12:00:00Z".
-std::string utc_time(std::time_t t);
 
 /// Shows progress on stderr when it is a terminal.
 bench::Progress terminal_progress(bool quiet);

@@ -12,6 +12,7 @@
 #include "cli/exit_codes.h"
 #include "decide/node_labels.h"
 #include "diagnose/doctor.h"
+#include "model/text.h"
 
 namespace gpuenv {
 namespace {

@@ -1,12 +1,12 @@
 #include "decide/health.h"
 
-#include "sense/nvml_api.h"  // the clocks-event bits, declared once
+#include "model/clock_events.h"
 
 namespace gpuenv {
 namespace {
 
 constexpr std::uint64_t kHardwareSlowdown =
-    nvml::kClocksEventHwSlowdown | nvml::kClocksEventHwThermalSlowdown | nvml::kClocksEventHwPowerBrakeSlowdown;
+    clock_event::kHwSlowdown | clock_event::kHwThermalSlowdown | clock_event::kHwPowerBrakeSlowdown;
 
 std::string reset_fix(const Gpu& g) {
   return "stop the GPU's processes and reset it: `sudo nvidia-smi -r -i " + std::to_string(g.index) +
@@ -20,10 +20,10 @@ HealthFinding finding(const Gpu& g, const char* topic, Severity s, std::string s
 std::string slowdown_causes(std::uint64_t r) {
   std::string out;
   auto add = [&](const char* why) { out += (out.empty() ? "" : " and ") + std::string(why); };
-  if (r & (nvml::kClocksEventSwThermalSlowdown | nvml::kClocksEventHwThermalSlowdown)) add("thermal slowdown");
-  if (r & nvml::kClocksEventHwPowerBrakeSlowdown) add("power brake (the external power supply)");
-  if ((r & nvml::kClocksEventHwSlowdown) &&
-      !(r & (nvml::kClocksEventHwThermalSlowdown | nvml::kClocksEventHwPowerBrakeSlowdown)))
+  if (r & (clock_event::kSwThermalSlowdown | clock_event::kHwThermalSlowdown)) add("thermal slowdown");
+  if (r & clock_event::kHwPowerBrakeSlowdown) add("power brake (the external power supply)");
+  if ((r & clock_event::kHwSlowdown) &&
+      !(r & (clock_event::kHwThermalSlowdown | clock_event::kHwPowerBrakeSlowdown)))
     add("hardware slowdown");
   return out;
 }

@@ -3,13 +3,10 @@
 #include "decide/launch.h"
 #include "decide/rules.h"
 #include "decide/visible.h"
+#include "model/text.h"
 
 namespace gpuenv {
 namespace {
-
-std::string gpu_label(const Gpu& g) {
-  return "GPU " + std::to_string(g.index) + (g.name ? " (" + *g.name + ")" : "");
-}
 
 std::string mig_label(const VisibleDevice& d) {
   return d.mig->uuid + (d.mig->name ? " (" + *d.mig->name + ")" : "");

@@ -7,6 +7,7 @@
 #include "decide/measured.h"
 #include "decide/rules.h"
 #include "decide/visible.h"
+#include "model/text.h"
 
 namespace gpuenv {
 namespace {
@@ -21,12 +22,6 @@ constexpr const char* kPlumbing[] = {"docker",       "br-",   "veth",   "virbr",
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
 }
 
 // The prefix that excludes `i`, or "" when NCCL may use it.

@@ -9,7 +9,6 @@
 namespace gpuenv {
 namespace {
 
-using diag::gpu_label;
 using diag::has_node;
 
 std::vector<Finding> problems_from(const std::vector<Problem>& ps, const std::string& source) {

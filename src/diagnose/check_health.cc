@@ -6,12 +6,11 @@
 #include "decide/visible.h"
 #include "diagnose/describe.h"
 #include "diagnose/doctor.h"
-#include "sense/nvml_api.h"  // the clocks-event bits
+#include "model/clock_events.h"
 
 namespace gpuenv {
 namespace {
 
-using diag::gpu_label;
 
 
 }  // namespace
@@ -147,7 +146,7 @@ std::vector<Finding> check_pcie(const Machine& m, const Options&) {
     if (p.gen_current && p.gen_max && *p.gen_current < *p.gen_max) {
       known = true;
       // Links train down to save power when idle; only a busy GPU's matters.
-      bool idle = !g.clocks_event_reasons || (*g.clocks_event_reasons & nvml::kClocksEventGpuIdle);
+      bool idle = !g.clocks_event_reasons || (*g.clocks_event_reasons & clock_event::kGpuIdle);
       if (!idle)
         out.push_back(warning(gpu_label(g) + "'s PCIe link runs at gen " +
                                   std::to_string(*p.gen_current) + " of gen " +

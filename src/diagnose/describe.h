@@ -6,13 +6,9 @@
 #include <vector>
 
 #include "model/machine.h"
+#include "model/text.h"
 
 namespace gpuenv::diag {
-
-/// "GPU 0 (NVIDIA H200)"
-inline std::string gpu_label(const Gpu& g) {
-  return "GPU " + std::to_string(g.index) + (g.name ? " (" + *g.name + ")" : "");
-}
 
 /// "a, b and c"
 inline std::string join(const std::vector<std::string>& items) {

@@ -10,12 +10,9 @@
 namespace gpuenv {
 namespace {
 
-constexpr const char* kReportBug =
-    "this is a gpuenv bug: please report it with the driver version (`nvidia-smi`)";
-
 constexpr std::array kErrors{
     CudaError{cuda::kErrorInvalidValue, "CUDA_ERROR_INVALID_VALUE", "cuda_invalid_value",
-              "the CUDA driver rejected an argument", kReportBug},
+              "the CUDA driver rejected an argument", kReportGpuenvBug},
     CudaError{cuda::kErrorOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "cuda_out_of_memory",
               "the CUDA driver ran out of memory", "free host and GPU memory and try again"},
     CudaError{cuda::kErrorNotInitialized, "CUDA_ERROR_NOT_INITIALIZED", "cuda_not_initialized",
@@ -84,12 +81,6 @@ constexpr std::array kErrors{
               "the CUDA driver failed with an unknown error",
               "look in `dmesg` for Xid or NVRM errors; reboot, or reinstall the driver"},
 };
-
-const CudaError* find_cuda_error(cuda::Result rc) {
-  for (const CudaError& e : kErrors)
-    if (e.rc == rc) return &e;
-  return nullptr;
-}
 
 /// The CUDA driver functions gpuenv calls; init, version, count and get
 /// are required.
@@ -260,12 +251,9 @@ CudaReport sense_cuda(const std::string& library) {
 std::span<const CudaError> cuda_errors() { return kErrors; }
 
 Problem cuda_problem(const std::string& call, cuda::Result rc, const char* library_text) {
-  const CudaError* e = find_cuda_error(rc);
-  std::string what = e ? e->meaning : library_text ? library_text : "unrecognised CUDA error";
-  std::string name = e ? e->name : "CUDA error";
-  return {"cuda", e ? e->code : "cuda_error",
-          call + " failed: " + what + " (" + name + " = " + std::to_string(rc) + ")",
-          e ? e->fix : "look in `dmesg`; upgrading the driver may help"};
+  static constexpr UnlistedError kUnlisted{"cuda", "cuda_error", "CUDA error", "unrecognised CUDA error",
+                                           "look in `dmesg`; upgrading the driver may help"};
+  return library_error_problem(kErrors, kUnlisted, call, rc, library_text);
 }
 
 std::string format_cuda_uuid(const cuda::Uuid& uuid) {

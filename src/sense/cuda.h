@@ -11,6 +11,7 @@
 
 #include "model/machine.h"
 #include "sense/cuda_api.h"
+#include "sense/error_table.h"
 
 namespace gpuenv {
 
@@ -38,13 +39,7 @@ struct CudaReport {
 CudaReport sense_cuda(const std::string& library);
 
 /// One CUresult: its cuda.h name, gpuenv's stable code, meaning and fix.
-struct CudaError {
-  cuda::Result rc;
-  const char* name;  // "CUDA_ERROR_SYSTEM_NOT_READY"
-  const char* code;  // "cuda_system_not_ready"
-  const char* meaning;
-  const char* fix;
-};
+using CudaError = LibraryError;
 
 /// Every CUresult gpuenv explains; others become code "cuda_error".
 std::span<const CudaError> cuda_errors();

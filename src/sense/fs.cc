@@ -13,11 +13,24 @@
 
 namespace gpuenv::fs {
 
-namespace {
-
-std::string call_error(const char* call, const std::string& path) {
-  return std::string(call) + "(" + path + "): " + std::strerror(errno);
+std::string errno_text(const std::string& call, const std::string& arg, int e) {
+  return call + "(" + arg + "): " + std::strerror(e);
 }
+
+std::string errno_text(const std::string& what, int e) { return what + ": " + std::strerror(e); }
+
+bool write_all(int fd, const std::string& content) {
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+namespace {
 
 // Appends to *text until the end of the file or `limit` bytes.
 bool read_fd(int fd, const std::string& path, std::size_t limit, std::string* text,
@@ -26,7 +39,7 @@ bool read_fd(int fd, const std::string& path, std::size_t limit, std::string* te
   while (text->size() < limit) {
     ssize_t n = ::read(fd, buf, std::min(sizeof buf, limit - text->size()));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return *err = call_error("read", path), false;
+    if (n < 0) return *err = errno_text("read", path), false;
     if (n == 0) return true;
     text->append(buf, n);
   }
@@ -62,9 +75,9 @@ int open_checked(const std::string& path, int extra, struct stat* st, std::strin
   if (fd < 0 && errno == ELOOP && (extra & O_NOFOLLOW))
     return *err = path + " is a symbolic link: name the file itself (a link here could point "
                          "anywhere, and gpuenv does not follow it)", -1;
-  if (fd < 0) return *err = call_error("open", path), -1;
+  if (fd < 0) return *err = errno_text("open", path), -1;
   if (::fstat(fd, st) != 0) {
-    *err = call_error("fstat", path);
+    *err = errno_text("fstat", path);
     ::close(fd);
     return -1;
   }
@@ -156,7 +169,7 @@ bool list_dir(const std::string& path, std::vector<std::string>* names,
               std::string* err) {
   names->clear();
   DIR* dir = ::opendir(path.c_str());
-  if (!dir) return *err = call_error("opendir", path), false;
+  if (!dir) return *err = errno_text("opendir", path), false;
   while (struct dirent* e = ::readdir(dir)) {
     std::string name = e->d_name;
     if (name != "." && name != "..") names->push_back(name);
@@ -169,7 +182,7 @@ bool list_dir(const std::string& path, std::vector<std::string>* names,
 bool read_link(const std::string& path, std::string* target, std::string* err) {
   char buf[PATH_MAX];
   ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
-  if (n < 0) return *err = call_error("readlink", path), false;
+  if (n < 0) return *err = errno_text("readlink", path), false;
   if (static_cast<std::size_t>(n) == sizeof buf) {
     *err = "readlink(" + path + "): target too long";
     return false;
@@ -183,7 +196,7 @@ bool resolve(const std::string& root, const std::string& path,
   if (root.empty() || root == "/") {
     char buf[PATH_MAX];
     if (!::realpath(path.c_str(), buf))
-      return *err = call_error("realpath", path), false;
+      return *err = errno_text("realpath", path), false;
     *resolved = buf;
     return true;
   }
@@ -192,7 +205,7 @@ bool resolve(const std::string& root, const std::string& path,
     struct stat st;
     std::string real = under(root, cur);
     if (::lstat(real.c_str(), &st) != 0)
-      return *err = call_error("lstat", real), false;
+      return *err = errno_text("lstat", real), false;
     if (!S_ISLNK(st.st_mode)) return *resolved = cur, true;
     std::string target;
     if (!read_link(real, &target, err)) return false;

@@ -3,6 +3,7 @@
 // tree. Errors are values naming the call and the path.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <sys/stat.h>
 
@@ -14,6 +15,18 @@ namespace gpuenv::fs {
 /// Files longer than this are refused: the kernel files we read are small,
 /// and a hostile or runaway file must not exhaust memory.
 inline constexpr std::size_t kMaxFileBytes = 16 << 20;
+
+/// "CALL(ARG): strerror(e)", the one form of an error that names a system
+/// call and its argument: errno_text("open", "/etc/x") ->
+/// "open(/etc/x): No such file or directory".
+std::string errno_text(const std::string& call, const std::string& arg, int e = errno);
+
+/// "WHAT: strerror(e)", for a call without an argument worth naming.
+std::string errno_text(const std::string& what, int e = errno);
+
+/// Writes all of `content` to `fd`, retrying short writes and EINTR; false
+/// (errno set) when a write fails.
+bool write_all(int fd, const std::string& content);
 
 /// `path` (absolute) as seen under `root`: "/" leaves it unchanged,
 /// "/tmp/fake" + "/proc/x" gives "/tmp/fake/proc/x".

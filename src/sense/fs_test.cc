@@ -20,6 +20,29 @@ std::string make_fifo() {
   return path;
 }
 
+TEST(Fs, ErrnoTextNamesTheCallItsArgumentAndTheError) {
+  EXPECT_EQ(errno_text("open", "/x", ENOENT), "open(/x): No such file or directory");
+  EXPECT_EQ(errno_text("sched_getaffinity", EPERM), "sched_getaffinity: Operation not permitted");
+  errno = EACCES;
+  EXPECT_EQ(errno_text("mkdir", "/y"), "mkdir(/y): Permission denied");
+}
+
+TEST(Fs, WriteAllWritesEverythingOrSaysItFailed) {
+  std::string path = testing::write_temp_file("write_all", ""), text, err;
+  std::string big(1 << 20, 'x');
+  int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
+  ASSERT_GE(fd, 0);
+  EXPECT_TRUE(write_all(fd, big));
+  close(fd);
+  ASSERT_TRUE(read_file(path, &text, &err)) << err;
+  EXPECT_EQ(text, big);
+  fd = open(path.c_str(), O_RDONLY);
+  EXPECT_FALSE(write_all(fd, "y"));  // not open for writing
+  EXPECT_EQ(errno, EBADF);
+  close(fd);
+  unlink(path.c_str());
+}
+
 TEST(Fs, OpenRegularRefusesWhatIsNotAFileWithoutBlocking) {
   std::string fifo = make_fifo(), err, text;
   EXPECT_EQ(open_regular(fifo, &err), -1);

@@ -78,10 +78,6 @@ struct Ctx {
   }
 };
 
-std::string errno_text(const std::string& call) {
-  return call + ": " + std::strerror(errno);
-}
-
 // Reads `path` under the root; on failure records `code`.
 std::optional<std::string> read_or_report(const Ctx& ctx,
                                           const std::string& path,
@@ -153,7 +149,7 @@ std::optional<std::vector<int>> affinity_syscall(std::string* err) {
   std::size_t bytes = mask.size() * sizeof(unsigned long);
   auto* set = reinterpret_cast<cpu_set_t*>(mask.data());
   if (sched_getaffinity(0, bytes, set) != 0)
-    return *err = errno_text("sched_getaffinity"), std::nullopt;
+    return *err = fs::errno_text("sched_getaffinity"), std::nullopt;
   std::vector<int> cpus;
   for (int c = 0; c < kMaxCpus; ++c)
     if (CPU_ISSET_S(c, bytes, set)) cpus.push_back(c);
@@ -326,7 +322,7 @@ NumaNode numa_node_of(hwloc_obj_t obj) {
 bool numa_from_hwloc(std::vector<NumaNode>* nodes, std::string* err) {
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0)
-    return *err = errno_text("hwloc_topology_init"), false;
+    return *err = fs::errno_text("hwloc_topology_init"), false;
   // Whole nodes, as sysfs and NVML report them, not only the CPUs we may use.
   hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   // Only NUMA nodes and their CPUs: no caches, I/O or GPU plugins (the
@@ -338,7 +334,7 @@ bool numa_from_hwloc(std::vector<NumaNode>* nodes, std::string* err) {
   hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
                                 "cuda,nvml,opencl,rsmi,levelzero,gl,pci");
   bool ok = hwloc_topology_load(topo) == 0;
-  if (!ok) *err = errno_text("hwloc_topology_load");
+  if (!ok) *err = fs::errno_text("hwloc_topology_load");
   int n = ok ? hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE) : 0;
   for (int i = 0; i < n; ++i)
     nodes->push_back(numa_node_of(hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i)));
@@ -459,7 +455,7 @@ void sense_shm(const Ctx& ctx) {
   if (ctx.live && statvfs("/dev/shm", &st) == 0) {
     ctx.host->shm_bytes = static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize;
   } else if (ctx.live) {
-    ctx.problem("host_shm_unknown", errno_text("statvfs(/dev/shm)"), kFixShm);
+    ctx.problem("host_shm_unknown", fs::errno_text("statvfs", "/dev/shm"), kFixShm);
   } else if (ctx.mounts_ok) {
     shm_from_mountinfo(ctx);
   }
@@ -586,7 +582,7 @@ void sense_shm_writable(const std::string& dir, Host* host) {
   int fd = mkostemp(path.data(), O_CLOEXEC);  // O_CREAT|O_EXCL, as shm_open does
   host->shm_writable = fd >= 0;
   if (fd < 0) {
-    host->shm_error = errno_text("create a file in " + dir);
+    host->shm_error = fs::errno_text("create a file in " + dir);
     return;
   }
   close(fd);

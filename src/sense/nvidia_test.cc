@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "model/clock_events.h"
 #include "sense/nvml_errors.h"
 #include "sense/nvml_test_support.h"
 
@@ -679,10 +680,10 @@ TEST_F(NvidiaSense, HealthOfFourSickH100s) {
   ASSERT_EQ(m.gpus.size(), 4u);
   EXPECT_TRUE(m.nvidia.problems.empty()) << m.nvidia.problems[0].message;
   const Gpu &hot = m.gpus[0], &capped = m.gpus[1], &pending = m.gpus[2], &failed = m.gpus[3];
-  EXPECT_EQ(hot.clocks_event_reasons, nvml::kClocksEventSwThermalSlowdown |
-                                          nvml::kClocksEventHwThermalSlowdown);
+  EXPECT_EQ(hot.clocks_event_reasons, clock_event::kSwThermalSlowdown |
+                                          clock_event::kHwThermalSlowdown);
   EXPECT_EQ(hot.temperature_c, 91);
-  EXPECT_EQ(capped.clocks_event_reasons, nvml::kClocksEventSwPowerCap);
+  EXPECT_EQ(capped.clocks_event_reasons, clock_event::kSwPowerCap);
   EXPECT_EQ(capped.ecc_enabled, true);
   EXPECT_EQ(capped.ecc_uncorrected_volatile, 2u);
   EXPECT_EQ(pending.clocks_event_reasons, 0u);  // zero is an answer here: no reason
@@ -713,7 +714,7 @@ TEST_F(NvidiaSense, HealthOnAnOldDriverLeavesItsMissingFunctionsUnknown) {
       FakeRun().nvml(testing::kOldNvml).scenario(write_scenario(v100_with_health(scenario_text("old_driver")))).with_health());
   ASSERT_EQ(m.gpus.size(), 2u);
   const Gpu& g = m.gpus[0];
-  EXPECT_EQ(g.clocks_event_reasons, nvml::kClocksEventSwPowerCap);  // the "throttle" name
+  EXPECT_EQ(g.clocks_event_reasons, clock_event::kSwPowerCap);  // the "throttle" name
   EXPECT_EQ(g.temperature_c, 61);
   EXPECT_EQ(g.ecc_enabled, true);
   EXPECT_EQ(g.ecc_uncorrected_volatile, 5u);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace gpuenv::nvml {
 
@@ -177,16 +178,9 @@ enum : int { kTemperatureGpu = 0 };
 // nvmlMemoryErrorType_t, nvmlEccCounterType_t
 enum : int { kMemoryErrorCorrected = 0, kMemoryErrorUncorrected = 1 };
 enum : int { kVolatileEcc = 0, kAggregateEcc = 1 };
-// nvmlClocksEventReasons (formerly nvmlClocksThrottleReasons) bits.
-inline constexpr unsigned long long kClocksEventGpuIdle = 0x1;
-inline constexpr unsigned long long kClocksEventApplicationsClocksSetting = 0x2;
-inline constexpr unsigned long long kClocksEventSwPowerCap = 0x4;
-inline constexpr unsigned long long kClocksEventHwSlowdown = 0x8;
-inline constexpr unsigned long long kClocksEventSyncBoost = 0x10;
-inline constexpr unsigned long long kClocksEventSwThermalSlowdown = 0x20;
-inline constexpr unsigned long long kClocksEventHwThermalSlowdown = 0x40;
-inline constexpr unsigned long long kClocksEventHwPowerBrakeSlowdown = 0x80;
-inline constexpr unsigned long long kClocksEventDisplayClockSetting = 0x100;
+// nvmlClocksEventReasons (formerly nvmlClocksThrottleReasons): the bits of
+// the unsigned long long mask are declared once, in model/clock_events.h.
+static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t));
 
 using DeviceGetHandleByUuidFn = Return (*)(const char*, Device*);
 using DeviceGetClockInfoFn = Return (*)(Device, int, unsigned int*);    // nvmlClockType_t

@@ -5,14 +5,11 @@
 namespace gpuenv {
 namespace {
 
-constexpr const char* kReportBug =
-    "this is a gpuenv bug: please report it with the driver version (`nvidia-smi`)";
-
 constexpr std::array kErrors{
     NvmlError{nvml::kErrorUninitialized, "NVML_ERROR_UNINITIALIZED", "nvml_uninitialized",
-              "NVML was used before nvmlInit", kReportBug},
+              "NVML was used before nvmlInit", kReportGpuenvBug},
     NvmlError{nvml::kErrorInvalidArgument, "NVML_ERROR_INVALID_ARGUMENT", "nvml_invalid_argument",
-              "NVML rejected an argument", kReportBug},
+              "NVML rejected an argument", kReportGpuenvBug},
     NvmlError{nvml::kErrorNotSupported, "NVML_ERROR_NOT_SUPPORTED", "nvml_not_supported",
               "the GPU or driver does not support this query",
               "nothing to do: the value is reported as unknown"},
@@ -25,7 +22,7 @@ constexpr std::array kErrors{
               "the object asked for does not exist",
               "nothing to do: the value is reported as unknown"},
     NvmlError{nvml::kErrorInsufficientSize, "NVML_ERROR_INSUFFICIENT_SIZE",
-              "nvml_insufficient_size", "a buffer passed to NVML was too small", kReportBug},
+              "nvml_insufficient_size", "a buffer passed to NVML was too small", kReportGpuenvBug},
     NvmlError{nvml::kErrorInsufficientPower, "NVML_ERROR_INSUFFICIENT_POWER",
               "nvml_insufficient_power", "a GPU's external power cables are not properly attached",
               "power the machine off, connect every auxiliary power connector of the GPU, and "
@@ -82,7 +79,7 @@ constexpr std::array kErrors{
               "free GPU resources (other processes, MIG instances) and try again"},
     NvmlError{nvml::kErrorArgumentVersionMismatch, "NVML_ERROR_ARGUMENT_VERSION_MISMATCH",
               "nvml_argument_version_mismatch",
-              "the driver rejected the version word of a versioned NVML struct", kReportBug},
+              "the driver rejected the version word of a versioned NVML struct", kReportGpuenvBug},
     NvmlError{nvml::kErrorGpuNotFound, "NVML_ERROR_GPU_NOT_FOUND", "nvml_gpu_not_found",
               "the GPU is gone (removed, or hidden from this container)",
               "check `nvidia-smi -L`; a container sees only the GPUs it was started with"},
@@ -96,19 +93,12 @@ constexpr std::array kErrors{
 
 std::span<const NvmlError> nvml_errors() { return kErrors; }
 
-const NvmlError* find_nvml_error(nvml::Return rc) {
-  for (const NvmlError& e : kErrors)
-    if (e.rc == rc) return &e;
-  return nullptr;
-}
+const NvmlError* find_nvml_error(nvml::Return rc) { return find_library_error(kErrors, rc); }
 
 Problem nvml_problem(const std::string& call, nvml::Return rc, const char* library_text) {
-  const NvmlError* e = find_nvml_error(rc);
-  std::string what = e ? e->meaning : library_text ? library_text : "unrecognised NVML error";
-  std::string name = e ? e->name : "NVML error";
-  return {"nvml", e ? e->code : "nvml_error",
-          call + " failed: " + what + " (" + name + " = " + std::to_string(rc) + ")",
-          e ? e->fix : "check `nvidia-smi` and `dmesg`; upgrading the driver may help"};
+  static constexpr UnlistedError kUnlisted{"nvml", "nvml_error", "NVML error", "unrecognised NVML error",
+                                           "check `nvidia-smi` and `dmesg`; upgrading the driver may help"};
+  return library_error_problem(kErrors, kUnlisted, call, rc, library_text);
 }
 
 Problem nvml_library_not_found(const std::string& library, const std::string& dlerror_text) {

@@ -6,19 +6,14 @@
 #include <string>
 
 #include "model/machine.h"
+#include "sense/error_table.h"
 #include "sense/nvml_api.h"
 
 namespace gpuenv {
 
 /// One NVML return code: its nvml.h name, gpuenv's stable Problem code,
 /// what it means, and the fix.
-struct NvmlError {
-  nvml::Return rc;
-  const char* name;  // "NVML_ERROR_DRIVER_NOT_LOADED"
-  const char* code;  // "nvml_driver_not_loaded"
-  const char* meaning;
-  const char* fix;
-};
+using NvmlError = LibraryError;
 
 /// Every return code gpuenv explains; others become code "nvml_error".
 std::span<const NvmlError> nvml_errors();

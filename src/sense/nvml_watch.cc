@@ -118,24 +118,6 @@ struct NvmlWatch::Impl {
   }
 };
 
-std::vector<std::string> clock_event_names(unsigned long long mask) {
-  static const std::pair<unsigned long long, const char*> kNames[] = {
-      {nvml::kClocksEventGpuIdle, "gpu_idle"},
-      {nvml::kClocksEventApplicationsClocksSetting, "applications_clocks_setting"},
-      {nvml::kClocksEventSwPowerCap, "sw_power_cap"},
-      {nvml::kClocksEventHwSlowdown, "hw_slowdown"},
-      {nvml::kClocksEventSyncBoost, "sync_boost"},
-      {nvml::kClocksEventSwThermalSlowdown, "sw_thermal_slowdown"},
-      {nvml::kClocksEventHwThermalSlowdown, "hw_thermal_slowdown"},
-      {nvml::kClocksEventHwPowerBrakeSlowdown, "hw_power_brake_slowdown"},
-      {nvml::kClocksEventDisplayClockSetting, "display_clock_setting"},
-  };
-  std::vector<std::string> out;
-  for (const auto& [bit, name] : kNames)
-    if (mask & bit) out.push_back(name);
-  return out;
-}
-
 NvmlWatch::NvmlWatch() = default;
 
 NvmlWatch::~NvmlWatch() { stop(); }

@@ -25,9 +25,6 @@ struct WatchedGpu {
   std::optional<bool> remapping_pending, remapping_failed;
 };
 
-/// NVML's names for the bits of a clocks event (throttle) reason mask.
-std::vector<std::string> clock_event_names(unsigned long long mask);
-
 class NvmlWatch {
  public:
   NvmlWatch();

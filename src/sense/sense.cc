@@ -4,24 +4,12 @@
 #include <ctime>
 
 #include "model/env_names.h"
+#include "model/text.h"
 #include "sense/measurements.h"
 #include "sense/parallel.h"
 #include "sense/trace.h"
 
 namespace gpuenv {
-namespace {
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-}  // namespace
-
 std::map<std::string, std::string> sense_env() {
   std::map<std::string, std::string> env;
   for (const auto& name : steering_env_names())
@@ -32,7 +20,7 @@ std::map<std::string, std::string> sense_env() {
 Machine sense_machine(const SenseOptions& opts, std::string* torch_why) {
   Machine m;
   m.gpuenv_version = GPUENV_VERSION;
-  m.sensed_at = utc_now();
+  m.sensed_at = utc_time(std::time(nullptr));
   std::vector<Problem> torch_problems;  // joined to the host's once both are done
   {
     // The host's and torch's files beside NVML's queries: they touch

@@ -14,10 +14,6 @@ namespace {
 
 constexpr char kElsewhere[] = "use a directory of your own (--cache-root DIR or GPUENV_CACHE_ROOT; bench --db FILE)";
 
-std::string errno_text(const std::string& call, const std::string& path) {
-  return call + "(" + path + "): " + std::strerror(errno);
-}
-
 bool trusted(uid_t owner) { return owner == geteuid() || owner == 0; }
 
 std::string uid_text(uid_t uid) { return "uid " + std::to_string(uid); }
@@ -49,7 +45,7 @@ std::string unsafe_dir(const std::string& dir) {
   if (std::string why = foreign_link(dir); !why.empty()) return why;
   std::string at = nearest_existing(dir);
   struct stat st;
-  if (stat(at.c_str(), &st) != 0) return errno_text("stat", at);
+  if (stat(at.c_str(), &st) != 0) return fs::errno_text("stat", at);
   if (!S_ISDIR(st.st_mode)) return at + " is not a directory";
   if (!trusted(st.st_uid))
     return at + " is owned by " + uid_text(st.st_uid) + ", not by you (" + uid_text(geteuid()) +
@@ -68,7 +64,7 @@ bool make_private_dir(const std::string& dir, std::string* err) {
   std::string parent = fs::dirname(dir);
   if (parent != dir && !make_private_dir(parent, err)) return false;
   if (mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) return true;
-  *err = errno_text("mkdir", dir);
+  *err = fs::errno_text("mkdir", dir);
   return false;
 }
 
@@ -81,10 +77,10 @@ bool check_store_file(const std::string& path, bool create, bool* exists, std::s
   if (fd < 0 && errno == ELOOP)
     return *err = path + " is a symbolic link: gpuenv does not follow links to its store; remove it, or " +
                   kElsewhere, false;
-  if (fd < 0) return *err = errno_text("open", path), false;
+  if (fd < 0) return *err = fs::errno_text("open", path), false;
   struct stat st;
   std::string why;
-  if (fstat(fd, &st) != 0) why = errno_text("fstat", path);
+  if (fstat(fd, &st) != 0) why = fs::errno_text("fstat", path);
   else if (!S_ISREG(st.st_mode)) why = path + " is not a regular file; " + kElsewhere;
   else if (!trusted(st.st_uid))
     why = path + " is owned by " + uid_text(st.st_uid) + ", not by you or root; " + kElsewhere;

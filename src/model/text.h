@@ -1,0 +1,21 @@
+// Small phrases every layer shares: one home each, so they cannot drift.
+#pragma once
+
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "model/machine.h"
+
+namespace gpuenv {
+
+/// The items with `sep` between them: join({"a", "b"}, ", ") -> "a, b".
+std::string join(const std::vector<std::string>& items, const std::string& sep);
+
+/// `t` as RFC 3339 UTC, to the second: "2025-03-04T12:00:00Z".
+std::string utc_time(std::time_t t);
+
+/// "GPU 0 (NVIDIA H200)", or "GPU 0" when the name was not sensed.
+std::string gpu_label(const Gpu& g);
+
+}  // namespace gpuenv
