@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -115,10 +116,33 @@ ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions op
   return run_process(argv, opts);
 }
 
+namespace {
+
+// The directories write_temp_file made, removed when the test process exits
+// (each test is its own process under ctest); a forked child that exits
+// leaves them to its parent.
+struct TempDirs {
+  pid_t owner = getpid();
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    if (getpid() != owner) return;
+    std::error_code ec;
+    for (const auto& d : dirs) std::filesystem::remove_all(d, ec);
+  }
+};
+
+TempDirs& temp_dirs() {
+  static TempDirs dirs;
+  return dirs;
+}
+
+}  // namespace
+
 std::string write_temp_file(const std::string& name, const std::string& content) {
   char tmpl[] = "/tmp/gpuenv-test-XXXXXX";
   const char* dir = mkdtemp(tmpl);
   if (!dir) throw std::runtime_error("mkdtemp failed");
+  temp_dirs().dirs.push_back(dir);
   std::string path = std::string(dir) + "/" + name;
   std::ofstream(path, std::ios::binary) << content;
   return path;
