@@ -19,16 +19,7 @@ namespace {
 namespace stdfs = std::filesystem;
 using nlohmann::json;
 
-const std::string kScenarios = GPUENV_TESTS_DIR "/fake_nvml/scenarios/";
 
-ProcessOptions stand_ins(const std::string& scenario) {
-  ProcessOptions o;
-  o.env["GPUENV_NVML_LIBRARY"] = GPUENV_FAKE_DIR "/libnvidia-ml.so.1";
-  o.env["GPUENV_CUDA_LIBRARY"] = GPUENV_FAKE_DIR "/libcuda.so.1";
-  o.env["FAKE_NVML_SCENARIO"] = kScenarios + scenario + ".txt";
-  o.env["FAKE_CUDA_SCENARIO"] = kScenarios + scenario + ".txt";
-  return o;
-}
 
 /// A venv whose torch carries the GPU code of `fatbin` (tests/fatbins/), or
 /// is a CPU build when `fatbin` is empty. Returns its python3.

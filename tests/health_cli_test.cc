@@ -10,17 +10,8 @@
 namespace gpuenv::testing {
 namespace {
 
-const std::string kScenarios = GPUENV_TESTS_DIR "/fake_nvml/scenarios/";
 const std::string kHealthy = "GPU-14000000-0000-4000-8000-000000000000,GPU-14000002-0000-4000-8000-000000000002";
 
-ProcessOptions stand_ins(const std::string& scenario) {
-  ProcessOptions o;
-  o.env["GPUENV_NVML_LIBRARY"] = GPUENV_FAKE_DIR "/libnvidia-ml.so.1";
-  o.env["GPUENV_CUDA_LIBRARY"] = GPUENV_FAKE_DIR "/libcuda.so.1";
-  o.env["FAKE_NVML_SCENARIO"] = kScenarios + scenario + ".txt";
-  o.env["FAKE_CUDA_SCENARIO"] = kScenarios + scenario + ".txt";
-  return o;
-}
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

@@ -21,20 +21,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-const std::string kScenarios = GPUENV_TESTS_DIR "/fake_nvml/scenarios/";
 
-std::map<std::string, std::string> stand_in_env(const std::string& scenario) {
-  return {{"GPUENV_NVML_LIBRARY", GPUENV_FAKE_DIR "/libnvidia-ml.so.1"},
-          {"GPUENV_CUDA_LIBRARY", GPUENV_FAKE_DIR "/libcuda.so.1"},
-          {"FAKE_NVML_SCENARIO", kScenarios + scenario + ".txt"},
-          {"FAKE_CUDA_SCENARIO", kScenarios + scenario + ".txt"}};
-}
-
-ProcessOptions stand_ins(const std::string& scenario) {
-  ProcessOptions o;
-  o.env = stand_in_env(scenario);
-  return o;
-}
 
 std::string read(const std::string& path) {
   std::ifstream in(path);

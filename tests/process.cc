@@ -116,6 +116,19 @@ ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions op
   return run_process(argv, opts);
 }
 
+std::map<std::string, std::string> stand_in_env(const std::string& scenario) {
+  return {{"GPUENV_NVML_LIBRARY", GPUENV_FAKE_DIR "/libnvidia-ml.so.1"},
+          {"GPUENV_CUDA_LIBRARY", GPUENV_FAKE_DIR "/libcuda.so.1"},
+          {"FAKE_NVML_SCENARIO", kScenarios + scenario + ".txt"},
+          {"FAKE_CUDA_SCENARIO", kScenarios + scenario + ".txt"}};
+}
+
+ProcessOptions stand_ins(const std::string& scenario) {
+  ProcessOptions o;
+  o.env = stand_in_env(scenario);
+  return o;
+}
+
 namespace {
 
 // The directories write_temp_file made, removed when the test process exits

@@ -29,6 +29,16 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 /// so a test never reaches a real driver unless it says so.
 ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions opts = {});
 
+/// tests/fake_nvml/scenarios/, where the stand-in libraries' scenarios are.
+inline const std::string kScenarios = GPUENV_TESTS_DIR "/fake_nvml/scenarios/";
+
+/// The environment that makes gpuenv load the stand-in NVML and libcuda
+/// (tests/fake_*) answering as scenario NAME (kScenarios + NAME + ".txt").
+std::map<std::string, std::string> stand_in_env(const std::string& scenario);
+
+/// ProcessOptions with stand_in_env(scenario).
+ProcessOptions stand_ins(const std::string& scenario);
+
 /// Writes a file under a fresh temp dir and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& content);
 
