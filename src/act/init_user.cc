@@ -9,18 +9,15 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "sense/fs.h"
+
 namespace gpuenv {
 namespace {
 
 constexpr int kMaxDepth = 64;
 
-std::string base_name(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 bool is_serve_ssh(const std::vector<std::string>& argv) {
-  return argv.size() >= 3 && base_name(argv[0]) == "gpuenv" && argv[1] == "serve" && argv[2] == "ssh";
+  return argv.size() >= 3 && fs::basename(argv[0]) == "gpuenv" && argv[1] == "serve" && argv[2] == "ssh";
 }
 
 // Directories that are never a cache root of their own: handing what root
@@ -46,7 +43,7 @@ struct Walk {
   size_t handed = 0;
 
   void fail(const std::string& call, const std::string& path) {
-    problems->push_back(call + "(" + path + "): " + std::strerror(errno));
+    problems->push_back(fs::errno_text(call, path));
   }
 
   // Hands `name` in `dir` (at `path`) over when root owns it; descends into
@@ -119,9 +116,9 @@ bool choose_init_user(const std::vector<std::string>& argv, uid_t euid, const st
 AsUser::AsUser(const Account& a, bool active) {
   if (!active || geteuid() != 0) return;
   if (setegid(a.gid) != 0) {
-    error_ = "setegid(" + std::to_string(a.gid) + "): " + std::strerror(errno);
+    error_ = fs::errno_text("setegid", std::to_string(a.gid));
   } else if (seteuid(a.uid) != 0) {
-    error_ = "seteuid(" + std::to_string(a.uid) + "): " + std::strerror(errno);
+    error_ = fs::errno_text("seteuid", std::to_string(a.uid));
     setegid(0);
   } else {
     switched_ = true;
@@ -163,14 +160,13 @@ size_t hand_cache_root(const std::string& root, const Account& a, std::vector<st
     return 0;
   }
   Walk walk{a, problems};
-  size_t slash = root.find_last_of('/');
-  std::string parent = slash == std::string::npos ? "." : (slash == 0 ? "/" : root.substr(0, slash));
+  std::string parent = fs::dirname(root);
   int pfd = open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (pfd < 0) {
     walk.fail("open", parent);
     return 0;
   }
-  walk.entry(pfd, base_name(root).c_str(), root, 0);
+  walk.entry(pfd, fs::basename(root).c_str(), root, 0);
   close(pfd);
   return walk.handed;
 }
