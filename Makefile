@@ -6,7 +6,7 @@ DEB_PACKAGES := cmake make g++ pkg-config clang libclang-rt-14-dev \
   libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev libsqlite3-dev \
   openssh-server openssh-client jupyter-server curl
 # What `make test-image` builds and runs the image with (docs/container.md).
-IMAGE_PACKAGES := podman buildah runc mmdebstrap uidmap curl openssh-client python3
+IMAGE_PACKAGES := podman buildah runc mmdebstrap uidmap curl openssh-client python3 python3-yaml
 # What `make test-deploy` checks deploy/kubernetes with: promtool, and Node.js
 # for the npm validators (tests/kubernetes/package-lock.json). nodejs and npm
 # are installed only when no npm is on PATH (NodeSource's nodejs carries its own).
