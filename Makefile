@@ -1,12 +1,16 @@
 # gpuenv — quick start: `make run`, `make test` (Debian 12, as root or with sudo).
-.PHONY: all build build-runtime install-missing deps deps-image run test test-unit test-asan test-image test-gpu test-gpu-bench clean
+.PHONY: all build build-runtime install-missing deps deps-image deps-deploy run test test-unit test-asan test-image test-deploy test-gpu test-gpu-bench clean
 
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ pkg-config clang libclang-rt-14-dev \
   libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev libsqlite3-dev \
   openssh-server openssh-client jupyter-server curl
 # What `make test-image` builds and runs the image with (docs/container.md).
-IMAGE_PACKAGES := podman buildah runc mmdebstrap uidmap curl openssh-client python3
+IMAGE_PACKAGES := podman buildah runc mmdebstrap uidmap curl openssh-client python3 python3-yaml
+# What `make test-deploy` checks deploy/kubernetes with: promtool, and Node.js
+# for the npm validators (tests/kubernetes/package-lock.json). nodejs and npm
+# are installed only when no npm is on PATH (NodeSource's nodejs carries its own).
+DEPLOY_PACKAGES := prometheus
 
 all: build
 
@@ -16,6 +20,9 @@ deps:
 
 deps-image:
 	@$(MAKE) --no-print-directory install-missing PACKAGES="$(IMAGE_PACKAGES)"
+
+deps-deploy:
+	@$(MAKE) --no-print-directory install-missing PACKAGES="$(DEPLOY_PACKAGES) $$(command -v npm >/dev/null || echo nodejs npm)"
 
 install-missing:
 	@missing=$$(for p in $(PACKAGES); do \
@@ -56,7 +63,12 @@ test-asan: deps
 test-image: build deps-image
 	./tests/image/test-image.sh build
 
-test: test-unit test-asan test-image
+# deploy/kubernetes validated offline: the Kubernetes OpenAPI schemas, the
+# Grafana dashboard's queries, the Prometheus scrape config (promtool).
+test-deploy: deps-deploy
+	./tests/kubernetes/run.sh
+
+test: test-unit test-asan test-deploy test-image
 
 # On a machine with an NVIDIA GPU: the real driver path end to end.
 test-gpu: build

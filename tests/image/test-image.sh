@@ -29,6 +29,7 @@ eq() { [ "$1" = "$2" ] || { say "     expected [$2], got [$1]"; return 1; }; }
 has() { case $1 in *"$2"*) return 0 ;; esac; say "     [$2] not in: $1"; return 1; }
 
 cleanup() {
+  podman pod ps --format '{{.Name}}' | grep "^$run_id" | xargs -r podman pod rm -f -t 0 >/dev/null 2>&1
   podman ps -a --format '{{.Names}}' | grep "^$run_id" | xargs -r podman rm -f -t 0 >/dev/null 2>&1
   podman volume ls --format '{{.Name}}' | grep "^$run_id" | xargs -r podman volume rm -f >/dev/null 2>&1
   rm -rf "$work"
@@ -124,6 +125,39 @@ check "gpuenv doctor runs and names the missing device nodes (exit 1)" eq "$code
 check "doctor sees the stand-in H200 through NVML" has "$out" "NVML sees 1 GPU"
 check "doctor finds the stand-in torch" has "$out" "torch 2.9.1+cu128 (CUDA 12.8)"
 check "doctor's error is the device nodes" has "$out" "error   device_nodes"
+
+# ---- deploy/kubernetes/daemonset.yaml's pod, played with `podman kube play`
+# (tests/image/daemonset-pod.py makes the Pod from the DaemonSet's template).
+kube_pod=$run_id-kube
+features=$work/features.d
+mkdir -p "$features" && chmod 0755 "$features"  # as a node's: root's, 0755
+kube_args=()
+if podman run --rm --entrypoint gpuenv $IMAGE export --help >/dev/null 2>&1; then exporter=yes
+else exporter=no; kube_args=(--idle exporter); say "no gpuenv export in the image: the exporter container idles, /metrics is not checked"; fi
+"$repo/tests/image/daemonset-pod.py" "$repo/deploy/kubernetes/daemonset.yaml" $IMAGE "$features" \
+  "$build/fake" "$repo/tests/fake_nvml/scenarios" "$kube_pod" "${kube_args[@]}" >"$work/pod.yaml"
+kube_play() { podman kube play "$work/pod.yaml" >"$work/kube.log" 2>&1; }
+check "the DaemonSet's pod plays (podman kube play)" kube_play || cat "$work/kube.log"
+until_ok 60 test -s "$features/gpuenv"
+labels=$(cat "$features/gpuenv" 2>/dev/null)
+check "labels: the feature file appears in the hostPath features.d" has "$labels" "# +expiry-time="
+check "labels: the stand-in H200 is labelled" has "$labels" "gpuenv.dev/gpu.product=NVIDIA-H200"
+check "labels: no dot-file is left behind" eq "$(find "$features" -name '.*' -type f | wc -l)" 0
+in_pod() { podman exec "$kube_pod-$1" sh -c "$2" 2>&1; }
+check "exporter container runs as uid 1000" eq "$(in_pod exporter 'id -u; id -g' | tr '\n' ' ')" "1000 1000 "
+check "labels container is uid 0 with no capability (it writes root's features.d)" \
+  eq "$(in_pod labels 'id -u; grep -E "^Cap(Eff|Bnd)" /proc/1/status' | tr -s '\t\n' '  ')" "0 CapEff: 0000000000000000 CapBnd: 0000000000000000 "
+for c in exporter labels; do
+  check "$c: root filesystem is read-only" has "$(in_pod $c 'touch /usr/local/bin/x')" "Read-only file system"
+  check "$c: no new privileges" eq "$(in_pod $c "awk '/^NoNewPrivs/ {print \$2}' /proc/1/status")" 1
+done
+if [ $exporter = yes ]; then
+  metrics() { in_pod exporter 'python3 -c "import urllib.request; print(urllib.request.urlopen(\"http://127.0.0.1:9400/metrics\", timeout=5).read().decode())"'; }
+  until_ok 30 sh -c "podman exec $kube_pod-exporter python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:9400/metrics\", timeout=5)'"
+  check "exporter: /metrics answers with gpuenv_gpu_up" has "$(metrics)" 'gpuenv_gpu_up{'
+fi
+podman kube down "$work/pod.yaml" >/dev/null 2>&1
+check "podman kube down removes the pod" eq "$(podman pod ps --filter name="$kube_pod" --format '{{.Name}}')" ""
 
 # ---- Jupyter: token, not root, 0600, healthcheck
 jport=$(free_port)

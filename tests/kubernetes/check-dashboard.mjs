@@ -1,0 +1,102 @@
+// Checks deploy/kubernetes/grafana-dashboard.json: it parses; it has a
+// Prometheus data-source variable that every panel and query uses, and node
+// and gpu variables that every gpuenv_gpu_* selector filters by; it draws
+// exactly the series in dashboard-metrics.txt, each of which docs/metrics.md
+// documents; and every query is valid PromQL (`promtool check rules` over a
+// rules file made of the queries, with Grafana's variables filled in).
+//
+//   node check-dashboard.mjs DASHBOARD.json METRICS_MD   exit 0 ok, 1 problems
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const problems = [];
+
+function listed() {
+  return readFileSync(join(here, "dashboard-metrics.txt"), "utf8")
+    .split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+}
+
+function panelsOf(dash) {
+  return dash.panels.flatMap((p) => [p, ...(p.panels ?? [])]).filter((p) => p.type !== "row");
+}
+
+function checkVariables(dash) {
+  const vars = Object.fromEntries((dash.templating?.list ?? []).map((v) => [v.name, v]));
+  const ds = vars.datasource;
+  if (!ds || ds.type !== "datasource" || ds.query !== "prometheus")
+    problems.push("no datasource variable of type datasource for prometheus");
+  for (const name of ["node", "gpu"])
+    if (!vars[name] || vars[name].type !== "query" || !/gpuenv_\w+/.test(vars[name].definition ?? ""))
+      problems.push(`no ${name} variable querying a gpuenv_ series`);
+}
+
+function checkPanel(p) {
+  const uses = (x) => x?.uid === "${datasource}";
+  if (!uses(p.datasource)) problems.push(`panel "${p.title}": its datasource is not \${datasource}`);
+  if (!p.targets?.length) problems.push(`panel "${p.title}": no query`);
+  for (const t of p.targets ?? []) {
+    if (!uses(t.datasource)) problems.push(`panel "${p.title}" query ${t.refId}: its datasource is not \${datasource}`);
+    for (const sel of t.expr.match(/gpuenv_\w+(\{[^}]*\})?/g) ?? []) {
+      const need = sel.startsWith("gpuenv_gpu_") ? ['node=~"$node"', 'gpu=~"$gpu"'] : ['node=~"$node"'];
+      for (const n of need)
+        if (!sel.includes(n)) problems.push(`panel "${p.title}": ${sel} does not filter by ${n}`);
+    }
+  }
+}
+
+function checkNames(exprs, metricsMd) {
+  const want = new Set(listed());
+  const used = new Set(exprs.flatMap((e) => e.match(/gpuenv_\w+/g) ?? []));
+  for (const m of used) if (!want.has(m)) problems.push(`${m}: not a gpuenv series (dashboard-metrics.txt)`);
+  for (const m of want) if (!used.has(m)) problems.push(`${m}: no panel draws it`);
+  if (!existsSync(metricsMd)) {
+    console.log(`note: no ${metricsMd}: the names are checked against dashboard-metrics.txt only`);
+    return;
+  }
+  const doc = readFileSync(metricsMd, "utf8");
+  for (const m of want) if (!new RegExp(`\\b${m}\\b`).test(doc)) problems.push(`${m}: not in ${metricsMd}`);
+}
+
+function checkPromql(exprs) {
+  const dir = mkdtempSync(join(tmpdir(), "gpuenv-dashboard-"));
+  try {
+    const fill = (e) => e.replaceAll("$__rate_interval", "5m").replaceAll("$node", ".*").replaceAll("$gpu", ".*");
+    const rules = exprs.map((e, i) => `      - record: gpuenv:dashboard_query_${i}\n        expr: ${JSON.stringify(fill(e))}`);
+    const file = join(dir, "queries.yaml");
+    writeFileSync(file, `groups:\n  - name: dashboard\n    rules:\n${rules.join("\n")}\n`);
+    const r = spawnSync("promtool", ["check", "rules", file], { encoding: "utf8" });
+    if (r.error) problems.push(`promtool: ${r.error.message} (apt-get install prometheus)`);
+    else if (r.status !== 0) problems.push(`promtool check rules: ${r.stdout}${r.stderr}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function main([file, metricsMd]) {
+  if (!file || !metricsMd) {
+    console.error("usage: node check-dashboard.mjs DASHBOARD.json METRICS_MD");
+    return 2;
+  }
+  let dash;
+  try {
+    dash = JSON.parse(readFileSync(file, "utf8"));
+  } catch (e) {
+    console.log(`invalid: ${file}: ${e.message}`);
+    return 1;
+  }
+  checkVariables(dash);
+  const panels = panelsOf(dash);
+  panels.forEach(checkPanel);
+  const exprs = panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+  checkNames(exprs, metricsMd);
+  checkPromql(exprs);
+  for (const p of problems) console.log(`invalid: ${file}: ${p}`);
+  if (!problems.length) console.log(`valid: ${file}: ${panels.length} panels, ${exprs.length} queries`);
+  return problems.length ? 1 : 0;
+}
+
+process.exitCode = main(process.argv.slice(2));

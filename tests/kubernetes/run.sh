@@ -1,0 +1,79 @@
+#!/bin/bash
+# make test-deploy: deploy/kubernetes checked offline. The manifests against
+# Kubernetes' OpenAPI schemas (validate.mjs), the Grafana dashboard
+# (check-dashboard.mjs), the Prometheus scrape config (check-scrape.mjs,
+# promtool); and each check shown to fail on a broken input, so that none of
+# them passes by checking nothing. Installs its npm packages (package-lock.json)
+# into tests/kubernetes/node_modules with `npm ci` when they are missing or stale.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+deploy=$repo/deploy/kubernetes
+failures=0
+passes=0
+work=$(mktemp -d /tmp/gpuenv-deploy-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+say() { echo "test-deploy: $*"; }
+pass() { say "ok   $*"; passes=$((passes + 1)); }
+fail() { say "FAIL $*"; failures=$((failures + 1)); }
+
+# ---- npm ci when node_modules is not what package-lock.json names
+stamp=$here/node_modules/.gpuenv-lock
+if ! cmp -s "$here/package-lock.json" "$stamp" 2>/dev/null; then
+  say "npm ci (tests/kubernetes/package-lock.json)"
+  (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) || { fail "npm ci"; exit 1; }
+  cp "$here/package-lock.json" "$stamp"
+fi
+
+expect_ok() {  # expect_ok WHAT COMMAND...
+  local what=$1; shift
+  if out=$("$@" 2>&1); then pass "$what"; else fail "$what"; echo "$out"; fi
+}
+expect_fail() {  # expect_fail WHAT TEXT COMMAND...: COMMAND fails and says TEXT
+  local what=$1 text=$2; shift 2
+  if out=$("$@" 2>&1); then fail "$what: it passed"; return; fi
+  case $out in
+    *"$text"*) pass "$what" ;;
+    *) fail "$what: [$text] not in the output"; echo "$out" ;;
+  esac
+}
+
+# ---- the manifests
+manifests=("$deploy/daemonset.yaml" "$deploy/servicemonitor.yaml" "$deploy/pytorchjob.yaml" "$deploy/jobset.yaml")
+expect_ok "manifests match the Kubernetes 1.32 schemas: ${manifests[*]##*/}" node "$here/validate.mjs" "${manifests[@]}"
+for bad in "$here"/bad/*.yaml; do
+  text=$(sed -n '1s/^# expect: //p' "$bad")
+  expect_fail "rejected: bad/${bad##*/}" "$text" node "$here/validate.mjs" "$bad"
+done
+# The real DaemonSet with one field misspelt deep in its pod template.
+sed 's/readOnlyRootFilesystem: true/readOnlyRootFileSystem: true/' "$deploy/daemonset.yaml" >"$work/daemonset.yaml"
+expect_fail "rejected: daemonset.yaml with readOnlyRootFileSystem" '"readOnlyRootFileSystem"' node "$here/validate.mjs" "$work/daemonset.yaml"
+
+# ---- the Grafana dashboard
+dash=$deploy/grafana-dashboard.json
+expect_ok "grafana-dashboard.json: variables, series, PromQL" node "$here/check-dashboard.mjs" "$dash" "$repo/docs/metrics.md"
+mutate() {  # mutate NAME JS: writes $work/NAME.json, the dashboard changed by JS (d is the dashboard)
+  node -e "const fs=require('fs');const d=JSON.parse(fs.readFileSync(process.argv[1]));const p=d.panels.filter(x=>x.type!=='row');$2;fs.writeFileSync(process.argv[2],JSON.stringify(d))" \
+    "$dash" "$work/$1.json"
+}
+mutate metric 'p[1].targets[0].expr=p[1].targets[0].expr.replace("gpuenv_gpu_","gpuenv_gpus_")'
+expect_fail "rejected: a dashboard query on a series gpuenv does not export" "not a gpuenv series" node "$here/check-dashboard.mjs" "$work/metric.json" /nonexistent
+mutate promql 'p[5].targets[0].expr+=")"'
+expect_fail "rejected: a dashboard query that is not PromQL" "promtool check rules" node "$here/check-dashboard.mjs" "$work/promql.json" /nonexistent
+mutate datasource 'p[3].datasource={type:"prometheus",uid:"my-prometheus"}'
+expect_fail "rejected: a panel with a fixed data source" 'is not ${datasource}' node "$here/check-dashboard.mjs" "$work/datasource.json" /nonexistent
+echo '{"panels": [' >"$work/broken.json"
+expect_fail "rejected: a dashboard that is not JSON" "invalid:" node "$here/check-dashboard.mjs" "$work/broken.json" /nonexistent
+
+# ---- the Prometheus scrape config
+scrape=$deploy/prometheus-scrape.yaml
+expect_ok "prometheus-scrape.yaml: promtool check config" node "$here/check-scrape.mjs" "$scrape"
+sed 's/action: keep/action: kep/' "$scrape" >"$work/scrape-action.yaml"
+expect_fail "rejected: a scrape config with an unknown relabel action" 'unknown relabel action' node "$here/check-scrape.mjs" "$work/scrape-action.yaml"
+sed 's/role: pod/role: pods/' "$scrape" >"$work/scrape-role.yaml"
+expect_fail "rejected: a kubernetes_sd_config with an unknown role" 'role pods' node "$here/check-scrape.mjs" "$work/scrape-role.yaml"
+
+echo "test-deploy: $passes passed, $failures failed"
+[ "$failures" -eq 0 ]
