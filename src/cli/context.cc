@@ -8,6 +8,8 @@
 #include "model/env_names.h"
 #include "model/snapshot.h"
 #include "sense/fs.h"
+#include "sense/fs.h"
+#include "sense/python_hook.h"
 #include "store/cache_root.h"
 #include "store/private_dir.h"
 #include "store/store.h"
@@ -96,6 +98,7 @@ Options Context::plan_options(const Machine& m) const {
   o.ptx = common.ptx;
   o.override_user = common.override_user;
   o.cache_root = cache_root();
+  o.python_hook_dir = find_python_hook_dir(fs::executable_path());
   if (std::string why = store::unsafe_dir(o.cache_root); !why.empty()) {
     o.cache_root_refused = why;
     o.cache_root.clear();

@@ -23,9 +23,22 @@ void merge(Decision d, Plan* plan) {
 // record, or the environment gpuenv was started in.
 bool recorded(const Options& o, const std::string& name) { return o.from_snapshot.count(name) > 0; }
 
+// A search path keeps the user's entries after gpuenv's.
+void extend_search_path(const std::string& user, Setting* s) {
+  std::string entries = ":" + user + ":";
+  if (entries.find(":" + s->value + ":") != std::string::npos) {
+    s->value = user;
+    s->reason += " (already on your " + s->name + ")";
+    return;
+  }
+  s->value += ":" + user;
+  s->reason += " (before your " + s->name + "=" + user + ")";
+}
+
 void honour_user(const Options& o, Setting* s) {
   const std::string* user = o.getenv(s->name);
   if (!user || *user == s->value) return;
+  if (s->search_path && !user->empty()) return extend_search_path(*user, s);
   if (s->launcher_default == *user) {
     s->reason += " (replaces " + s->name + "=" + *user + ", " + s->launcher_default_is + ")";
     return;

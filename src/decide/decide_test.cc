@@ -81,6 +81,31 @@ TEST(Decide, UserValueIsKept) {
   EXPECT_EQ(s->reason.rfind("kept yours; gpuenv would set 1: ", 0), 0u) << s->reason;
 }
 
+// PYTHONPATH is a search path: the user's entries stay, after gpuenv's hook.
+TEST(Decide, SearchPathKeepsTheUsersEntriesAfterGpuenvs) {
+  struct Row {
+    std::string user;  // "" = unset
+    std::string value;
+  } rows[] = {
+      {"", "/opt/gpuenv/python"},
+      {"/home/me/src", "/opt/gpuenv/python:/home/me/src"},
+      {"/a:/opt/gpuenv/python", "/a:/opt/gpuenv/python"},
+  };
+  for (const Row& r : rows) {
+    for (bool override_user : {false, true}) {
+      Options o = with_env(r.user.empty() ? std::map<std::string, std::string>{}
+                                          : std::map<std::string, std::string>{{"PYTHONPATH", r.user}},
+                           override_user);
+      o.python_hook_dir = "/opt/gpuenv/python";
+      Plan p = decide(testing::machine::h100(), o);
+      const Setting* s = p.find("PYTHONPATH");
+      ASSERT_NE(s, nullptr) << r.user;
+      EXPECT_EQ(s->value, r.value) << r.user;
+      EXPECT_EQ(s->origin, Origin::kDecided) << r.user;
+    }
+  }
+}
+
 TEST(Decide, OverrideReplacesUserValue) {
   Plan p = decide(testing::machine::h100(), with_env({{"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "0"}}, true));
   const Setting* s = p.find("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE");

@@ -2,6 +2,7 @@
 // (model/arch_table.h: Ampere, cc 8.0, and newer). docs/rules/tf32.md
 #include "decide/arch.h"
 #include "decide/rules.h"
+#include "decide/torch_version.h"
 
 namespace gpuenv {
 namespace {
@@ -34,12 +35,32 @@ std::vector<VisibleDevice> select(const std::vector<VisibleDevice>& devices,
   return out;
 }
 
-Decision enable(const Visibility& v) {
+// torch 2.9 made its second TF32 switch (torch.backends.cuda.matmul.
+// fp32_precision) public; from then on the override needs the start-up hook
+// that keeps the two switches in step (python/sitecustomize.py). An unknown
+// torch may be one of those.
+bool needs_hook(const Machine& m) {
+  if (!m.torch) return true;
+  std::optional<TorchVersion> v = parse_torch_version(m.torch->version);
+  return !v || v->at_least(2, 9);
+}
+
+Setting hook(const Options& o) {
+  Setting s = make_setting("PYTHONPATH", o.python_hook_dir,
+                           "gpuenv's start-up hook: a script that sets torch.backends.cuda.matmul.fp32_precision "
+                           "also sets the legacy TF32 switch, so torch 2.9+ does not fail with \"mix of the legacy "
+                           "and new APIs\" under the override (it imports nothing until torch is imported)");
+  s.search_path = true;
+  return s;
+}
+
+Decision enable(const Machine& m, const Options& o, const Visibility& v) {
   std::string gpus = describe_devices(v.devices);
   Decision d;
   std::string why = "fp32 matmuls on TF32 tensor cores (10-bit mantissa, fp32 range) of " + gpus;
   d.settings.push_back(
       make_setting("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1", why + measured_on(v.devices)));
+  if (!o.python_hook_dir.empty() && needs_hook(m)) d.settings.push_back(hook(o));
   d.settings.push_back(make_setting("GPUENV_TF32", "1", "for scripts: TF32 tensor cores on " + gpus));
   return d;
 }
@@ -70,7 +91,7 @@ Decision rule_tf32(const Machine& m, const Options& o) {
   if (!unknown.empty())
     return left_alone("gpuenv does not know the tensor cores of " + describe_devices(unknown));
   auto old = select(v.devices, [](const std::optional<TensorFormats>& t) { return !t->tf32; });
-  return old.empty() ? enable(v) : disable(v, old);
+  return old.empty() ? enable(m, o, v) : disable(v, old);
 }
 
 }  // namespace gpuenv

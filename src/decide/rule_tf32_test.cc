@@ -83,5 +83,36 @@ TEST(Tf32, MixedBoxNamesTheGpuThatLacksTf32) {
             "(Pascal, 6.1), so TORCH_ALLOW_TF32_CUBLAS_OVERRIDE stays unset");
 }
 
+// torch 2.9+ (or a torch gpuenv could not read) gets the start-up hook that
+// keeps its two TF32 switches in step; older torch and a build without the
+// hook get the override alone.
+TEST(Tf32, StartUpHookForTorchWithTheNewApi) {
+  struct Row {
+    const char* what;
+    Machine machine;
+    std::string hook_dir;
+    bool hook;
+  } rows[] = {
+      {"torch 2.11", MachineBuilder().gpus(models::h200()).torch("2.11.0+cu130"), "/opt/gpuenv/python", true},
+      {"torch 2.9", MachineBuilder().gpus(models::h200()).torch("2.9.0"), "/opt/gpuenv/python", true},
+      {"torch 2.8: no new API", MachineBuilder().gpus(models::h200()).torch("2.8.0+cu128"), "/opt/gpuenv/python", false},
+      {"torch not found", machine::h200(), "/opt/gpuenv/python", true},
+      {"a version gpuenv cannot parse", MachineBuilder().gpus(models::h200()).torch("unknown"), "/h", true},
+      {"no hook installed", MachineBuilder().gpus(models::h200()).torch("2.11.0"), "", false},
+      {"no TF32: no hook", MachineBuilder().gpus(models::v100()).torch("2.11.0"), "/h", false},
+  };
+  for (const Row& r : rows) {
+    Options o = options_for(r.machine);
+    o.python_hook_dir = r.hook_dir;
+    Decision d = rule_tf32(r.machine, o);
+    const Setting* s = find_setting(d, "PYTHONPATH");
+    EXPECT_EQ(s != nullptr, r.hook) << r.what;
+    if (s) {
+      EXPECT_EQ(s->value, r.hook_dir) << r.what;
+      EXPECT_TRUE(s->search_path) << r.what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuenv

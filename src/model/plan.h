@@ -31,6 +31,9 @@ struct Setting {
   // What launcher_default is, for the reason: "the value torchrun gives
   // every worker when it is unset". Facts only, never a guess at its origin.
   std::string launcher_default_is;
+  // A ':'-separated search path (PYTHONPATH): gpuenv's entry goes first and
+  // the user's entries follow, so nothing of theirs is dropped.
+  bool search_path = false;
   friend bool operator==(const Setting&, const Setting&) = default;
 };
 
@@ -89,6 +92,10 @@ struct Options {
   // Why the resolved cache root was refused (another user could plant links
   // in it: store/private_dir.h); rule_caches says so in a warning note.
   std::string cache_root_refused;
+  // The directory of gpuenv's Python start-up hook (python/sitecustomize.py,
+  // installed beside the binary): found by the CLI (sense/python_hook.h);
+  // "" when this gpuenv has none.
+  std::string python_hook_dir;
   // The environment that applies: the snapshot's recorded variables with the
   // live process's on top. Rules read user settings and torchrun's
   // LOCAL_RANK / LOCAL_WORLD_SIZE from here.

@@ -3,14 +3,10 @@
 #include <filesystem>
 #include <system_error>
 
+#include "sense/fs.h"
+
 namespace gpuenv {
 namespace {
-
-std::string executable_path() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? "" : p.string();
-}
 
 bool try_load(const std::string& path, BenchPlugin* out, std::string* why) {
   auto lib = std::make_unique<DynamicLibrary>();
@@ -45,7 +41,7 @@ std::vector<std::string> bench_plugin_candidates(const std::string& env_value, c
 
 bool load_bench_plugin(const std::string& env_value, BenchPlugin* out, std::string* err) {
   std::string reasons;
-  for (const auto& path : bench_plugin_candidates(env_value, executable_path())) {
+  for (const auto& path : bench_plugin_candidates(env_value, fs::executable_path())) {
     std::string why;
     if (try_load(path, out, &why)) return true;
     reasons += (reasons.empty() ? "" : "; ") + why;

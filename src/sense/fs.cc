@@ -217,4 +217,9 @@ bool resolve(const std::string& root, const std::string& path,
   return false;
 }
 
+std::string executable_path() {
+  std::string target, err;
+  return read_link("/proc/self/exe", &target, &err) ? target : "";
+}
+
 }  // namespace gpuenv::fs

@@ -67,6 +67,9 @@ bool read_file(const std::string& path, std::string* text, std::string* err);
 /// read_file does.
 bool read_head(const std::string& path, std::size_t max, std::string* text, std::string* err);
 
+/// This process's executable (/proc/self/exe), "" when unreadable.
+std::string executable_path();
+
 /// Whether `path` exists (following symlinks).
 bool exists(const std::string& path);
 
