@@ -14,6 +14,7 @@ FAKE = os.path.join(HERE, "fake_torch")
 
 def python(code, hook=True, override=True, extra_path=()):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(([HOOK] if hook else []) + list(extra_path) + [FAKE])
     if override:
         env["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] = "1"
