@@ -18,7 +18,7 @@ TEST(PrometheusText, LabelValuesEscapeBackslashQuoteAndNewline) {
       {"\\\"\n", "\\\\\\\"\\n"},
       {"tab\there", "tab\there"},      // the format escapes only the three
       {"caf\xc3\xa9", "caf\xc3\xa9"},  // UTF-8 passes
-      {"bad\x9b", "bad\\x9b"},          // a byte that is not UTF-8 is spelled out
+      {"bad\x9b", "bad\\\\x9b"},      // a byte that is not UTF-8 is spelled out (\\x9b), then escaped
       {"", ""},
   };
   for (const Row& r : rows) EXPECT_EQ(escape_label_value(r.in), r.out) << r.in;
