@@ -6,6 +6,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -117,6 +118,9 @@ int listen_tcp(const ListenAddress& address, ListenAddress* bound, std::string* 
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (address.ipv6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  // Accepted sockets inherit it: evhttp writes the head and the body apart,
+  // and Nagle would hold the body for the client's delayed ACK (40 ms).
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   const std::string name = format_listen_address(address);
   if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, kBacklog) != 0) {
     *err = fs::errno_text(errno == EADDRINUSE || errno == EADDRNOTAVAIL || errno == EACCES ? "bind" : "listen",

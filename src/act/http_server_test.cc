@@ -1,6 +1,9 @@
 #include "act/http_server.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace gpuenv {
@@ -47,6 +50,10 @@ TEST(ListenTcp, PortZeroGetsAPortAndATakenPortSaysSo) {
   int fd = listen_tcp(any, &bound, &err);
   ASSERT_GE(fd, 0) << err;
   EXPECT_GT(bound.port, 0);
+  int nodelay = 0;
+  socklen_t len = sizeof nodelay;  // accepted sockets inherit it (no 40 ms Nagle stall on keep-alive)
+  ASSERT_EQ(getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &len), 0);
+  EXPECT_EQ(nodelay, 1);
   EXPECT_EQ(listen_tcp(bound, &again, &err), -1);
   EXPECT_EQ(err, "bind(127.0.0.1:" + std::to_string(bound.port) + "): Address already in use");
   close(fd);
