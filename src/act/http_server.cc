@@ -83,7 +83,7 @@ bool parse_listen_address(std::string_view text, ListenAddress* out, std::string
   }
   a.host = std::string(host);
   unsigned char buf[sizeof(in6_addr)];
-  if (inet_pton(a.ipv6 ? AF_INET6 : AF_INET, a.host.c_str(), buf) != 1)
+  if (a.host.find('\0') != std::string::npos || inet_pton(a.ipv6 ? AF_INET6 : AF_INET, a.host.c_str(), buf) != 1)
     return *err = "--listen \"" + std::string(text) + "\": \"" + a.host + "\" is not an IP" +
                   (a.ipv6 ? "v6" : "v4") + " address; " + want,
            false;
