@@ -107,6 +107,7 @@ std::function<int()> setup_export(CLI::App* sub, Context* ctx) {
       "Serves /metrics (Prometheus text format) until SIGTERM or SIGINT. Exit status: 0 ended by a "
       "signal, 1 cannot listen or load NVML, 2 bad command line, 3 bad --python.");
   ctx->add_common_flags(sub);
+  sub->get_option("--machine")->description("Refused (exit 2): the exporter reads this machine's GPUs live");
   return [ctx, f] { return run_export(ctx, *f); };
 }
 
