@@ -61,3 +61,22 @@ TEST(ListenTcp, PortZeroGetsAPortAndATakenPortSaysSo) {
 
 }  // namespace
 }  // namespace gpuenv
+
+namespace gpuenv {
+namespace {
+
+TEST(ListenTcp, Ipv6Loopback) {
+  ListenAddress any{"::1", 0, true}, bound;
+  std::string err;
+  int fd = listen_tcp(any, &bound, &err);
+  if (fd < 0 && (err.find("Cannot assign requested address") != std::string::npos ||
+                 err.find("Address family not supported") != std::string::npos))
+    GTEST_SKIP() << "no IPv6 loopback here: " << err;
+  ASSERT_GE(fd, 0) << err;
+  EXPECT_GT(bound.port, 0);
+  EXPECT_EQ(format_listen_address(bound), "[::1]:" + std::to_string(bound.port));
+  close(fd);
+}
+
+}  // namespace
+}  // namespace gpuenv
