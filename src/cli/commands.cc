@@ -15,6 +15,7 @@ const std::vector<Command>& commands() {
       {"serve", "Run a service as a non-root user: gpuenv serve jupyter|ssh", setup_serve},
       {"doctor", "Find what keeps CUDA from working or fast here, and the fix", setup_doctor},
       {"labels", "Write Node Feature Discovery's feature file of GPU labels (Kubernetes)", setup_labels},
+      {"export", "Serve Prometheus metrics of the GPUs: gpuenv export [--listen 127.0.0.1:9400]", setup_export},
       {"inspect", "List the CUDA kernels in binaries and whether each GPU can run them", setup_inspect},
       {"bench", "Measure the GPUs (GEMM, memory, host links, P2P, NCCL) against their spec peaks", setup_bench},
       {"check", "Health check: gpuenv check [--quick | --long]; exit status pass/fail", setup_check},

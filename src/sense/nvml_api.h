@@ -225,4 +225,21 @@ static_assert(offsetof(GpuFabricInfo, state) == 24);
 
 using DeviceGetGpuFabricInfoFn = Return (*)(Device, GpuFabricInfo*);
 
+// ---- Sampled by `gpuenv export` (sense/nvml_sampler.cc) ----
+// Also uses DeviceGetClockInfoFn, DeviceGetPowerUsageFn and the health
+// functions above.
+
+// nvmlUtilization_t (nvmlDeviceGetUtilizationRates): percent of the last
+// sample period the GPU ran a kernel, and read or wrote its memory.
+struct Utilization {
+  unsigned int gpu;
+  unsigned int memory;
+};
+static_assert(sizeof(Utilization) == 8);
+
+using DeviceGetUtilizationRatesFn = Return (*)(Device, Utilization*);
+// nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver loaded (Volta+).
+using DeviceGetTotalEnergyConsumptionFn = Return (*)(Device, unsigned long long*);
+// nvmlDeviceGetPcieReplayCounter is a DeviceGetUintFn.
+
 }  // namespace gpuenv::nvml

@@ -9,6 +9,7 @@
 
 #include "sense/fs.h"
 #include "sense/host_parse.h"
+#include "sense/nvml_call.h"
 #include "sense/nvml_errors.h"
 #include "sense/parallel.h"
 #include "sense/trace.h"
@@ -19,115 +20,13 @@ namespace {
 constexpr unsigned kCpuSetWords = 64;  // room for 4096 CPUs
 constexpr unsigned kBitsPerWord = sizeof(unsigned long) * CHAR_BIT;
 
-std::string call_name(const char* fn, const std::string& subject) {
-  return subject.empty() ? fn : std::string(fn) + "(" + subject + ")";
-}
-
 std::string gpu_subject(unsigned index) { return "GPU " + std::to_string(index); }
-
-/// Runs NVML calls about one subject (a GPU, a pair, the system): a call
-/// whose function is absent or that answers "absent" returns false quietly;
-/// any other failure becomes a Problem. After a fatal one (GPU lost) the
-/// GPU gets the Problem and later calls are skipped.
-class NvmlCaller {
- public:
-  NvmlCaller(const Nvml& nvml, std::string subject, std::vector<Problem>* problems,
-             Gpu* gpu = nullptr)
-      : nvml_(nvml), subject_(std::move(subject)), problems_(problems), gpu_(gpu) {}
-
-  template <typename F, typename... Args>
-  bool operator()(const Fn<F>& fn, Args... args) {
-    if (stopped_) return false;
-    trace::Scope t(fn.name);
-    last_ = fn.call != nullptr ? fn.call(args...) : nvml::kErrorFunctionNotFound;
-    return last_ == nvml::kSuccess || report(fn.name);
-  }
-
-  /// The last call's return code (kErrorFunctionNotFound when absent).
-  nvml::Return last() const { return last_; }
-
-  /// True once the GPU stopped answering.
-  bool stopped() const { return stopped_; }
-
- private:
-  bool report(const char* fn) {
-    if (nvml_error_means_absent(last_)) return false;
-    Problem p = nvml_problem(call_name(fn, subject_), last_, nvml_error_text(nvml_, last_));
-    if (gpu_ != nullptr && nvml_error_is_fatal_for_gpu(last_)) {
-      gpu_->problem = std::move(p);
-      stopped_ = true;
-    } else {
-      problems_->push_back(std::move(p));
-    }
-    return false;
-  }
-
-  const Nvml& nvml_;
-  std::string subject_;
-  std::vector<Problem>* problems_;
-  Gpu* gpu_;
-  bool stopped_ = false;
-  nvml::Return last_ = nvml::kSuccess;
-};
-
-template <std::size_t N>
-std::string c_string(const char (&buf)[N]) {
-  return std::string(buf, strnlen(buf, N));
-}
-
-std::optional<std::string> get_string(NvmlCaller& call, const Fn<nvml::DeviceGetStringFn>& fn,
-                                      nvml::Device d) {
-  static_assert(nvml::kDeviceNameBufferSize <= 96 && nvml::kUuidBufferSize <= 96);
-  char buf[96] = {};
-  if (!call(fn, d, buf, static_cast<unsigned>(sizeof buf))) return std::nullopt;
-  return c_string(buf);
-}
-
-std::optional<std::uint32_t> get_uint(NvmlCaller& call, const Fn<nvml::DeviceGetUintFn>& fn,
-                                      nvml::Device d) {
-  unsigned value = 0;
-  if (!call(fn, d, &value)) return std::nullopt;
-  return value;
-}
-
-std::optional<int> get_int(NvmlCaller& call, const Fn<nvml::DeviceGetUintFn>& fn, nvml::Device d) {
-  std::optional<std::uint32_t> v = get_uint(call, fn, d);
-  if (!v || *v > INT_MAX) return std::nullopt;
-  return static_cast<int>(*v);
-}
-
-// _v3/_v2 fill NVML's bus id string; the unversioned one only a legacy
-// 4-digit-domain one, so then the address is spelled from its numbers.
-std::optional<std::string> pci_bus_id(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
-  nvml::PciInfo pci{};
-  if (call(f.pci_info, d, &pci)) return c_string(pci.bus_id);
-  if (f.pci_info.call != nullptr) return std::nullopt;
-  nvml::PciInfoV1 v1{};
-  if (call(f.pci_info_v1, d, &v1)) return format_pci_bus_id(v1.domain, v1.bus, v1.device);
-  return std::nullopt;
-}
 
 std::optional<ComputeCapability> compute_capability(NvmlCaller& call, const NvmlFunctions& f,
                                                     nvml::Device d) {
   int major = 0, minor = 0;
   if (!call(f.compute_capability, d, &major, &minor)) return std::nullopt;
   return ComputeCapability{major, minor};
-}
-
-struct MemoryInfo {
-  std::uint64_t total, free;
-};
-
-// _v2 when the driver has it (falling back only when it says "not
-// supported": a rejected version word is a bug to see, not to hide).
-std::optional<MemoryInfo> memory_info(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
-  nvml::MemoryV2 v2{};
-  v2.version = nvml::kMemoryV2Version;
-  if (call(f.memory_v2, d, &v2)) return MemoryInfo{v2.total, v2.free};
-  if (f.memory_v2.call != nullptr && call.last() != nvml::kErrorNotSupported) return std::nullopt;
-  nvml::Memory v1{};
-  if (call(f.memory, d, &v1)) return MemoryInfo{v1.total, v1.free};
-  return std::nullopt;
 }
 
 void query_identity(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
@@ -192,19 +91,6 @@ void query_limits(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu*
 void query_clocks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
   g->max_sm_clock_mhz = max_clock(call, f, d, nvml::kClockSm);
   g->max_memory_clock_mhz = max_clock(call, f, d, nvml::kClockMem);
-}
-
-// Links that answer are counted; none answering (no NVLink) is unknown,
-// and so is a count cut short by the GPU getting lost.
-std::optional<int> active_nvlinks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
-  std::optional<int> active;
-  for (unsigned link = 0; link < nvml::kNvlinkMaxLinks; ++link) {
-    int state = nvml::kFeatureDisabled;
-    if (call(f.nvlink_state, d, link, &state))
-      active = active.value_or(0) + (state == nvml::kFeatureEnabled ? 1 : 0);
-  }
-  if (call.stopped()) return std::nullopt;
-  return active;
 }
 
 std::optional<std::vector<int>> cpu_affinity(NvmlCaller& call, const NvmlFunctions& f,

@@ -52,6 +52,11 @@ std::vector<Symbol> symbol_table(NvmlFunctions* f) {
       {{"nvmlDeviceGetRetiredPagesPendingStatus"}, &f->retired_pages_pending, false},
       {{"nvmlDeviceGetRemappedRows"}, &f->remapped_rows, false},
       {{"nvmlDeviceGetGpuFabricInfo"}, &f->fabric_info, false},
+      {{"nvmlDeviceGetUtilizationRates"}, &f->utilization, false},
+      {{"nvmlDeviceGetClockInfo"}, &f->clock, false},
+      {{"nvmlDeviceGetPowerUsage"}, &f->power_usage, false},
+      {{"nvmlDeviceGetTotalEnergyConsumption"}, &f->energy, false},
+      {{"nvmlDeviceGetPcieReplayCounter"}, &f->pcie_replay, false},
   };
 }
 

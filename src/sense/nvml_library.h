@@ -48,6 +48,12 @@ struct NvmlFunctions {
   Fn<nvml::DeviceGetRetiredPagesPendingStatusFn> retired_pages_pending;
   Fn<nvml::DeviceGetRemappedRowsFn> remapped_rows;
   Fn<nvml::DeviceGetGpuFabricInfoFn> fabric_info;
+  // Sampled by `gpuenv export` (sense/nvml_sampler.h).
+  Fn<nvml::DeviceGetUtilizationRatesFn> utilization;
+  Fn<nvml::DeviceGetClockInfoFn> clock;  // current clocks
+  Fn<nvml::DeviceGetPowerUsageFn> power_usage;
+  Fn<nvml::DeviceGetTotalEnergyConsumptionFn> energy;
+  Fn<nvml::DeviceGetUintFn> pcie_replay;
 };
 
 /// An open libnvidia-ml and its functions.

@@ -579,8 +579,8 @@ nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, int* current, int* pending) {
   return rc;
 }
 
-/* nvmlMemoryErrorType_t 1 (uncorrected), nvmlEccCounterType_t 0 (volatile)
- * come from the scenario; other counters are 0. */
+/* The volatile (nvmlEccCounterType_t 0) uncorrected and corrected counts
+ * (nvmlMemoryErrorType_t 1 and 0) come from the scenario; others are 0. */
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter,
                                          unsigned long long* count) {
   long long on, pending, v;
@@ -592,6 +592,8 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter,
     return NVML_ERROR_NOT_SUPPORTED;
   if (type == 1 && counter == 0 && scn_get_ll(gpu_record(d->gpu), "ecc_uncorrected", &v))
     *count = (unsigned long long)v;
+  else if (type == 0 && counter == 0 && scn_get_ll(gpu_record(d->gpu), "ecc_corrected", &v))
+    *count = (unsigned long long)v;
   else
     *count = 0;
   return NVML_SUCCESS;
@@ -600,6 +602,52 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter,
 nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, int* pending) {
   return gpu_uint("nvmlDeviceGetRetiredPagesPendingStatus", d, "retired_pending",
                   (unsigned int*)pending);
+}
+
+/* ---- Sampled by `gpuenv export` ----
+ * gpu keys: util=gpu/memory (percent), clocks=sm/memory (current MHz),
+ * power_draw=mW, energy=mJ, pcie_replay=N, ecc_corrected=N (volatile). */
+
+typedef struct {
+  unsigned int gpu, memory;
+} nvmlUtilization_t;
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t* u) {
+  long long g, m;
+  nvmlReturn_t rc = enter("nvmlDeviceGetUtilizationRates", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (u == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->slot >= 0 || !scn_get_pair(gpu_record(d->gpu), "util", &g, &m)) return NVML_ERROR_NOT_SUPPORTED;
+  u->gpu = (unsigned int)g;
+  u->memory = (unsigned int)m;
+  return NVML_SUCCESS;
+}
+
+/* nvmlClockType_t: 1 SM, 2 memory (current clocks); graphics and video
+ * are not in the scenarios. */
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int* clock) {
+  if (type == 1) return gpu_half("nvmlDeviceGetClockInfo", d, "clocks", 0, clock);
+  if (type == 2) return gpu_half("nvmlDeviceGetClockInfo", d, "clocks", 1, clock);
+  if (type == 0 || type == 3) return gpu_uint("nvmlDeviceGetClockInfo", d, "-", clock);
+  return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int* milliwatts) {
+  return gpu_uint("nvmlDeviceGetPowerUsage", d, "power_draw", milliwatts);
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* millijoules) {
+  long long v;
+  nvmlReturn_t rc = enter("nvmlDeviceGetTotalEnergyConsumption", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (millijoules == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->slot >= 0 || !scn_get_ll(gpu_record(d->gpu), "energy", &v)) return NVML_ERROR_NOT_SUPPORTED;
+  *millijoules = (unsigned long long)v;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int* count) {
+  return gpu_uint("nvmlDeviceGetPcieReplayCounter", d, "pcie_replay", count);
 }
 
 /* ---- What only a current driver exports ---- */

@@ -20,6 +20,12 @@
  * (events: nvmlClocksEventReasons bits; ecc: current/pending mode; remap:
  * pending/failure; fabric: nvmlGpuFabricState_t 0-3.)
  *
+ * What `gpuenv export` samples (gpu line keys):
+ *   util=75/40 clocks=1980/3201 power_draw=650000 energy=123456789
+ *   pcie_replay=3 ecc_corrected=12
+ * (util: GPU/memory percent; clocks: current SM/memory MHz; power_draw mW;
+ * energy mJ.)
+ *
  * A key missing from a gpu line makes the matching query answer "not
  * supported". Everything is static storage: nothing to free. C99. */
 #ifndef GPUENV_FAKE_SCENARIO_H

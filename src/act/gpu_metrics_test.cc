@@ -1,0 +1,213 @@
+#include "act/gpu_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace gpuenv {
+namespace {
+
+// The sample lines of `text` whose metric name is `family` (exactly).
+std::vector<std::string> lines_of(const std::string& text, const std::string& family) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(family, 0) == 0 && (line[family.size()] == '{' || line[family.size()] == ' '))
+      out.push_back(line);
+  return out;
+}
+
+// Every sample line (no # HELP / # TYPE).
+std::vector<std::string> sample_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') out.push_back(line);
+  return out;
+}
+
+DeviceReading h200(int index) {
+  DeviceReading d;
+  d.gpu = index;
+  d.uuid = "GPU-" + std::to_string(index);
+  d.name = "NVIDIA H200";
+  d.pci_bus_id = "00000000:19:00.0";
+  d.up = true;
+  return d;
+}
+
+DeviceReading busy_h200() {
+  DeviceReading d = h200(0);
+  d.utilization_ratio = 0.75;
+  d.memory_utilization_ratio = 0.4;
+  d.memory_used_bytes = 4;
+  d.memory_free_bytes = 5;
+  d.memory_total_bytes = 10;
+  d.temperature_c = 61;
+  d.power_watts = 325.375;
+  d.energy_joules = 1000.25;
+  d.sm_clock_hz = 1980000000;
+  d.memory_clock_hz = 3201000000;
+  d.clock_events = 0x4;
+  d.pcie_link_generation = 5;
+  d.pcie_link_width = 16;
+  d.pcie_replay_errors = 2;
+  d.ecc_corrected = 3;
+  d.ecc_uncorrected = 0;
+  d.row_remap_correctable = 0;
+  d.row_remap_uncorrectable = 1;
+  d.row_remap_pending = true;
+  d.nvlink_links_up = 18;
+  return d;
+}
+
+const char* kLabels = "gpu=\"0\",uuid=\"GPU-0\",name=\"NVIDIA H200\",pci_bus_id=\"00000000:19:00.0\"";
+
+std::string with(const char* name, const std::string& extra, const char* value) {
+  std::string l = std::string(name) + "{" + kLabels + extra + "} " + value;
+  return l;
+}
+
+TEST(GpuMetrics, EveryReadingOfABusyGpuBecomesItsSeries) {
+  Readings r;
+  r.devices = {busy_h200()};
+  std::vector<std::string> want = {
+      with("gpuenv_gpu_up", "", "1"),
+      with("gpuenv_gpu_utilization_ratio", "", "0.75"),
+      with("gpuenv_gpu_memory_utilization_ratio", "", "0.4"),
+      with("gpuenv_gpu_memory_used_bytes", "", "4"),
+      with("gpuenv_gpu_memory_free_bytes", "", "5"),
+      with("gpuenv_gpu_memory_total_bytes", "", "10"),
+      with("gpuenv_gpu_temperature_celsius", "", "61"),
+      with("gpuenv_gpu_power_watts", "", "325.375"),
+      with("gpuenv_gpu_energy_joules_total", "", "1000.25"),
+      with("gpuenv_gpu_sm_clock_hertz", "", "1980000000"),
+      with("gpuenv_gpu_memory_clock_hertz", "", "3201000000"),
+      with("gpuenv_gpu_clock_event_active", ",reason=\"gpu_idle\"", "0"),
+      with("gpuenv_gpu_clock_event_active", ",reason=\"applications_clocks_setting\"", "0"),
+      with("gpuenv_gpu_clock_event_active", ",reason=\"sw_power_cap\"", "1"),
+      with("gpuenv_gpu_clock_event_active", ",reason=\"hw_slowdown\"", "0"),
+      with("gpuenv_gpu_clock_event_active", ",reason=\"sync_boost\"", "0"),
+      with("gpuenv_gpu_clock_event_active", ",reason=\"sw_thermal_slowdown\"", "0"),
+      with("gpuenv_gpu_clock_event_active", ",reason=\"hw_thermal_slowdown\"", "0"),
+      with("gpuenv_gpu_clock_event_active", ",reason=\"hw_power_brake_slowdown\"", "0"),
+      with("gpuenv_gpu_clock_event_active", ",reason=\"display_clock_setting\"", "0"),
+      with("gpuenv_gpu_pcie_link_generation", "", "5"),
+      with("gpuenv_gpu_pcie_link_width", "", "16"),
+      with("gpuenv_gpu_pcie_replay_errors_total", "", "2"),
+      with("gpuenv_gpu_ecc_errors_total", ",type=\"corrected\"", "3"),
+      with("gpuenv_gpu_ecc_errors_total", ",type=\"uncorrected\"", "0"),
+      with("gpuenv_gpu_row_remap_total", ",type=\"correctable\"", "0"),
+      with("gpuenv_gpu_row_remap_total", ",type=\"uncorrectable\"", "1"),
+      with("gpuenv_gpu_row_remap_pending", "", "1"),
+      with("gpuenv_gpu_nvlink_links_up", "", "18"),
+      "gpuenv_build_info{version=\"0.1.0\"} 1",
+      "gpuenv_exporter_scrape_age_seconds 0",
+      "gpuenv_exporter_nvml_errors_total 0",
+  };
+  EXPECT_EQ(sample_lines(render_gpu_metrics(r, {"0.1.0", {}}, 0)), want);
+}
+
+// Rows: the devices of one round, and the device series expected, both
+// ways (nothing more, nothing less).
+struct Row {
+  const char* description;
+  std::vector<DeviceReading> devices;
+  std::vector<std::string> want;  // sample lines of gpuenv_gpu_* families
+};
+
+std::vector<std::string> device_lines(const std::string& text) {
+  std::vector<std::string> out;
+  for (const std::string& l : sample_lines(text))
+    if (l.rfind("gpuenv_gpu_", 0) == 0) out.push_back(l);
+  return out;
+}
+
+TEST(GpuMetrics, Table) {
+  DeviceReading lost = h200(1);
+  lost.up = false;
+  DeviceReading nameless;
+  nameless.gpu = 2;
+  nameless.up = true;
+  nameless.temperature_c = 40;
+  DeviceReading mig;
+  mig.gpu = 0;
+  mig.mig = 1;
+  mig.uuid = "MIG-a";
+  mig.name = "NVIDIA A100-SXM4-80GB MIG 2g.20gb";
+  mig.pci_bus_id = "00000000:07:00.0";
+  mig.up = true;
+  mig.memory_total_bytes = 20937965568;
+  DeviceReading quoted = h200(3);
+  quoted.name = "odd \"name\"\\\n";
+  const std::string q = "gpu=\"3\",uuid=\"GPU-3\",name=\"odd \\\"name\\\"\\\\\\n\",pci_bus_id=\"00000000:19:00.0\"";
+  std::vector<Row> rows = {
+      {"a lost GPU says up 0 and nothing else, under the labels it had",
+       {lost},
+       {"gpuenv_gpu_up{gpu=\"1\",uuid=\"GPU-1\",name=\"NVIDIA H200\",pci_bus_id=\"00000000:19:00.0\"} 0"}},
+      {"labels NVML did not give are left out; unknown values have no series",
+       {nameless},
+       {"gpuenv_gpu_up{gpu=\"2\"} 1", "gpuenv_gpu_temperature_celsius{gpu=\"2\"} 40"}},
+      {"a MIG device adds its index",
+       {mig},
+       {"gpuenv_gpu_up{gpu=\"0\",mig=\"1\",uuid=\"MIG-a\",name=\"NVIDIA A100-SXM4-80GB MIG 2g.20gb\",pci_bus_id=\"00000000:07:00.0\"} 1",
+        "gpuenv_gpu_memory_total_bytes{gpu=\"0\",mig=\"1\",uuid=\"MIG-a\",name=\"NVIDIA A100-SXM4-80GB MIG 2g.20gb\",pci_bus_id=\"00000000:07:00.0\"} 20937965568"}},
+      {"label values are escaped", {quoted}, {"gpuenv_gpu_up{" + q + "} 1"}},
+      {"the series of one family stay together, devices in order",
+       {nameless, lost},
+       {"gpuenv_gpu_up{gpu=\"2\"} 1",
+        "gpuenv_gpu_up{gpu=\"1\",uuid=\"GPU-1\",name=\"NVIDIA H200\",pci_bus_id=\"00000000:19:00.0\"} 0",
+        "gpuenv_gpu_temperature_celsius{gpu=\"2\"} 40"}},
+      {"no GPUs: no device series", {}, {}},
+  };
+  for (const Row& row : rows) {
+    Readings r;
+    r.devices = row.devices;
+    EXPECT_EQ(device_lines(render_gpu_metrics(r, {"0.1.0", {}}, 0)), row.want) << row.description;
+  }
+}
+
+TEST(GpuMetrics, ClockEventsAreOneSeriesPerReason) {
+  Readings r;
+  DeviceReading d = h200(0);
+  d.clock_events = 0x60;  // sw and hw thermal slowdown
+  r.devices = {d};
+  std::vector<std::string> lines = lines_of(render_gpu_metrics(r, {}, 0), "gpuenv_gpu_clock_event_active");
+  ASSERT_EQ(lines.size(), 9u);
+  int active = 0;
+  for (const std::string& l : lines) active += l.back() == '1';
+  EXPECT_EQ(active, 2);
+  EXPECT_EQ(lines[5], with("gpuenv_gpu_clock_event_active", ",reason=\"sw_thermal_slowdown\"", "1"));
+  EXPECT_EQ(lines[6], with("gpuenv_gpu_clock_event_active", ",reason=\"hw_thermal_slowdown\"", "1"));
+}
+
+TEST(GpuMetrics, PlanBuildAgeAndErrors) {
+  Readings r;
+  r.sampled_at = 100;
+  r.nvml_errors_total = 7;
+  ExporterInfo info{"0.1.0", {{"NCCL_P2P_LEVEL", "NVL"}, {"TORCH_CUDA_ARCH_LIST", "9.0 \"x\""}}};
+  std::string text = render_gpu_metrics(r, info, 102.5);
+  EXPECT_EQ(lines_of(text, "gpuenv_plan_info"),
+            (std::vector<std::string>{"gpuenv_plan_info{setting=\"NCCL_P2P_LEVEL\",value=\"NVL\"} 1",
+                                      "gpuenv_plan_info{setting=\"TORCH_CUDA_ARCH_LIST\",value=\"9.0 \\\"x\\\"\"} 1"}));
+  EXPECT_EQ(lines_of(text, "gpuenv_build_info"), std::vector<std::string>{"gpuenv_build_info{version=\"0.1.0\"} 1"});
+  EXPECT_EQ(lines_of(text, "gpuenv_exporter_scrape_age_seconds"),
+            std::vector<std::string>{"gpuenv_exporter_scrape_age_seconds 2.5"});
+  EXPECT_EQ(lines_of(text, "gpuenv_exporter_nvml_errors_total"),
+            std::vector<std::string>{"gpuenv_exporter_nvml_errors_total 7"});
+  EXPECT_NE(text.find("# TYPE gpuenv_exporter_nvml_errors_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE gpuenv_plan_info gauge\n"), std::string::npos);
+}
+
+TEST(GpuMetrics, CountersAreTypedCounterAndNamedTotal) {
+  Readings r;
+  r.devices = {busy_h200()};
+  std::string text = render_gpu_metrics(r, {}, 0);
+  for (const char* c : {"gpuenv_gpu_energy_joules_total", "gpuenv_gpu_pcie_replay_errors_total",
+                        "gpuenv_gpu_ecc_errors_total", "gpuenv_gpu_row_remap_total"})
+    EXPECT_NE(text.find(std::string("# TYPE ") + c + " counter\n"), std::string::npos) << c;
+  EXPECT_NE(text.find("# TYPE gpuenv_gpu_up gauge\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuenv

@@ -1,0 +1,114 @@
+// export: a Prometheus exporter (docs/metrics.md). A thread reads NVML
+// every --interval into a cache; /metrics renders the newest round, so a
+// scrape never waits on NVML. SIGTERM and SIGINT end it with status 0.
+#include <signal.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "act/gpu_metrics.h"
+#include "act/http_server.h"
+#include "act/prometheus_text.h"
+#include "cli/context.h"
+#include "cli/exit_codes.h"
+#include "decide/decide.h"
+#include "sense/nvml_sampler.h"
+
+namespace gpuenv {
+namespace {
+
+struct ExportFlags {
+  std::string listen = "127.0.0.1:9400";  // dcgm-exporter's port, on loopback only
+  double interval_s = 5;
+};
+
+constexpr const char* kIndexPage =
+    "<!DOCTYPE html>\n<html><head><title>gpuenv exporter</title></head>\n"
+    "<body><h1>gpuenv exporter</h1><p><a href=\"/metrics\">/metrics</a></p></body></html>\n";
+
+// The plan gpuenv decides for this machine, as it stands at start.
+bool exporter_info(Context* ctx, ExporterInfo* info) {
+  Machine m;
+  if (!ctx->load_machine(&m)) return false;
+  info->version = GPUENV_VERSION;
+  for (const Setting& s : decide(m, ctx->plan_options(m)).settings) info->plan.emplace_back(s.name, s.value);
+  return true;
+}
+
+HttpResponse respond(const std::string& path, const NvmlSampler& sampler, const ExporterInfo& info) {
+  if (path == "/metrics")
+    return {200, prometheus::kContentType, render_gpu_metrics(*sampler.latest(), info, steady_seconds())};
+  if (path == "/") return {200, "text/html; charset=utf-8", kIndexPage};
+  return {404, "text/plain; charset=utf-8", "not found; the metrics are at /metrics\n"};
+}
+
+void block_stop_signals() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);  // the sampler thread inherits it
+  signal(SIGPIPE, SIG_IGN);                    // a scraper that hangs up is no reason to die
+}
+
+int serve(const ExportFlags& f, int fd, const ListenAddress& bound, NvmlSampler* sampler, const ExporterInfo& info) {
+  std::size_t devices = sampler->latest()->devices.size();
+  auto ready = [&] {
+    std::fprintf(stderr, "gpuenv: export: listening on http://%s/metrics (%zu GPU and MIG devices, NVML read every %g s)\n",
+                 format_listen_address(bound).c_str(), devices, f.interval_s);
+  };
+  std::string err;
+  bool ok = serve_http(fd, [&](const std::string& path) { return respond(path, *sampler, info); }, ready, &err);
+  sampler->stop();
+  if (!ok) print_error("export: " + err);
+  return ok ? kExitOk : kExitFailure;
+}
+
+int run_export(Context* ctx, const ExportFlags& f) {
+  if (!ctx->common.machine_file.empty()) {
+    print_error("export: --machine does not apply: the exporter reads this machine's GPUs live; leave it out");
+    return kExitUsage;
+  }
+  ListenAddress address, bound;
+  std::string err;
+  if (!parse_listen_address(f.listen, &address, &err)) {
+    print_error("export: " + err);
+    return kExitUsage;
+  }
+  block_stop_signals();
+  int fd = listen_tcp(address, &bound, &err);
+  if (fd < 0) {
+    print_error("export: cannot listen: " + err + "; stop what holds the port or pick another with --listen");
+    return kExitFailure;
+  }
+  ExporterInfo info;
+  if (!exporter_info(ctx, &info)) return kExitBadInput;
+  NvmlSampler sampler;
+  Problem p;
+  auto interval = std::chrono::milliseconds(std::lround(f.interval_s * 1000));
+  if (!sampler.start(ctx->sense_options().nvml_library, interval, &p)) {
+    print_error("export: " + p.message + (p.fix.empty() ? "" : "; " + p.fix));
+    return kExitFailure;
+  }
+  return serve(f, fd, bound, &sampler, info);
+}
+
+}  // namespace
+
+std::function<int()> setup_export(CLI::App* sub, Context* ctx) {
+  auto f = std::make_shared<ExportFlags>();
+  sub->add_option("--listen", f->listen, "Address to serve on (default 127.0.0.1:9400; [::1]:9400 for IPv6)")
+      ->option_text("HOST:PORT");
+  sub->add_option("--interval", f->interval_s, "Seconds between NVML reads (default 5)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->option_text("SECONDS");
+  sub->footer(
+      "Serves /metrics (Prometheus text format) until SIGTERM or SIGINT. Exit status: 0 ended by a "
+      "signal, 1 cannot listen or load NVML, 2 bad command line, 3 bad --python.");
+  ctx->add_common_flags(sub);
+  sub->get_option("--machine")->description("Refused (exit 2): the exporter reads this machine's GPUs live");
+  return [ctx, f] { return run_export(ctx, *f); };
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,51 @@
+// What `gpuenv export` reads from NVML on each round, per GPU and per MIG
+// device: sense/nvml_sampler fills it, act/gpu_metrics renders it as
+// Prometheus metrics (docs/metrics.md). Unknown (not supported, not read
+// because the GPU was lost) is std::nullopt, never zero.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpuenv {
+
+/// One GPU, or one MIG device of a GPU.
+struct DeviceReading {
+  int gpu = 0;                // NVML index of the GPU (the MIG device's parent)
+  std::optional<int> mig;     // the MIG device's index under its GPU; nullopt: a whole GPU
+  std::optional<std::string> uuid, name, pci_bus_id;
+  bool up = false;            // answered this round (false: lost, needs a reset)
+  std::optional<double> utilization_ratio, memory_utilization_ratio;  // 0..1
+  std::optional<std::uint64_t> memory_used_bytes, memory_free_bytes, memory_total_bytes;
+  std::optional<int> temperature_c;
+  std::optional<double> power_watts, energy_joules;
+  std::optional<std::uint64_t> sm_clock_hz, memory_clock_hz;
+  std::optional<std::uint64_t> clock_events;  // nvmlClocksEventReasons mask (model/clock_events.h)
+  std::optional<int> pcie_link_generation, pcie_link_width;
+  std::optional<std::uint64_t> pcie_replay_errors;
+  std::optional<std::uint64_t> ecc_corrected, ecc_uncorrected;  // volatile: since the driver loaded
+  std::optional<std::uint64_t> row_remap_correctable, row_remap_uncorrectable;
+  std::optional<bool> row_remap_pending;
+  std::optional<int> nvlink_links_up;
+  friend bool operator==(const DeviceReading&, const DeviceReading&) = default;
+};
+
+/// One round of the sampler: every GPU in NVML order, each followed by its
+/// MIG devices.
+struct Readings {
+  std::vector<DeviceReading> devices;
+  std::uint64_t nvml_errors_total = 0;  // failed NVML calls since the exporter started
+  double sampled_at = 0;                // seconds on the steady clock
+};
+
+/// What the exporter says besides the readings: fixed at start.
+struct ExporterInfo {
+  std::string version;                                      // gpuenv_build_info{version}
+  std::vector<std::pair<std::string, std::string>> plan;  // gpuenv_plan_info{setting,value}
+};
+
+}  // namespace gpuenv

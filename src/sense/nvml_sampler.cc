@@ -1,0 +1,230 @@
+#include "sense/nvml_sampler.h"
+
+#include <climits>
+
+#include "sense/nvml_call.h"
+#include "sense/nvml_errors.h"
+
+namespace gpuenv {
+namespace {
+
+/// Calls about one device; counts the failures into the memory.
+struct DeviceCall {
+  DeviceCall(const Nvml& nvml, std::string subject) : call(nvml, std::move(subject), &problems, &gpu) {}
+  std::vector<Problem> problems;
+  Gpu gpu;  // gets the Problem of a fatal failure (lost, needs a reset)
+  NvmlCaller call;
+  std::uint64_t failures() const { return problems.size() + (gpu.problem ? 1 : 0); }
+};
+
+void read_memory(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  if (std::optional<MemoryInfo> m = memory_info(call, f, d)) {
+    r->memory_total_bytes = m->total;
+    r->memory_free_bytes = m->free;
+    r->memory_used_bytes = m->used;
+  }
+}
+
+void read_utilization(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  nvml::Utilization u{};
+  if (call(f.utilization, d, &u) && u.gpu <= 100 && u.memory <= 100) {
+    r->utilization_ratio = u.gpu / 100.0;
+    r->memory_utilization_ratio = u.memory / 100.0;
+  }
+}
+
+std::optional<std::uint64_t> clock_hz(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, int type) {
+  unsigned mhz = 0;
+  if (!call(f.clock, d, type, &mhz)) return std::nullopt;
+  return std::uint64_t{mhz} * 1000000u;
+}
+
+void read_power(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  unsigned celsius = 0, milliwatts = 0;
+  unsigned long long millijoules = 0;
+  if (call(f.temperature, d, nvml::kTemperatureGpu, &celsius) && celsius <= INT_MAX)
+    r->temperature_c = static_cast<int>(celsius);
+  if (call(f.power_usage, d, &milliwatts)) r->power_watts = milliwatts / 1000.0;
+  if (call(f.energy, d, &millijoules)) r->energy_joules = static_cast<double>(millijoules) / 1000.0;
+}
+
+void read_clocks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  r->sm_clock_hz = clock_hz(call, f, d, nvml::kClockSm);
+  r->memory_clock_hz = clock_hz(call, f, d, nvml::kClockMem);
+  unsigned long long reasons = 0;
+  if (call(f.clocks_event_reasons, d, &reasons)) r->clock_events = reasons;
+}
+
+void read_links(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  r->pcie_link_generation = get_int(call, f.pcie_gen_current, d);
+  r->pcie_link_width = get_int(call, f.pcie_width_current, d);
+  if (std::optional<std::uint32_t> n = get_uint(call, f.pcie_replay, d)) r->pcie_replay_errors = *n;
+  r->nvlink_links_up = active_nvlinks(call, f, d);
+}
+
+std::optional<std::uint64_t> ecc_count(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, int type) {
+  unsigned long long n = 0;
+  if (!call(f.total_ecc_errors, d, type, nvml::kVolatileEcc, &n)) return std::nullopt;
+  return n;
+}
+
+void read_memory_errors(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  r->ecc_corrected = ecc_count(call, f, d, nvml::kMemoryErrorCorrected);
+  r->ecc_uncorrected = ecc_count(call, f, d, nvml::kMemoryErrorUncorrected);
+  unsigned correctable = 0, uncorrectable = 0, pending = 0, failure = 0;
+  if (call(f.remapped_rows, d, &correctable, &uncorrectable, &pending, &failure)) {
+    r->row_remap_correctable = correctable;
+    r->row_remap_uncorrectable = uncorrectable;
+    r->row_remap_pending = pending != 0;
+  }
+}
+
+// A lost device keeps its labels and says so; what it answered before it
+// was lost is dropped with the rest of its values.
+DeviceReading lost(const DeviceReading& r) {
+  DeviceReading out;
+  out.gpu = r.gpu;
+  out.mig = r.mig;
+  out.uuid = r.uuid;
+  out.name = r.name;
+  out.pci_bus_id = r.pci_bus_id;
+  return out;
+}
+
+void remember(std::optional<std::string>* known, NvmlCaller& call, const Fn<nvml::DeviceGetStringFn>& fn,
+              nvml::Device d) {
+  if (!*known) *known = get_string(call, fn, d);
+}
+
+DeviceReading read_mig(const Nvml& nvml, nvml::Device parent, const DeviceReading& gpu, unsigned slot,
+                       std::uint64_t* errors, bool* present) {
+  DeviceCall c(nvml, "GPU " + std::to_string(gpu.gpu) + " MIG " + std::to_string(slot));
+  DeviceReading r;
+  r.gpu = gpu.gpu;
+  r.mig = static_cast<int>(slot);
+  r.pci_bus_id = gpu.pci_bus_id;
+  nvml::Device d = nullptr;
+  *present = c.call(nvml.fn.mig_handle, parent, slot, &d);
+  if (*present) {
+    r.uuid = get_string(c.call, nvml.fn.uuid, d);
+    r.name = get_string(c.call, nvml.fn.name, d);
+    read_memory(c.call, nvml.fn, d, &r);
+    read_utilization(c.call, nvml.fn, d, &r);
+    r.up = !c.call.stopped();
+  }
+  *errors += c.failures();
+  return r.up ? r : lost(r);
+}
+
+// The MIG devices of a GPU in MIG mode; a slot NVML has no device in
+// (NOT_FOUND) is skipped.
+void read_migs(const Nvml& nvml, nvml::Device d, const DeviceReading& gpu, NvmlCaller& call,
+               std::uint64_t* errors, std::vector<DeviceReading>* out) {
+  unsigned current = 0, pending = 0, slots = 0;
+  if (!call(nvml.fn.mig_mode, d, &current, &pending) || current != nvml::kDeviceMigEnable) return;
+  if (!call(nvml.fn.max_mig_devices, d, &slots)) return;
+  for (unsigned slot = 0; slot < slots; ++slot) {
+    bool present = false;
+    DeviceReading r = read_mig(nvml, d, gpu, slot, errors, &present);
+    if (present) out->push_back(std::move(r));
+  }
+}
+
+void read_gpu(const Nvml& nvml, unsigned index, SamplerMemory::Identity* known, SamplerMemory* memory,
+              std::vector<DeviceReading>* out) {
+  DeviceCall c(nvml, "GPU " + std::to_string(index));
+  const NvmlFunctions& f = nvml.fn;
+  DeviceReading r;
+  r.gpu = static_cast<int>(index);
+  nvml::Device d = nullptr;
+  std::vector<DeviceReading> migs;
+  if (c.call(f.handle, index, &d)) {
+    remember(&known->name, c.call, f.name, d);
+    remember(&known->uuid, c.call, f.uuid, d);
+    if (!known->pci_bus_id) known->pci_bus_id = pci_bus_id(c.call, f, d);
+    r.uuid = known->uuid, r.name = known->name, r.pci_bus_id = known->pci_bus_id;
+    read_utilization(c.call, f, d, &r);
+    read_memory(c.call, f, d, &r);
+    read_power(c.call, f, d, &r);
+    read_clocks(c.call, f, d, &r);
+    read_links(c.call, f, d, &r);
+    read_memory_errors(c.call, f, d, &r);
+    read_migs(nvml, d, r, c.call, &memory->nvml_errors_total, &migs);
+    r.up = !c.call.stopped();
+  }
+  r.uuid = known->uuid, r.name = known->name, r.pci_bus_id = known->pci_bus_id;
+  memory->nvml_errors_total += c.failures();
+  out->push_back(r.up ? r : lost(r));
+  if (r.up) out->insert(out->end(), migs.begin(), migs.end());
+}
+
+}  // namespace
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now) {
+  Readings r;
+  unsigned count = 0;
+  if (nvml.fn.count.call(&count) != nvml::kSuccess) {
+    ++memory->nvml_errors_total;  // every GPU known before is lost to us
+    count = 0;
+    for (std::size_t i = 0; i < memory->gpus.size(); ++i) {
+      DeviceReading g;
+      g.gpu = static_cast<int>(i);
+      g.uuid = memory->gpus[i].uuid, g.name = memory->gpus[i].name, g.pci_bus_id = memory->gpus[i].pci_bus_id;
+      r.devices.push_back(g);
+    }
+  }
+  if (memory->gpus.size() < count) memory->gpus.resize(count);
+  for (unsigned i = 0; i < count; ++i) read_gpu(nvml, i, &memory->gpus[i], memory, &r.devices);
+  r.nvml_errors_total = memory->nvml_errors_total;
+  r.sampled_at = now;
+  return r;
+}
+
+NvmlSampler::~NvmlSampler() { stop(); }
+
+bool NvmlSampler::start(const std::string& library, std::chrono::milliseconds interval, Problem* err) {
+  if (!load_nvml(library, &nvml_, err)) return false;
+  nvml::Return rc = nvml_.fn.init.call();
+  if (rc != nvml::kSuccess) {
+    *err = nvml_problem(nvml_.fn.init.name, rc, nvml_error_text(nvml_, rc));
+    return false;
+  }
+  initialised_ = true;
+  interval_ = interval;
+  latest_ = std::make_shared<const Readings>(sample_nvml(nvml_, &memory_, steady_seconds()));
+  stopping_ = false;
+  thread_ = std::thread([this] { loop(); });
+  return true;
+}
+
+std::shared_ptr<const Readings> NvmlSampler::latest() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return latest_;
+}
+
+void NvmlSampler::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
+    lock.unlock();  // a scrape meanwhile gets the previous round
+    auto next = std::make_shared<const Readings>(sample_nvml(nvml_, &memory_, steady_seconds()));
+    lock.lock();
+    latest_ = std::move(next);
+  }
+}
+
+void NvmlSampler::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (initialised_) nvml_.fn.shutdown.call();
+  initialised_ = false;
+}
+
+}  // namespace gpuenv

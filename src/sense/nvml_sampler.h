@@ -1,0 +1,69 @@
+// `gpuenv export`'s view of NVML: a thread reads every GPU and MIG device
+// each interval into Readings; latest() hands out the newest round without
+// waiting on NVML, so a scrape never does.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/gpu_reading.h"
+#include "model/machine.h"
+#include "sense/nvml_library.h"
+
+namespace gpuenv {
+
+/// What a round remembers of the rounds before it: each GPU's name, UUID
+/// and PCI address once read (a GPU lost later keeps its labels), and the
+/// count of failed calls.
+struct SamplerMemory {
+  struct Identity {
+    std::optional<std::string> uuid, name, pci_bus_id;
+  };
+  std::vector<Identity> gpus;
+  std::uint64_t nvml_errors_total = 0;
+};
+
+/// One round over an initialised NVML: every GPU in NVML order, each
+/// followed by its MIG devices. `now` becomes Readings::sampled_at.
+Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now);
+
+/// Seconds on the steady clock (what sampled_at and a scrape's age use).
+double steady_seconds();
+
+class NvmlSampler {
+ public:
+  NvmlSampler() = default;
+  ~NvmlSampler();
+  NvmlSampler(const NvmlSampler&) = delete;
+  NvmlSampler& operator=(const NvmlSampler&) = delete;
+
+  /// Loads NVML from `library`, initialises it, takes the first round and
+  /// starts the thread. False with the Problem in *err (library missing,
+  /// nvmlInit failing).
+  bool start(const std::string& library, std::chrono::milliseconds interval, Problem* err);
+  /// The newest round (the first one until the thread has taken another).
+  std::shared_ptr<const Readings> latest() const;
+  /// Ends the thread (after the round in progress) and shuts NVML down.
+  void stop();
+
+ private:
+  void loop();
+
+  Nvml nvml_;
+  bool initialised_ = false;
+  SamplerMemory memory_;
+  std::chrono::milliseconds interval_{5000};
+  std::thread thread_;
+  mutable std::mutex mutex_;  // latest_, stopping_
+  std::condition_variable wake_;
+  std::shared_ptr<const Readings> latest_;
+  bool stopping_ = false;
+};
+
+}  // namespace gpuenv
