@@ -1,6 +1,7 @@
 #include "cli/cmd_bench.h"
 #include "cli/cmd_container.h"
 #include "cli/cmd_inspect.h"
+#include "cli/cmd_plan_memory.h"
 #include "cli/context.h"
 
 namespace gpuenv {
@@ -17,6 +18,7 @@ const std::vector<Command>& commands() {
       {"labels", "Write Node Feature Discovery's feature file of GPU labels (Kubernetes)", setup_labels},
       {"inspect", "List the CUDA kernels in binaries and whether each GPU can run them", setup_inspect},
       {"bench", "Measure the GPUs (GEMM, memory, host links, P2P, NCCL) against their spec peaks", setup_bench},
+      {"plan-memory", "Will this model train here: peak memory per GPU, largest batch, what to change", setup_plan_memory},
       {"check", "Health check: gpuenv check [--quick | --long]; exit status pass/fail", setup_check},
   };
   return kCommands;
