@@ -214,7 +214,9 @@ Terms terms(const Training& t, const GpuTraits& g, const Inventory& inv, Attenti
   r.buckets = t.strategy == Strategy::kDdp && t.gpus > 1 ? s.w * inv.total : 0;
   if (s.mixed) {
     r.cast_all = 2 * (m.layers * block + inv.head);
-    r.cast_saved = 2 * (m.layers * inv.layer_weights + inv.head);
+    // Checkpointed blocks save nothing: only the lm_head's copy is kept
+    // once autocast's cache is cleared at the end of forward.
+    r.cast_saved = t.checkpointing ? 2 * inv.head : 2 * (m.layers * inv.layer_weights + inv.head);
     r.cast_block = 2 * block;
     r.cast_head = 2 * inv.head;
   }
