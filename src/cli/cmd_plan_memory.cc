@@ -19,6 +19,7 @@ struct Flags {
   std::string config, arch, precision = "fp32", optimizer = "adamw", strategy = "ddp";
   std::string attention = "auto";
   bool tied = false, untied = false, json = false;
+  std::map<std::string, CLI::Option*> given;  // the shape flags, to tell absent from 0
   Training t;
 };
 
@@ -52,7 +53,7 @@ void add_shape_flags(CLI::App* sub, Flags* f) {
                                  "A Hugging Face config.json (gpt2 or llama), read locally")
                      ->option_text("FILE");
   auto shape = [&](const char* name, long long* v, const char* help) {
-    sub->add_option(name, *v, help)->option_text("N")->excludes(config);
+    f->given[name] = sub->add_option(name, *v, help)->option_text("N")->excludes(config);
   };
   sub->add_option("--arch", f->arch, "gpt2 or llama")
       ->check(CLI::IsMember({"gpt2", "llama"}))
@@ -70,8 +71,9 @@ void add_shape_flags(CLI::App* sub, Flags* f) {
 
 void add_training_flags(CLI::App* sub, Flags* f) {
   Training* t = &f->t;
-  sub->add_option("--seq", t->seq, "Sequence length T")->option_text("N");
-  sub->add_option("--batch", t->batch, "Micro-batch per GPU B")->option_text("N");
+  f->given["--seq"] = sub->add_option("--seq", t->seq, "Sequence length T")->option_text("N");
+  f->given["--batch"] =
+      sub->add_option("--batch", t->batch, "Micro-batch per GPU B")->option_text("N");
   sub->add_option("--precision", f->precision, "fp32 (default), bf16-mixed, fp16-mixed or bf16")
       ->check(CLI::IsMember(keys(kPrecisions)));
   sub->add_option("--optimizer", f->optimizer, "adamw (default), sgd (momentum) or adafactor")
@@ -90,12 +92,9 @@ void add_training_flags(CLI::App* sub, Flags* f) {
 // The shape from the flags; the message names the flag that is missing.
 std::string shape_from_flags(Flags* f) {
   if (f->arch.empty()) return "--arch gpt2|llama is required (or --config FILE)";
-  ModelShape* m = &f->t.model;
-  m->arch = f->arch == "gpt2" ? Arch::kGpt2 : Arch::kLlama;
-  const std::pair<const char*, long long> required[] = {
-      {"--hidden", m->hidden}, {"--layers", m->layers}, {"--heads", m->heads}, {"--vocab", m->vocab}};
-  for (const auto& [flag, v] : required)
-    if (v == 0) return std::string(flag) + " is required with --arch";
+  f->t.model.arch = f->arch == "gpt2" ? Arch::kGpt2 : Arch::kLlama;
+  for (const char* flag : {"--hidden", "--layers", "--heads", "--vocab"})
+    if (f->given.at(flag)->count() == 0) return std::string(flag) + " is required with --arch";
   return "";
 }
 
@@ -116,10 +115,11 @@ int run(Context* ctx, Flags* f) {
     return kExitUsage;
   }
   if (f->tied || f->untied) t.model.tied = f->tied ? 1 : 0;
-  if (t.seq == 0 || t.batch == 0) {
-    print_error(std::string("plan-memory: ") + (t.seq == 0 ? "--seq" : "--batch") + " is required");
-    return kExitUsage;
-  }
+  for (const char* flag : {"--seq", "--batch"})
+    if (f->given.at(flag)->count() == 0) {
+      print_error(std::string("plan-memory: ") + flag + " is required");
+      return kExitUsage;
+    }
   t.precision = pick(kPrecisions, f->precision);
   t.optimizer = pick(kOptimizers, f->optimizer);
   t.strategy = pick(kStrategies, f->strategy);
