@@ -14,7 +14,7 @@
 namespace gpuenv::memory {
 
 /// What the memory budget leaves out of the GPU's total (docs/memory.md).
-inline constexpr double kContextBytes = 768.0 * 1024 * 1024;  // CUDA context + kernels
+inline constexpr double kContextBytes = 1024.0 * 1024 * 1024;  // driver-reserved + CUDA context
 inline constexpr double kNcclBytes = 1024.0 * 1024 * 1024;    // NCCL buffers, gpus > 1
 inline constexpr double kAllocatorReserve = 0.05;  // reserved beyond allocated (fragmentation)
 
