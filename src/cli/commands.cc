@@ -1,6 +1,7 @@
 #include "cli/cmd_bench.h"
 #include "cli/cmd_container.h"
 #include "cli/cmd_inspect.h"
+#include "cli/cmd_plan_memory.h"
 #include "cli/context.h"
 
 namespace gpuenv {
@@ -18,6 +19,7 @@ const std::vector<Command>& commands() {
       {"export", "Serve Prometheus metrics of the GPUs: gpuenv export [--listen 127.0.0.1:9400]", setup_export},
       {"inspect", "List the CUDA kernels in binaries and whether each GPU can run them", setup_inspect},
       {"bench", "Measure the GPUs (GEMM, memory, host links, P2P, NCCL) against their spec peaks", setup_bench},
+      {"plan-memory", "Will this model train here: peak memory per GPU, largest batch, what to change", setup_plan_memory},
       {"check", "Health check: gpuenv check [--quick | --long]; exit status pass/fail", setup_check},
   };
   return kCommands;

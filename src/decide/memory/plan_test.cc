@@ -1,0 +1,124 @@
+#include "decide/memory/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "builders.h"
+
+namespace gpuenv::memory {
+namespace {
+
+Training llama_1b(long long batch, Precision p = Precision::kBf16Mixed) {
+  Training t;
+  t.model = {Arch::kLlama, 2048, 16, 32, 8, 8192, 128256, 0, 1};
+  t.seq = 2048;
+  t.batch = batch;
+  t.precision = p;
+  return t;
+}
+
+Options no_env() { return {}; }
+
+TEST(MemoryEstimate, ThePeakIsTheLargestPhaseAndItsComponentsSumToIt) {
+  Estimate e = estimate(llama_1b(2), {});
+  ASSERT_GE(e.phases.size(), 4u);
+  for (const auto& ph : e.phases) EXPECT_LE(ph.bytes.total(), e.peak_bytes()) << ph.name;
+  const Breakdown& b = e.peak_phase().bytes;
+  EXPECT_GT(b.weights, 0);
+  EXPECT_GT(b.activations, 0);
+  EXPECT_DOUBLE_EQ(b.total(), e.peak_bytes());
+}
+
+TEST(MemoryEstimate, EachLeverLowersThePeak) {
+  Training t = llama_1b(4, Precision::kFp32);
+  t.model.kv_heads = 32;  // MHA: a fused kernel in fp32 too
+  double fp32 = estimate(t, {}).peak_bytes();
+  t.precision = Precision::kBf16Mixed;
+  double mixed = estimate(t, {}).peak_bytes();
+  t.checkpointing = true;
+  double ckpt = estimate(t, {}).peak_bytes();
+  t.strategy = Strategy::kFsdp;
+  t.gpus = 8;
+  double fsdp = estimate(t, {}).peak_bytes();
+  t.strategy = Strategy::kFsdpOffload;
+  double offload = estimate(t, {}).peak_bytes();
+  EXPECT_LT(mixed, fp32);
+  EXPECT_LT(ckpt, mixed);
+  EXPECT_LT(fsdp, ckpt);
+  EXPECT_LT(offload, fsdp);
+}
+
+TEST(MemoryEstimate, Fp32WithGroupedHeadsRunsTheMathKernel) {
+  Training t = llama_1b(1, Precision::kFp32);
+  Estimate math = estimate(t, {});
+  EXPECT_EQ(math.attention, Attention::kMath);
+  t.attention = Attention::kFused;
+  Estimate fused = estimate(t, {});
+  // Per layer the math kernel saves B x H x T x T scores (4 B each) and k, v
+  // expanded to all 32 heads; the fused one k, v as they are and logsumexp.
+  double n = 2048, scores = 32 * n * n * 4, kv = 2 * 4 * n * (2048 - 512), lse = 4 * 32 * n;
+  EXPECT_DOUBLE_EQ(math.phases[1].bytes.activations - fused.phases[1].bytes.activations,
+                   16 * (scores + kv - lse));
+  EXPECT_EQ(estimate(llama_1b(1), {}).attention, Attention::kFused);          // flash, bf16
+  EXPECT_EQ(estimate(llama_1b(1), GpuTraits{7}).attention, Attention::kMath);  // no bf16 kernel
+}
+
+TEST(MemoryPlan, TheLargestBatchFitsAndTheNextDoesNot) {
+  Machine m = testing::machine::h200();
+  MemoryPlan p = plan_memory(m, no_env(), llama_1b(2));
+  ASSERT_TRUE(p.gpu);
+  EXPECT_EQ(p.gpu->total_bytes, 143771.0 * 1024 * 1024);
+  EXPECT_EQ(p.gpu->budget_bytes, budget_for(p.gpu->total_bytes, 1));
+  ASSERT_TRUE(p.fits && *p.fits);
+  EXPECT_TRUE(p.advice.empty());
+  long long b = *p.largest_batch;
+  ASSERT_GT(b, 2);
+  EXPECT_LE(estimate(llama_1b(b), {}).peak_bytes(), p.gpu->budget_bytes);
+  EXPECT_GT(estimate(llama_1b(b + 1), {}).peak_bytes(), p.gpu->budget_bytes);
+}
+
+TEST(MemoryPlan, AdviceComesInOrderAndStopsAtTheFirstThatFits) {
+  // 16 GB T4: llama 1B fp32 at batch 8 fits no single-GPU change but the batch.
+  MemoryPlan p = plan_memory(testing::machine::t4(), no_env(), llama_1b(8, Precision::kFp32));
+  ASSERT_TRUE(p.fits);
+  EXPECT_FALSE(*p.fits);
+  std::vector<std::string> changes;
+  for (const auto& c : p.advice) changes.push_back(c.change);
+  ASSERT_GE(changes.size(), 2u);
+  EXPECT_EQ(changes[0], "bf16-mixed");
+  EXPECT_EQ(changes[1], "checkpointing");
+  for (size_t i = 0; i + 1 < p.advice.size(); ++i) EXPECT_FALSE(p.advice[i].fits);
+  EXPECT_TRUE(p.advice.back().fits) << p.advice.back().change;
+  for (const auto& c : changes) EXPECT_EQ(c.rfind("fsdp", 0), std::string::npos);  // one GPU
+}
+
+TEST(MemoryPlan, FsdpIsOfferedOverTheVisibleGpus) {
+  Training t = llama_1b(64);
+  t.checkpointing = true;
+  MemoryPlan p = plan_memory(testing::machine::h100(8), no_env(), t);
+  ASSERT_FALSE(*p.fits);
+  ASSERT_FALSE(p.advice.empty());
+  EXPECT_EQ(p.advice[0].change, "fsdp over 8 GPUs");
+  EXPECT_EQ(p.advice[0].training.gpus, 8);
+}
+
+TEST(MemoryPlan, WithoutAGpuThePeakIsGivenAndFitIsNotJudged) {
+  MemoryPlan p = plan_memory(testing::machine::none(), no_env(), llama_1b(2));
+  EXPECT_FALSE(p.gpu);
+  EXPECT_FALSE(p.fits);
+  EXPECT_FALSE(p.largest_batch);
+  EXPECT_GT(p.estimate.peak_bytes(), 0);
+  ASSERT_FALSE(p.notes.empty());
+  EXPECT_NE(p.notes.back().find("no GPU is visible"), std::string::npos);
+}
+
+TEST(MemoryPlan, AMigDeviceBudgetsItsOwnMemoryNotTheWholeGpu) {
+  Machine m = testing::machine::a100_mig();
+  MemoryPlan p = plan_memory(m, no_env(), llama_1b(1));
+  ASSERT_TRUE(p.gpu);
+  ASSERT_FALSE(m.gpus[0].mig_devices.empty());
+  EXPECT_EQ(p.gpu->total_bytes, double(*m.gpus[0].mig_devices[0].memory_total_bytes));
+  EXPECT_LT(p.gpu->total_bytes, double(*m.gpus[0].memory_total_bytes));
+}
+
+}  // namespace
+}  // namespace gpuenv::memory

@@ -1,0 +1,126 @@
+#include "decide/memory/training.h"
+
+#include <gtest/gtest.h>
+
+#include "decide/memory/estimate.h"
+
+namespace gpuenv::memory {
+namespace {
+
+ModelShape gpt2_124m() { return {Arch::kGpt2, 768, 12, 12, 0, 0, 50257, 0, -1}; }
+
+TEST(MemoryShape, ParameterCountsMatchThePublishedModels) {
+  // GPT-2 small (tied, 1024 positions) and Llama 3.2 1B (tied, GQA 32/8).
+  EXPECT_EQ(parameter_count(gpt2_124m(), 1024), 124439808);
+  ModelShape llama{Arch::kLlama, 2048, 16, 32, 8, 8192, 128256, 0, 1};
+  EXPECT_EQ(parameter_count(llama, 2048), 1235814400);
+  llama.tied = 0;  // an untied head adds V x D
+  EXPECT_EQ(parameter_count(llama, 2048), 1235814400 + 128256.0 * 2048);
+}
+
+TEST(MemoryShape, DefaultsAreTheMeasuredScriptsOnes) {
+  ModelShape g = with_defaults(gpt2_124m());
+  EXPECT_EQ(g.ffn, 3072);
+  EXPECT_EQ(g.kv_heads, 12);
+  EXPECT_EQ(g.tied, 1);
+  ModelShape l = with_defaults({Arch::kLlama, 768, 12, 12, 4, 0, 32000, 0, -1});
+  EXPECT_EQ(l.ffn, 2048);  // 768 * 8 / 3
+  EXPECT_EQ(l.tied, 0);
+}
+
+TEST(MemoryShape, ImpossibleShapesNameTheField) {
+  struct Row {
+    ModelShape shape;
+    std::string expected;  // start of the message
+  };
+  const Row rows[] = {
+      {{Arch::kGpt2, 768, 12, 5, 0, 0, 50257, 0, -1}, "--heads 5 does not divide --hidden 768"},
+      {{Arch::kLlama, 768, 12, 12, 5, 0, 32000, 0, -1}, "--kv-heads 5 does not divide --heads 12"},
+      {{Arch::kGpt2, 0, 12, 12, 0, 0, 50257, 0, -1}, "--hidden must be a positive integer"},
+      {{Arch::kGpt2, 768, -3, 12, 0, 0, 50257, 0, -1}, "--layers must be a positive integer"},
+      {{Arch::kGpt2, 768, 12, 12, 0, -1, 50257, 0, -1}, "--ffn must be a positive integer"},
+      {{Arch::kGpt2, 768, 12, 12, 0, 0, 1LL << 30, 0, -1}, "--vocab 1073741824 is larger"},
+      {{Arch::kLlama, 24, 2, 8, 0, 0, 100, 0, -1}, "head dimension --hidden/--heads = 3 is odd"},
+      {{Arch::kGpt2, 768, 12, 12, 4, 0, 50257, 0, -1}, "--kv-heads is for llama"},
+  };
+  for (const auto& r : rows) {
+    std::string why = shape_problem(r.shape);
+    EXPECT_EQ(why.substr(0, r.expected.size()), r.expected) << why;
+  }
+  EXPECT_EQ(shape_problem(gpt2_124m()), "");
+}
+
+TEST(MemoryShape, TrainingProblemsNameTheFlag) {
+  Training t;
+  t.model = gpt2_124m();
+  t.seq = 1024;
+  t.batch = 0;
+  EXPECT_EQ(training_problem(t).rfind("--batch must be", 0), 0u);
+  t.batch = 8;
+  t.gpus = 0;
+  EXPECT_EQ(training_problem(t).rfind("--gpus must be", 0), 0u);
+  t.gpus = 1;
+  t.model.positions = 512;  // from a config: seq longer than the positions
+  EXPECT_EQ(training_problem(t, true), "--seq 1024 is longer than the model's n_positions 512");
+  t.model.positions = 0;
+  EXPECT_EQ(training_problem(t), "");
+}
+
+const char* kGpt2Config = R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
+  "vocab_size": 50257, "n_positions": 1024, "n_inner": null})";
+const char* kLlamaConfig = R"({"model_type": "llama", "hidden_size": 2048,
+  "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
+  "intermediate_size": 8192, "vocab_size": 128256, "tie_word_embeddings": true, "head_dim": 64})";
+
+TEST(MemoryConfig, ReadsGpt2AndLlamaConfigs) {
+  ModelShape m;
+  std::string err;
+  ASSERT_TRUE(shape_from_hf_config(kGpt2Config, &m, &err)) << err;
+  EXPECT_EQ(m.arch, Arch::kGpt2);
+  EXPECT_EQ(m.positions, 1024);
+  EXPECT_EQ(parameter_count(m, 1024), 124439808);
+  ASSERT_TRUE(shape_from_hf_config(kLlamaConfig, &m, &err)) << err;
+  EXPECT_EQ(m.arch, Arch::kLlama);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.tied, 1);
+  EXPECT_EQ(parameter_count(m, 2048), 1235814400);
+}
+
+TEST(MemoryConfig, BadConfigsNameWhatIsWrong) {
+  const std::pair<std::string, std::string> rows[] = {
+      {"{not json", "config.json is not valid JSON"},
+      {"[1, 2]", "config.json is not a JSON object"},
+      {R"({"n_embd": 768})", "config.json has no \"model_type\""},
+      {R"({"model_type": "bert", "hidden_size": 768})", "config.json's \"model_type\" is \"bert\""},
+      {R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257})",
+       "config.json has no \"n_positions\""},
+      {R"({"model_type": "gpt2", "n_embd": "768"})", "config.json's \"n_embd\" is not an integer"},
+      {R"({"model_type": "gpt2", "n_embd": 768.5})", "config.json's \"n_embd\" is not an integer"},
+      {R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 7, "vocab_size": 9,
+          "n_positions": 8})",
+       "config.json: n_head 7 does not divide n_embd 768"},
+      {R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 2,
+          "num_attention_heads": 32, "num_key_value_heads": 6, "intermediate_size": 64,
+          "vocab_size": 100})",
+       "config.json: num_key_value_heads 6 does not divide num_attention_heads 32"},
+      {R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 2,
+          "num_attention_heads": 32, "intermediate_size": 64, "vocab_size": 100,
+          "head_dim": 128})",
+       "config.json's \"head_dim\" 128 is not"},
+      {R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 2,
+          "num_attention_heads": 32, "intermediate_size": 64, "vocab_size": 100,
+          "tie_word_embeddings": 1})",
+       "config.json's \"tie_word_embeddings\" is not true or false"},
+      {R"({"model_type": "llama", "hidden_size": 18446744073709551615})",
+       "config.json's \"hidden_size\" is too large"},
+  };
+  for (const auto& [text, expected] : rows) {
+    ModelShape m;
+    std::string err;
+    EXPECT_FALSE(shape_from_hf_config(text, &m, &err)) << text;
+    EXPECT_EQ(err.substr(0, expected.size()), expected) << text;
+  }
+}
+
+}  // namespace
+}  // namespace gpuenv::memory

@@ -1,0 +1,92 @@
+"""H200 proof of `gpuenv plan-memory` (issue 14).
+
+For every config of plan_memory_measure.py's SUITE: the predicted peak
+(`gpuenv plan-memory FLAGS --json`, peak_bytes_per_gpu) against the measured
+torch.cuda.max_memory_allocated() over 3 AdamW steps. Targets: every config
+within 10 %, the median within 5 %. Then the edge check: for EDGE (a ~1 B
+Llama at T=8192) the predicted largest batch must train and the next size up
+must raise torch.OutOfMemoryError. Prints a markdown table, a JSON summary
+line and PASS/FAIL; exit status 0 only on PASS.
+
+  GPUENV=./build/gpuenv python3 tests/gpu/plan_memory.py [--out FILE.json]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MEASURE = os.path.join(HERE, "plan_memory_measure.py")
+sys.path.insert(0, HERE)
+import plan_memory_measure as pm  # noqa: E402  (SUITE, EDGE, fits)
+
+
+def predict(gpuenv, flags):
+    r = subprocess.run([gpuenv, "plan-memory", "--json"] + flags.split(),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"gpuenv plan-memory {flags}: exit {r.returncode}: {r.stderr}")
+    return json.loads(r.stdout)
+
+
+def measure(flags):
+    r = subprocess.run([sys.executable, MEASURE] + flags.split(), capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": r.stderr[-1500:]}
+    return json.loads(r.stdout.strip().splitlines()[-1])["measured"]
+
+
+def with_batch(flags, b):
+    w = flags.split()
+    w[w.index("--batch") + 1] = str(b)
+    return " ".join(w)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", help="also write the rows and summary as JSON here")
+    a = ap.parse_args()
+    gpuenv = os.environ.get("GPUENV", "./build/gpuenv")
+    rows, errors = [], []
+    print("| config | predicted GiB | measured GiB | error % | peak phase |")
+    print("|---|---:|---:|---:|---|")
+    for name, flags in pm.SUITE:
+        p, m = predict(gpuenv, flags), measure(flags)
+        if "error" in m:
+            print(f"| {name} | {p['peak_bytes_per_gpu'] / 2**30:.2f} | failed | | |")
+            rows.append({"name": name, "flags": flags, "error": m["error"]})
+            errors.append(float("inf"))
+            continue
+        err = (p["peak_bytes_per_gpu"] - m["peak"]) / m["peak"]
+        errors.append(abs(err))
+        rows.append({"name": name, "flags": flags, "predicted": p["peak_bytes_per_gpu"],
+                     "components": p["components"], "measured": m, "error": err})
+        print(f"| {name} | {p['peak_bytes_per_gpu'] / 2**30:.2f} | {m['peak'] / 2**30:.2f} "
+              f"| {100 * err:+.1f} | {p['peak_phase']} |", flush=True)
+    worst, median = max(errors), statistics.median(errors)
+    each_ok, median_ok = worst < 0.10, median < 0.05
+
+    edge = predict(gpuenv, pm.EDGE)
+    b = edge["largest_batch"]
+    fits_b = b >= 1 and pm.fits(with_batch(pm.EDGE, b).split())
+    next_oom = not pm.fits(with_batch(pm.EDGE, b + 1).split())
+    print(f"\nedge: {pm.EDGE}\n  predicted largest batch {b}: "
+          f"{'trains' if fits_b else 'does NOT train'}; batch {b + 1}: "
+          f"{'OutOfMemoryError' if next_oom else 'trains (should not)'}")
+    ok = each_ok and median_ok and fits_b and next_oom
+    summary = {"worst_error": worst, "median_error": median, "edge_config": pm.EDGE,
+               "edge_largest_batch": b, "edge_batch_trains": fits_b, "edge_next_ooms": next_oom,
+               "pass": ok}
+    print(f"worst {100 * worst:.1f} % (target < 10), median {100 * median:.1f} % (target < 5)")
+    print(json.dumps(summary))
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"rows": rows, "summary": summary}, f, indent=1)
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
