@@ -1,6 +1,8 @@
 // End to end: `gpuenv init` as a container entrypoint. Signals reach the
 // command, its exit code comes back, orphans are reaped, the plan files are
 // written.
+#include <filesystem>
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -283,6 +285,25 @@ TEST_F(InitAsRoot, TheCommandRunsAsGpuenvUserAndOwnsTheCacheRoot) {
   ASSERT_EQ(stat((dir_ + "/cache").c_str(), &st), 0);
   EXPECT_NE(st.st_uid, 0u);
   EXPECT_EQ(access((dir_ + "/etc/env").c_str(), R_OK), 0) << "the plan files are written as root first";
+}
+
+// A cache root the plan refuses (writable by others, no sticky bit) is not
+// walked: nothing is created under it and nothing in it changes owner.
+TEST_F(InitAsRoot, ARefusedCacheRootIsLeftAlone) {
+  std::string cache = dir_ + "/cache";
+  mkdir(cache.c_str(), 0777);
+  chmod(cache.c_str(), 0777);
+  mkdir((cache + "/planted").c_str(), 0755);
+  auto r = as({}, "echo ran");
+  EXPECT_EQ(r.out, "ran\n") << r.err;
+  struct stat st;
+  ASSERT_EQ(stat(cache.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u) << r.err;
+  ASSERT_EQ(stat((cache + "/planted").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u) << r.err;
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(cache)) names.push_back(e.path().filename());
+  EXPECT_EQ(names, std::vector<std::string>{"planted"}) << r.err;
 }
 
 TEST_F(InitAsRoot, RootIsAnOptInThatTheLogNames) {

@@ -56,6 +56,41 @@ TEST(PlanMemory, EveryMeasuredPeakIsPredictedWithinTenPercentMedianFive) {
   EXPECT_LT(errors[errors.size() / 2], 0.05);
 }
 
+// The edge of the H200 (tests/memory/h200_edge.json): at T = 8192 the peaks
+// are predicted as measured, and the largest batch is the one that trained:
+// 4 with expandable segments (gpuenv's plan), 3 with the default allocator,
+// whose stranded 15.7 GiB block made batch 4 fail.
+TEST(PlanMemory, LargestBatchIsTheOneThatTrainedOnTheH200) {
+  std::ifstream in(GPUENV_TESTS_DIR "/memory/h200_edge.json");
+  json edge = json::parse(in);
+  std::vector<std::string> flags = words(edge["flags"]);
+  auto with = [&](long long b, std::vector<std::string> extra = {}) {
+    std::vector<std::string> f = flags;
+    f.push_back("--batch");
+    f.push_back(std::to_string(b));
+    f.insert(f.end(), extra.begin(), extra.end());
+    return f;
+  };
+  for (const auto& row : edge["plain"])
+    if (row.contains("peak")) {
+      double predicted = plan(with(row["batch"]))["peak_bytes_per_gpu"], peak = row["peak"];
+      EXPECT_LT(std::abs(predicted - peak) / peak, 0.02) << "batch " << row["batch"];
+    }
+  json gpuenvs = plan(with(1));
+  EXPECT_TRUE(gpuenvs["allocator"]["expandable_segments"]) << gpuenvs.dump();
+  EXPECT_EQ(gpuenvs["largest_batch"], 4);
+  std::vector<std::string> args = {"plan-memory", "--json", "--machine", kH200};
+  std::vector<std::string> f = with(1);
+  args.insert(args.end(), f.begin(), f.end());
+  ProcessOptions yours;
+  yours.env = {{"PYTORCH_ALLOC_CONF", "expandable_segments:False"}};
+  ProcessResult r = run_gpuenv(args, yours);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json plain = json::parse(r.out);
+  EXPECT_FALSE(plain["allocator"]["expandable_segments"]);
+  EXPECT_EQ(plain["largest_batch"], 3);
+}
+
 TEST(PlanMemory, WeightsAndStatesMatchWhatWasMeasuredAfterTheFirstStep) {
   json table = measured();
   int rows = 0;

@@ -47,6 +47,11 @@ std::string fit_lines(const memory::MemoryPlan& p) {
       p.gpu->name, p.gpu->visible, gib(p.gpu->total_bytes), gib(p.gpu->budget_bytes),
       gib(memory::kContextBytes + (p.training.gpus > 1 ? memory::kNcclBytes : 0)),
       memory::kAllocatorReserve * 100);
+  out += "Allocator: " + printable(p.allocator.source) +
+         (p.allocator.expandable_segments
+              ? ": expandable segments, freed memory is reused in place\n"
+              : fmt::format(": the default caching allocator, {} a freed block may strand is counted\n",
+                            gib(p.allocator.stranded_bytes)));
   out += *p.fits ? fmt::format("Fits: yes, {} to spare", gib(p.margin_bytes))
                  : fmt::format("Fits: no, {} short", gib(-p.margin_bytes));
   out += fmt::format("; largest batch that fits: {}\n", *p.largest_batch);
@@ -114,6 +119,9 @@ std::string memory_plan_to_json(const memory::MemoryPlan& p) {
   if (p.gpu) {
     j["gpu"] = {{"name", p.gpu->name}, {"memory_total_bytes", bytes(p.gpu->total_bytes)},
                 {"visible", p.gpu->visible}, {"budget_bytes", bytes(p.gpu->budget_bytes)}};
+    j["allocator"] = {{"expandable_segments", p.allocator.expandable_segments},
+                      {"source", p.allocator.source},
+                      {"stranded_bytes", bytes(p.allocator.stranded_bytes)}};
     j["fits"] = *p.fits;
     j["margin_bytes"] = std::llround(p.margin_bytes);
     j["largest_batch"] = *p.largest_batch;

@@ -38,6 +38,7 @@ int run_doctor(Context* ctx, const Flags& f) {
   ctx->common.cuda = true;  // cuInit's result is a check of its own
   ctx->common.health = true;
   ctx->common.torch_kernels = true;
+  ctx->common.ask_python = true;
   ctx->common.extensions = f.extensions;
   Machine m;
   if (!ctx->load_machine(&m)) return f.nagios() ? kNagiosUnknown : int(kExitBadInput);

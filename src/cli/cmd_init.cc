@@ -42,9 +42,11 @@ int sense_limit_ms() {
 }
 
 // The plan's cache directories exist, and what root owns under the cache
-// root is the user's, before the command starts.
+// root is the user's, before the command starts. A cache root the plan
+// refused (Options::cache_root_refused: "" here) is left alone.
 void prepare_cache(const Plan& plan, const std::string& root, const InitUser& who,
                    const std::function<void(const LogEvent&)>& log) {
+  if (root.empty()) return;
   std::vector<std::string> problems;
   std::string err;
   for (const auto& dir : cache_dirs_in_plan(plan, root))
@@ -73,18 +75,21 @@ int run_init(const Context& ctx, const InitFlags& o, std::vector<std::string> ar
   if (becomes) use_account_env(who.account);  // the plan is the user's: HOME, the cache root
   Machine m;
   Plan plan;
+  std::string cache_root;  // "" when refused
   {
     AsUser as_user(who.account, becomes);  // sense and plan with the user's rights
     if (!as_user.error().empty()) log(error_event("cannot sense as " + who.account.name + ": " + as_user.error()));
     SenseGuard guard(sense_limit_ms(), [&](int sig) { end_while_sensing(log, sig); },
                      [&] { end_while_sensing(log, 0); });
     if (!ctx.load_machine(&m)) return kExitBadInput;
-    plan = decide(m, ctx.plan_options(m));
+    Options options = ctx.plan_options(m);
+    cache_root = options.cache_root;
+    plan = decide(m, options);
   }
   for (const auto& e : banner_events(m, plan)) log(e);
   write_plan_files(plan, o.files, log);
   log(init_user_event(who));
-  prepare_cache(plan, ctx.cache_root(), who, log);
+  prepare_cache(plan, cache_root, who, log);
   if (who.kind == InitUser::Kind::kDrop && !drop_privileges(who.account, &err)) {
     log(error_event("cannot become " + who.account.name + ": " + err));
     return kExitFailure;

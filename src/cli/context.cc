@@ -60,6 +60,7 @@ SenseOptions Context::sense_options() const {
   o.with_health = common.health;
   o.with_details = common.details || common.health;
   o.with_torch_kernels = common.torch_kernels;
+  o.ask_python = common.ask_python;
   o.with_extensions = common.extensions;
   o.nvml_library = env_or("GPUENV_NVML_LIBRARY", o.nvml_library);
   o.cuda_library = env_or("GPUENV_CUDA_LIBRARY", o.cuda_library);

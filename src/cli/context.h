@@ -29,6 +29,7 @@ struct Common {
   bool health = false;
   bool details = false;
   bool torch_kernels = false;
+  bool ask_python = false;
   bool extensions = false;
 };
 

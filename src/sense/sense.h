@@ -36,6 +36,11 @@ struct SenseOptions {
   std::string python;
   // doctor: read the CUDA code libtorch_cuda.so carries.
   bool with_torch_kernels = false;
+  // doctor: ask the interpreter for its sys.path (~20 ms, torch is not
+  // imported), which sees $PYTHONPATH, .pth files and editable installs;
+  // the file-only emulation stays the fallback and the only way under a
+  // test root.
+  bool ask_python = false;
   // doctor --extensions: every other library under torch's site-packages
   // that carries CUDA code (flash-attn, xformers, bitsandbytes, ...).
   bool with_extensions = false;

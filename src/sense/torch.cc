@@ -7,13 +7,15 @@
 // its symlinks end at. Its site directories are searched in sys.path order
 // (user site first where Python enables it) for torch/version.py.
 // Environment variables are the process's own; paths are read under
-// SenseOptions::root. Not covered: $PYTHONPATH, .pth files, editable
-// installs, and relative $PATH entries.
+// SenseOptions::root. Not covered by that emulation: $PYTHONPATH, .pth
+// files, editable installs, and relative $PATH entries; doctor
+// (SenseOptions::ask_python) asks the interpreter for its real sys.path.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 
+#include "sense/capture.h"
 #include "sense/fs.h"
 #include "sense/host_parse.h"
 #include "sense/sense.h"
@@ -234,6 +236,24 @@ bool find_sites(const SenseOptions& opts, Search* s, std::string* why) {
   return true;
 }
 
+// The interpreter's own sys.path, in its order (directories only: zip
+// files and "" are not where a torch package lives). Runs `python -c` with
+// this process's environment; torch is not imported.
+bool ask_sys_path(const std::string& python, std::vector<std::string>* sites) {
+  std::string out, err;
+  if (!capture_output({python, "-c", "import sys\nfor p in sys.path: print(p)"}, {}, &out, &err)) return false;
+  std::vector<std::string> found;
+  for (std::size_t i = 0; i < out.size();) {
+    std::size_t nl = std::min(out.find('\n', i), out.size());
+    std::string p = out.substr(i, nl - i);
+    i = nl + 1;
+    if (!p.empty() && p[0] == '/' && fs::is_dir(p)) found.push_back(fs::normalize(p));
+  }
+  if (found.empty()) return false;
+  *sites = std::move(found);
+  return true;
+}
+
 // The first site's torch, with its libtorch_cuda and extensions if asked.
 std::optional<Torch> find_torch(const SenseOptions& opts, Search* s, std::string* why) {
   std::string no;
@@ -241,6 +261,7 @@ std::optional<Torch> find_torch(const SenseOptions& opts, Search* s, std::string
     if (why) *why = no;
     return std::nullopt;
   }
+  if (opts.ask_python && s->root == "/" && s->python) ask_sys_path(*s->python, &s->sites);
   for (const std::string& site : s->sites) {
     std::optional<Torch> torch = torch_in(s, site);
     if (!torch) continue;

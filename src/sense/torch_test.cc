@@ -231,6 +231,30 @@ TEST(TorchSense, PythonFlagWinsOverEnvironment) {
   EXPECT_EQ(why, "");
 }
 
+// doctor asks the interpreter: a torch only its sys.path names ($PYTHONPATH,
+// a .pth file, an editable install) is found; the emulation alone misses it,
+// and an interpreter that fails leaves the emulation's answer.
+TEST(TorchSense, AskPythonSeesWhatTheEmulationMisses) {
+  EnvGuard env;
+  FakeTree t;
+  const std::string& r = t.root();
+  t.file("/venv/pyvenv.cfg", "home = /usr/bin\n");
+  t.dir("/venv/lib/python3.11/site-packages");
+  t.torch("/editable", "2.11.0+cu130", "13.0");
+  std::string python = r + "/venv/bin/python3";
+  t.file("/venv/bin/python3", "#!/bin/sh\necho ''\necho " + r + "/venv/lib/python3.11/site-packages\necho " + r +
+                                   "/editable\necho /no/such/dir\n");
+  stdfs::permissions(python, stdfs::perms::owner_all);
+  SenseOptions opts;
+  opts.root = "/";
+  opts.python = python;
+  EXPECT_EQ(sense_torch(opts), std::nullopt);
+  opts.ask_python = true;
+  EXPECT_EQ(sense_torch(opts), found("2.11.0+cu130", "13.0", r + "/editable/torch", python));
+  t.file("/venv/bin/python3", "#!/bin/sh\nexit 3\n");
+  EXPECT_EQ(sense_torch(opts), std::nullopt);
+}
+
 TEST(TorchSense, PythonFlagInVenv) {
   EnvGuard env;
   FakeTree t;

@@ -70,8 +70,11 @@ def main():
 
     edge = predict(gpuenv, pm.EDGE)
     b = edge["largest_batch"]
-    fits_b = b >= 1 and pm.fits(with_batch(pm.EDGE, b).split())
-    next_oom = not pm.fits(with_batch(pm.EDGE, b + 1).split())
+    # As users run it: under gpuenv run, whose plan plan-memory assumed
+    # (PYTORCH_ALLOC_CONF=expandable_segments:True).
+    run = (gpuenv, "run", "--")
+    fits_b = b >= 1 and pm.fits(with_batch(pm.EDGE, b).split(), run)
+    next_oom = not pm.fits(with_batch(pm.EDGE, b + 1).split(), run)
     print(f"\nedge: {pm.EDGE}\n  predicted largest batch {b}: "
           f"{'trains' if fits_b else 'does NOT train'}; batch {b + 1}: "
           f"{'OutOfMemoryError' if next_oom else 'trains (should not)'}")

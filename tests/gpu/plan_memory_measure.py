@@ -244,9 +244,10 @@ def measure(a):
     return out
 
 
-def fits(argv):
-    """Trains in a fresh process: True, False on OutOfMemoryError."""
-    r = subprocess.run([sys.executable, __file__] + argv, capture_output=True, text=True)
+def fits(argv, prefix=()):
+    """Trains in a fresh process (under `prefix`, e.g. gpuenv run --): True,
+    False on OutOfMemoryError."""
+    r = subprocess.run(list(prefix) + [sys.executable, __file__] + argv, capture_output=True, text=True)
     if r.returncode == 0:
         return True
     if "OutOfMemoryError" in r.stderr or "out of memory" in r.stderr:

@@ -1,7 +1,9 @@
 #include "decide/memory/plan.h"
 
 #include <algorithm>
+#include <cctype>
 
+#include "decide/decide.h"
 #include "decide/visible.h"
 
 namespace gpuenv::memory {
@@ -10,6 +12,17 @@ namespace {
 constexpr long long kMaxBatch = 1LL << 24;
 
 double peak_of(const Training& t, const GpuTraits& g) { return estimate(t, g).peak_bytes(); }
+
+// What must fit: the allocated peak and what the allocator may strand.
+double need_of(const Training& t, const GpuTraits& g, bool expandable) {
+  return peak_of(t, g) + stranded_bytes(t, expandable);
+}
+
+bool has_expandable_segments(const std::string& conf) {
+  std::string v;
+  for (char c : conf) v += char(std::tolower(static_cast<unsigned char>(c)));
+  return v.find("expandable_segments:true") != std::string::npos;
+}
 
 Training with_batch(Training t, long long b) {
   t.batch = b;
@@ -58,13 +71,14 @@ struct Advisor {
   GpuTraits traits;
   double budget;
   int visible;
+  bool expandable;
   std::vector<Change> out;
 
   // Adds a change on top of the previous ones; true once one fits.
   bool add(const std::string& change, const Training& t, const std::string& cost) {
-    double peak = peak_of(t, traits);
-    out.push_back({change, t, peak, peak <= budget, cost});
-    return peak <= budget;
+    bool fits = need_of(t, traits, expandable) <= budget;
+    out.push_back({change, t, peak_of(t, traits), fits, cost});
+    return fits;
   }
 
   std::vector<Change> run(Training t) {
@@ -97,7 +111,7 @@ struct Advisor {
               "several times slower (modelled, not yet measured)"))
         return out;
     }
-    long long b = largest_batch(t, traits, budget);
+    long long b = largest_batch(t, traits, budget, expandable);
     if (b >= 1 && b < t.batch) {
       long long k = (t.batch + b - 1) / b;
       add("batch " + std::to_string(b), with_batch(t, b),
@@ -116,14 +130,34 @@ double budget_for(double total_bytes, long long gpus) {
   return std::max(0.0, left * (1 - kAllocatorReserve));
 }
 
-long long largest_batch(const Training& t, const GpuTraits& g, double budget) {
-  if (peak_of(with_batch(t, 1), g) > budget) return 0;
+double stranded_bytes(const Training& t, bool expandable_segments) {
+  if (expandable_segments) return 0;
+  return 4.0 * double(t.batch) * double(t.seq) * double(with_defaults(t.model).vocab);
+}
+
+AllocatorPlan allocator_plan(const Machine& m, const Options& o) {
+  Plan plan = decide(m, o);
+  for (const char* name : {"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"}) {
+    const Setting* s = plan.find(name);
+    const std::string* user = o.getenv(name);
+    if (!s && !user) continue;
+    std::string value = s ? s->value : *user;
+    bool gpuenvs = s && s->origin != Origin::kKept;
+    return {has_expandable_segments(value),
+            std::string(name) + "=" + value + (gpuenvs ? " (gpuenv's plan: gpuenv run, env, init)" : " (yours)"), 0};
+  }
+  return {false, "PYTORCH_ALLOC_CONF not set", 0};
+}
+
+long long largest_batch(const Training& t, const GpuTraits& g, double budget, bool expandable) {
+  auto fits = [&](long long b) { return need_of(with_batch(t, b), g, expandable) <= budget; };
+  if (!fits(1)) return 0;
   long long lo = 1, hi = 2;
-  while (hi <= kMaxBatch && peak_of(with_batch(t, hi), g) <= budget) lo = hi, hi *= 2;
+  while (hi <= kMaxBatch && fits(hi)) lo = hi, hi *= 2;
   if (hi > kMaxBatch) return lo;
   while (hi - lo > 1) {
     long long mid = lo + (hi - lo) / 2;
-    (peak_of(with_batch(t, mid), g) <= budget ? lo : hi) = mid;
+    (fits(mid) ? lo : hi) = mid;
   }
   return lo;
 }
@@ -144,11 +178,17 @@ MemoryPlan plan_memory(const Machine& m, const Options& o, const Training& t) {
     p.notes.push_back("planned for " + std::to_string(t.gpus) + " GPUs; " +
                       std::to_string(p.gpu->visible) + " are visible here");
   p.gpu->budget_bytes = budget_for(p.gpu->total_bytes, t.gpus);
-  double peak = p.estimate.peak_bytes();
-  p.fits = peak <= p.gpu->budget_bytes;
-  p.margin_bytes = p.gpu->budget_bytes - peak;
-  p.largest_batch = largest_batch(t, traits, p.gpu->budget_bytes);
-  if (!*p.fits) p.advice = Advisor{traits, p.gpu->budget_bytes, p.gpu->visible, {}}.run(t);
+  p.allocator = allocator_plan(m, o);
+  bool expandable = p.allocator.expandable_segments;
+  p.allocator.stranded_bytes = stranded_bytes(t, expandable);
+  if (!expandable)
+    p.notes.push_back("without expandable_segments a freed fp32 B x T x V block can stay reserved: it is counted "
+                      "against the budget; gpuenv run sets PYTORCH_ALLOC_CONF=expandable_segments:True");
+  double need = p.estimate.peak_bytes() + p.allocator.stranded_bytes;
+  p.fits = need <= p.gpu->budget_bytes;
+  p.margin_bytes = p.gpu->budget_bytes - need;
+  p.largest_batch = largest_batch(t, traits, p.gpu->budget_bytes, expandable);
+  if (!*p.fits) p.advice = Advisor{traits, p.gpu->budget_bytes, p.gpu->visible, expandable, {}}.run(t);
   return p;
 }
 

@@ -33,9 +33,28 @@ struct GpuBudget {
   double budget_bytes = 0;  // what the peak may reach
 };
 
+/// The caching allocator the run will have: with expandable segments
+/// (PYTORCH_ALLOC_CONF=expandable_segments:True, which gpuenv's plan sets)
+/// freed memory is reused in place; without, a freed block of the largest
+/// transient size (an fp32 B x T x V logits gradient, 4·B·T·V bytes) can stay
+/// reserved and unusable for the next one (measured on the H200: 14.6 GiB
+/// stranded when 15.7 GiB was asked for; docs/memory.md).
+struct AllocatorPlan {
+  bool expandable_segments = false;
+  std::string source;     // "PYTORCH_ALLOC_CONF=... (gpuenv's plan)", "(yours)", "not set"
+  double stranded_bytes = 0;  // counted against the budget beyond the peak
+};
+
+/// Expandable segments in `o`'s environment or in gpuenv's plan for `m`.
+AllocatorPlan allocator_plan(const Machine& m, const Options& o);
+
+/// What the default allocator may strand for `t`: 4·B·T·V (0 with expandable segments).
+double stranded_bytes(const Training& t, bool expandable_segments);
+
 struct MemoryPlan {
   Training training;
   Estimate estimate;
+  AllocatorPlan allocator;
   std::optional<GpuBudget> gpu;  // nullopt: no GPU visible, fit not judged
   std::optional<bool> fits;
   double margin_bytes = 0;               // budget - peak (negative: short by)
@@ -51,7 +70,8 @@ double budget_for(double total_bytes, long long gpus);
 /// Plans `t` (valid: training_problem() empty) for the visible GPUs of `m`.
 MemoryPlan plan_memory(const Machine& m, const Options& o, const Training& t);
 
-/// The largest batch whose peak stays within `budget` (0 if none).
-long long largest_batch(const Training& t, const GpuTraits& g, double budget);
+/// The largest batch whose peak (plus what the allocator strands) stays
+/// within `budget` (0 if none).
+long long largest_batch(const Training& t, const GpuTraits& g, double budget, bool expandable_segments = true);
 
 }  // namespace gpuenv::memory
