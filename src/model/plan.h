@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "model/launch.h"
+
 namespace gpuenv {
 
 enum class Origin {
@@ -62,6 +64,7 @@ struct Plan {
   std::vector<Setting> settings;
   std::vector<Note> notes;
   std::optional<CpuBinding> binding;
+  LaunchEnv launch;  // the engine(s) that started this process, as the rules read them
   const Setting* find(const std::string& name) const {
     for (const auto& s : settings)
       if (s.name == name) return &s;
@@ -90,8 +93,8 @@ struct Options {
   // in it: store/private_dir.h); rule_caches says so in a warning note.
   std::string cache_root_refused;
   // The environment that applies: the snapshot's recorded variables with the
-  // live process's on top. Rules read user settings and torchrun's
-  // LOCAL_RANK / LOCAL_WORLD_SIZE from here.
+  // live process's on top. Rules read user settings and, through
+  // decide/launch.h, what torchrun, Kubeflow, JobSet or Slurm set, from here.
   std::map<std::string, std::string> env;
   // The names in env whose value is the --machine snapshot's record, not
   // this process's environment; the plan says whose value it kept.
