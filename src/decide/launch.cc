@@ -112,7 +112,6 @@ void slurm_binding(const Options& o, LaunchEnv* l) {
     if (const std::string* gpus = o.getenv(name)) {
       l->bound_gpus = *cvd;
       l->bound_by = std::string(name) + "=" + *gpus;
-      l->gpus_per_task = o.getenv("SLURM_GPUS_PER_TASK") != nullptr;
       return;
     }
 }
@@ -123,6 +122,8 @@ constexpr Names kKubeflow = {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK"
                              "PET_MASTER_PORT"};
 constexpr Names kJobSet = {"JOB_COMPLETION_INDEX", "JOBSET_NAME", "REPLICATED_JOB_NAME"};
 constexpr Names kSlurm = {"SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"};
+
+bool slurm_step(const Options& o) { return o.getenv("SLURM_STEP_ID") != nullptr; }
 
 std::vector<EngineSeen> recognise(const Options& o) {
   std::vector<EngineSeen> out;
@@ -140,8 +141,11 @@ std::vector<EngineSeen> recognise(const Options& o) {
                                                ? "JobSet" : "Indexed Job (JobSet's, or any)",
                        kJobSet));
   if (any_set(o, {"SLURM_PROCID", "SLURM_LOCALID"})) {
-    EngineSeen s = seen(o, Engine::kSlurm, "Slurm", kSlurm);
+    // The batch script has SLURM_PROCID=0 too, but no step: it is no task.
+    EngineSeen s = slurm_step(o) ? seen(o, Engine::kSlurm, "Slurm", kSlurm)
+                                 : seen(o, Engine::kSlurm, "Slurm batch script", {"SLURM_JOB_ID", "SLURM_NTASKS"});
     if (const std::string* v = o.getenv("SLURM_STEP_GPUS")) s.vars.push_back("SLURM_STEP_GPUS=" + *v);
+    if (!slurm_step(o)) s.vars.push_back("no SLURM_STEP_ID: srun starts the tasks");
     out.push_back(std::move(s));
   }
   return out;
@@ -155,24 +159,29 @@ std::optional<int> parse_count(const std::string& s) {
   return std::stoi(s);
 }
 
+// One "2" or "2(x3)" entry: tasks and how many nodes run that many.
+static std::optional<std::pair<int, int>> tasks_entry(const std::string& item) {
+  size_t paren = item.find('(');
+  std::optional<int> tasks = parse_count(item.substr(0, paren)), times = 1;
+  if (paren != std::string::npos) {
+    bool closed = item.size() > paren + 3 && item.compare(paren, 2, "(x") == 0 && item.back() == ')';
+    times = closed ? parse_count(item.substr(paren + 2, item.size() - paren - 3)) : std::nullopt;
+  }
+  if (!tasks || *tasks < 1 || !times || *times < 1) return std::nullopt;
+  return std::make_pair(*tasks, *times);
+}
+
 std::optional<int> slurm_tasks_on_node(const std::string& s, int node) {
-  size_t pos = 0;
-  while (pos <= s.size()) {
+  std::optional<int> found;
+  for (size_t pos = 0; pos <= s.size();) {
     size_t end = std::min(s.find(',', pos), s.size());
-    std::string item = s.substr(pos, end - pos);
-    size_t paren = item.find('(');
-    std::optional<int> tasks = parse_count(item.substr(0, paren));
-    std::optional<int> times = 1;
-    if (paren != std::string::npos) {
-      bool closed = item.size() > paren + 3 && item.compare(paren, 2, "(x") == 0 && item.back() == ')';
-      times = closed ? parse_count(item.substr(paren + 2, item.size() - paren - 3)) : std::nullopt;
-    }
-    if (!tasks || *tasks < 1 || !times || *times < 1) return std::nullopt;
-    if (node < *times) return tasks;
-    node -= *times;
+    auto entry = tasks_entry(s.substr(pos, end - pos));
+    if (!entry) return std::nullopt;  // the whole value must be Slurm's form
+    if (!found && node >= 0 && node < entry->second) found = entry->first;
+    node -= entry->second;
     pos = end + 1;
   }
-  return std::nullopt;
+  return found;
 }
 
 LaunchEnv launch_env(const Options& o) {
@@ -183,12 +192,13 @@ LaunchEnv launch_env(const Options& o) {
     case Engine::kTorchrun: torchrun(o, &l); break;
     case Engine::kKubeflow: kubeflow(o, &l); break;
     case Engine::kJobSet: jobset(o, &l); break;
-    case Engine::kSlurm: slurm(o, &l); break;
+    case Engine::kSlurm:
+      if (slurm_step(o)) slurm(o, &l);
+      break;
     case Engine::kNone: l.world_size = read(o, "WORLD_SIZE", 1, &l); break;
   }
   slurm_binding(o, &l);
-  if (any_set(o, {"SLURM_PROCID", "SLURM_LOCALID"}))
-    l.cpus_per_task = read(o, "SLURM_CPUS_PER_TASK", 1, &l);
+  if (slurm_step(o)) l.cpus_per_task = read(o, "SLURM_CPUS_PER_TASK", 1, &l);
   return l;
 }
 

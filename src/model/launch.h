@@ -36,9 +36,8 @@ struct LaunchEnv {
   // gres plugin set it (SLURM_STEP_GPUS or SLURM_JOB_GPUS beside it). gpuenv
   // never replaces such a binding, not even with --override.
   std::optional<std::string> bound_gpus;
-  std::string bound_by;         // "SLURM_STEP_GPUS=1"
-  bool gpus_per_task = false;   // SLURM_GPUS_PER_TASK: each task sees only its own GPUs
-  std::optional<int> cpus_per_task;  // SLURM_CPUS_PER_TASK
+  std::string bound_by;              // "SLURM_STEP_GPUS=1"
+  std::optional<int> cpus_per_task;  // SLURM_CPUS_PER_TASK, in a step
   // name -> "LOCAL_RANK=abc is not a non-negative integer", for each variable
   // that is set but unusable (it then reads as unset above)
   std::map<std::string, std::string> malformed;
