@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "builders.h"
@@ -211,6 +212,28 @@ TEST(Cli, RunUnderTorchrunPinsEachRankToItsGpusCpus) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "Cpus_allowed_list:\t1\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "OMP=1")) << r.out;
+}
+
+TEST(Cli, RunUnderSlurmPinsEachTaskAndExplainNamesSlurm) {
+  // An srun step's task 1 of 2, two GPUs sharing CPUs 0-1: task 1 gets CPU 1.
+  Machine m = testing::MachineBuilder().cpus(1, 2).gpus(testing::models::h100(), 2);
+  std::string file = snapshot(m);
+  testing::ProcessOptions o;
+  o.env = {{"SLURM_PROCID", "1"}, {"SLURM_LOCALID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_ID", "0"},
+           {"SLURM_STEP_TASKS_PER_NODE", "2"}, {"SLURM_NODEID", "0"}};
+  auto r = run_gpuenv({"run", "--machine", file, "--", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "Cpus_allowed_list:\t1\n")) << r.out;
+  auto text = run_gpuenv({"explain", "--machine", file}, o);
+  EXPECT_TRUE(contains(text.out, "\nlauncher: Slurm (SLURM_PROCID=1, SLURM_LOCALID=1, SLURM_NTASKS=2)\n")) << text.out;
+  auto json = nlohmann::json::parse(run_gpuenv({"explain", "--json", "--machine", file}, o).out);
+  EXPECT_EQ(json["launcher"]["engine"], "slurm");
+  EXPECT_EQ(json["launcher"]["local_rank"], 1);
+  EXPECT_EQ(json["launcher"]["local_world_size"], 2);
+  EXPECT_EQ(json["cpu_binding"]["cpus"], nlohmann::json::array({1}));
+  // Without a launcher, "launcher" is null and explain prints no such line.
+  auto none = run_gpuenv({"explain", "--json", "--machine", file});
+  EXPECT_TRUE(nlohmann::json::parse(none.out)["launcher"].is_null()) << none.out;
 }
 
 TEST(Cli, ColourOnlyOnATerminalAndNeverWithNoColor) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decide/arch.h"
+#include "decide/launch.h"
 
 namespace gpuenv {
 namespace {
@@ -74,6 +75,29 @@ std::string host_line(const Host& h) {
   return out + "\n";
 }
 
+nlohmann::ordered_json optional_int(const std::optional<int>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+// The engine whose ranks apply, what it says, and every engine recognised.
+nlohmann::ordered_json launcher_json(const LaunchEnv& l) {
+  using nlohmann::ordered_json;
+  if (l.seen.empty()) return nullptr;
+  ordered_json seen = ordered_json::array();
+  for (const auto& s : l.seen) seen.push_back({{"engine", engine_id(s.engine)}, {"name", s.name}, {"variables", s.vars}});
+  return {{"engine", engine_id(l.engine)},
+          {"summary", launch_summary(l)},
+          {"rank", optional_int(l.rank)},
+          {"local_rank", optional_int(l.local_rank)},
+          {"local_world_size", optional_int(l.local_world_size)},
+          {"world_size", optional_int(l.world_size)},
+          {"node_rank", optional_int(l.node_rank)},
+          {"nnodes", optional_int(l.nnodes)},
+          {"gpus_bound", l.bound_gpus ? ordered_json(*l.bound_gpus) : ordered_json(nullptr)},
+          {"gpus_bound_by", l.bound_gpus ? ordered_json(l.bound_by) : ordered_json(nullptr)},
+          {"recognised", seen}};
+}
+
 }  // namespace
 
 std::string human_bytes(std::uint64_t b) {
@@ -137,8 +161,10 @@ std::string render_explain(const Plan& plan, const Style& st) {
     out += fmt::format("{:<{}}  {:<{}}  {}\n", s.name, name_w, printable(s.value), value_w, why);
   }
   if (plan.settings.empty()) out += "(no settings: nothing on this machine calls for one)\n";
+  if (!plan.launch.seen.empty()) out += "\nlauncher: " + printable(launch_summary(plan.launch)) + "\n";
   if (plan.binding)
-    out += fmt::format("\nCPU affinity: {}  ({})\n", cpu_list(plan.binding->cpus), printable(plan.binding->reason));
+    out += fmt::format("{}CPU affinity: {}  ({})\n", plan.launch.seen.empty() ? "\n" : "",
+                       cpu_list(plan.binding->cpus), printable(plan.binding->reason));
   bool first = true;
   for (const auto& n : plan.notes) {
     if (first) out += "\n";
@@ -166,7 +192,8 @@ std::string plan_to_json(const Plan& plan) {
   }
   ordered_json binding = nullptr;
   if (plan.binding) binding = {{"cpus", plan.binding->cpus}, {"reason", plan.binding->reason}};
-  ordered_json j = {{"settings", settings}, {"notes", notes}, {"cpu_binding", binding}};
+  ordered_json j = {{"settings", settings}, {"notes", notes}, {"cpu_binding", binding},
+                    {"launcher", launcher_json(plan.launch)}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

@@ -1,5 +1,6 @@
 #include "decide/decide.h"
 
+#include "decide/launch.h"
 #include "decide/rules.h"
 
 namespace gpuenv {
@@ -35,9 +36,22 @@ void extend_search_path(const std::string& user, Setting* s) {
   s->reason += " (before your " + s->name + "=" + user + ")";
 }
 
-void honour_user(const Options& o, Setting* s) {
+// CUDA_VISIBLE_DEVICES as Slurm bound it: kept even with --override, since
+// the GPUs outside it belong to other tasks or jobs.
+bool launcher_binding(const LaunchEnv& l, Setting* s) {
+  if (s->name != "CUDA_VISIBLE_DEVICES" || !l.bound_gpus) return false;
+  s->user_value = *l.bound_gpus;
+  s->origin = Origin::kKept;
+  s->reason = "kept Slurm's GPU binding (" + l.bound_by + "), which gpuenv never replaces; gpuenv would set " +
+              s->value + ": " + s->reason;
+  s->value = *l.bound_gpus;
+  return true;
+}
+
+void honour_user(const Options& o, const LaunchEnv& l, Setting* s) {
   const std::string* user = o.getenv(s->name);
   if (!user || *user == s->value) return;
+  if (launcher_binding(l, s)) return;
   if (s->search_path && !user->empty()) return extend_search_path(*user, s);
   if (s->launcher_default == *user) {
     s->reason += " (replaces " + s->name + "=" + *user + ", " + s->launcher_default_is + ")";
@@ -69,7 +83,8 @@ Plan decide(const Machine& m, const Options& options) {
       if (n.rule.empty()) n.rule = r.name;
     merge(std::move(d), &plan);
   }
-  for (auto& s : plan.settings) honour_user(options, &s);
+  plan.launch = launch_env(options);
+  for (auto& s : plan.settings) honour_user(options, plan.launch, &s);
   return plan;
 }
 

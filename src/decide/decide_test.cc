@@ -195,3 +195,28 @@ TEST(Decide, RegistryNamesAreUnique) {
 
 }  // namespace
 }  // namespace gpuenv
+
+namespace gpuenv {
+namespace {
+
+// Slurm's gres binding is never replaced, not even with --override: the mig
+// rule would name the MIG device by UUID, Slurm gave its index.
+TEST(Decide, SlurmsGpuBindingIsKeptEvenWithOverride) {
+  Options o = with_env({{"SLURM_PROCID", "0"}, {"SLURM_LOCALID", "0"}, {"SLURM_NTASKS", "1"},
+                        {"SLURM_STEP_ID", "0"}, {"CUDA_VISIBLE_DEVICES", "0"}, {"SLURM_STEP_GPUS", "0"}},
+                       /*override_user=*/true);
+  Plan p = decide(testing::machine::a100_mig(), o);
+  const Setting* cvd = p.find("CUDA_VISIBLE_DEVICES");
+  ASSERT_TRUE(cvd);
+  EXPECT_EQ(cvd->value, "0");
+  EXPECT_EQ(cvd->origin, Origin::kKept);
+  EXPECT_EQ(cvd->reason.rfind("kept Slurm's GPU binding (SLURM_STEP_GPUS=0), which gpuenv never replaces", 0), 0u)
+      << cvd->reason;
+  EXPECT_EQ(p.launch.engine, Engine::kSlurm);
+  // The same variable set by the user, not Slurm: --override replaces it.
+  o.env.erase("SLURM_STEP_GPUS");
+  EXPECT_EQ(decide(testing::machine::a100_mig(), o).find("CUDA_VISIBLE_DEVICES")->origin, Origin::kOverridden);
+}
+
+}  // namespace
+}  // namespace gpuenv

@@ -1,29 +1,36 @@
-// What a launcher (torchrun, or anything that sets the same variables) told
-// this process, read from Options::env. Shared by the cpu, nccl and mig rules.
+// The one place that reads what a launcher told this process: torchrun, a
+// Kubeflow PyTorchJob, a JobSet (or any Indexed Job), Slurm. Pure: it reads
+// Options::env only, and every name it reads is in model/env_names.cc so
+// snapshots record it. Shared by the cpu, nccl and mig rules and explain.
+// docs/cluster.md, "Launchers gpuenv recognises".
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 
+#include "model/launch.h"
 #include "model/plan.h"
 
 namespace gpuenv {
 
-struct LaunchEnv {
-  bool has_local_rank = false;          // LOCAL_RANK is set at all (torchrun)
-  std::optional<int> local_rank;        // set and a valid number
-  std::optional<int> local_world_size;  // set, a number, at least 1
-  std::optional<int> world_size;        // set, a number, at least 1
-  // name -> "LOCAL_RANK=abc is not a non-negative integer", for each variable
-  // that is set but unusable (it then reads as unset above)
-  std::map<std::string, std::string> malformed;
-};
-
+/// Recognises every engine whose variables are set, in order of precedence
+/// (torchrun, Kubeflow PyTorchJob, JobSet, Slurm); the first gives the ranks.
 LaunchEnv launch_env(const Options& o);
+
+/// "Slurm (SLURM_PROCID=1, SLURM_LOCALID=1, SLURM_NTASKS=2)"; with more than
+/// one engine, the others follow: "torchrun (...), inside Slurm (...)".
+/// "" when no engine was recognised.
+std::string launch_summary(const LaunchEnv& l);
+
+/// "torchrun", "Slurm", ... ("" for kNone): the engine's short id for JSON.
+const char* engine_id(Engine e);
 
 /// A non-negative decimal integer below 1,000,000, as launchers write them;
 /// nullopt for anything else ("", "-1", "3 ", "0x2").
 std::optional<int> parse_count(const std::string& s);
+
+/// The entry for node `node` of Slurm's tasks-per-node form ("2(x3),1":
+/// nodes 0-2 run 2 tasks, node 3 runs 1); nullopt when malformed or out of range.
+std::optional<int> slurm_tasks_on_node(const std::string& tasks_per_node, int node);
 
 }  // namespace gpuenv

@@ -1,7 +1,8 @@
-// cpu: OMP_NUM_THREADS per GPU process, and under torchrun a NUMA-local,
-// disjoint CPU slice for each local rank. With Host::cpu_cores known the
-// counts and slices are physical cores, as PyTorch's own default is, so SMT
-// siblings do not double the threads. docs/rules/cpu.md
+// cpu: OMP_NUM_THREADS per GPU process, and under torchrun (or Slurm, one
+// task per GPU) a NUMA-local, disjoint CPU slice for each local rank; a task
+// Slurm bound to one GPU is pinned to that GPU's CPUs. With Host::cpu_cores
+// known the counts and slices are physical cores, as PyTorch's own default
+// is, so SMT siblings do not double the threads. docs/rules/cpu.md
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -164,11 +165,18 @@ std::string gpu_label(const VisibleDevice& d) {
 
 Note note(Severity s, std::string msg) { return {s, "", std::move(msg)}; }
 
+// A bound rank's OMP threads, and why that many.
+struct Threads {
+  int count = 1;
+  std::string why;
+};
+
 bool rank_has_gpu(const Context& c, int rank, Decision* d) {
   int visible = static_cast<int>(c.visible.devices.size());
   if (rank < visible && rank < c.processes) return true;
-  std::string msg = "LOCAL_RANK=" + std::to_string(rank) + " but " + std::to_string(visible) +
-                    " device(s) are visible and LOCAL_WORLD_SIZE is " + std::to_string(c.processes);
+  std::string msg = c.launch.local_rank_var + "=" + std::to_string(rank) + " but " + std::to_string(visible) +
+                    " device(s) are visible and " + (c.launch.local_world_size ? c.launch.local_world_size_var + " is " : "the local process count is ") +
+                    std::to_string(c.processes);
   d->notes.push_back(note(Severity::kWarning, msg + ": this rank has no GPU of its own, so no CPU binding"));
   return false;
 }
@@ -180,9 +188,51 @@ Note no_cpus(const std::string& gpu, bool known) {
                                            " or this process's CPU affinity are unknown");
 }
 
-// Binds this torchrun rank; returns its CPUs per rank, or nullopt (with a note).
-std::optional<int> bind_rank(const Context& c, Decision* d) {
-  int rank = *c.launch.local_rank;
+// Slurm bound this task to the one GPU it sees: the CPUs near that GPU are
+// all its to use (tasks whose GPUs share a NUMA node share them), and its
+// threads are its fair share of this process's cores.
+std::optional<Threads> bind_bound_gpu(const Context& c, Decision* d) {
+  std::string gpu = gpu_label(c.visible.devices[0]);
+  std::optional<std::vector<int>> cpus = local_cpus(c, 0);
+  if (!cpus || cpus->empty()) {
+    d->notes.push_back(no_cpus(gpu, cpus.has_value()));
+    return std::nullopt;
+  }
+  d->binding = CpuBinding{*cpus, "Slurm bound " + gpu + " to this task (CUDA_VISIBLE_DEVICES=" +
+                                     *c.launch.bound_gpus + ", " + c.launch.bound_by + "); it is local to CPUs " +
+                                     cpu_list(*cpus) + ", so the task runs there"};
+  int near = static_cast<int>(by_core(c.m.host, *cpus).size());
+  int all = static_cast<int>(by_core(c.m.host, *c.m.host.affinity_cpus).size());
+  int threads = std::max(1, std::min(near, all / c.processes));
+  std::string unit = c.m.host.cpu_cores ? "physical cores" : "CPUs";
+  return Threads{threads, "this task's share of the " + std::to_string(all) + " " + unit + " of this process's "
+                          "affinity among " + count(c.processes, "task", "tasks") + ", at most the " +
+                          std::to_string(near) + " near its GPU"};
+}
+
+// Under Slurm, which visible device is this task's: its only one when Slurm
+// bound it, else the one at its local rank, as under torchrun; nullopt (with
+// a note) when a task has several GPUs, as a task that starts torchrun does.
+std::optional<int> slurm_device(const Context& c, Decision* d) {
+  int visible = static_cast<int>(c.visible.devices.size());
+  if (c.launch.bound_gpus && visible == 1) return 0;
+  if (visible <= c.processes) return *c.launch.local_rank;
+  d->notes.push_back(note(Severity::kInfo, "no CPU binding: Slurm runs " + count(c.processes, "task", "tasks") +
+                                               " on this node for " + std::to_string(visible) +
+                                               " visible GPUs, so a task has several (run one task per GPU, "
+                                               "or torchrun in the task, to have each rank pinned)"));
+  return std::nullopt;
+}
+
+// Binds this rank; returns its threads, or nullopt (with a note).
+std::optional<Threads> bind_rank(const Context& c, Decision* d) {
+  std::optional<int> device = *c.launch.local_rank;
+  if (c.launch.engine == Engine::kSlurm) device = slurm_device(c, d);
+  if (!device) return std::nullopt;
+  if (c.launch.engine == Engine::kSlurm && c.launch.bound_gpus && c.visible.devices.size() == 1 &&
+      c.m.host.affinity_cpus)
+    return bind_bound_gpu(c, d);
+  int rank = *device;
   if (!rank_has_gpu(c, rank, d)) return std::nullopt;
   std::string gpu = gpu_label(c.visible.devices[rank]);
   std::optional<std::vector<int>> cpus = local_cpus(c, rank);
@@ -192,13 +242,13 @@ std::optional<int> bind_rank(const Context& c, Decision* d) {
   }
   auto [binding, threads] = slice(c.m.host, *cpus, peers(c, *cpus), rank, gpu);
   d->binding = std::move(binding);
-  return threads;
+  return Threads{threads, c.m.host.cpu_cores ? "one thread per physical core of this rank's slice"
+                                             : "one thread per CPU of this rank's slice"};
 }
 
-void bound_threads(const Context& c, int per_rank, Decision* d) {
-  int threads = per_rank;
-  std::string why = c.m.host.cpu_cores ? "one thread per physical core of this rank's slice"
-                                       : "one thread per CPU of this rank's slice";
+void bound_threads(const Context& c, const Threads& per_rank, Decision* d) {
+  int threads = per_rank.count;
+  std::string why = per_rank.why;
   if (auto share = quota_share(c); share && *share < threads) {
     threads = *share;
     why = "the cgroup CPU quota shared by " + count(c.processes, "process", "processes");
@@ -208,11 +258,26 @@ void bound_threads(const Context& c, int per_rank, Decision* d) {
 
 void warn_malformed(const Context& c, Decision* d) {
   const auto& bad = c.launch.malformed;
-  if (bad.count("LOCAL_RANK"))
-    d->notes.push_back(note(Severity::kWarning, bad.at("LOCAL_RANK") + ": no CPU binding for this process"));
-  if (bad.count("LOCAL_WORLD_SIZE"))
-    d->notes.push_back(note(Severity::kWarning, bad.at("LOCAL_WORLD_SIZE") +
+  if (bad.count(c.launch.local_rank_var))
+    d->notes.push_back(
+        note(Severity::kWarning, bad.at(c.launch.local_rank_var) + ": no CPU binding for this process"));
+  if (bad.count(c.launch.local_world_size_var))
+    d->notes.push_back(note(Severity::kWarning, bad.at(c.launch.local_world_size_var) +
                                                     ": counting one process per visible device instead"));
+  if (bad.count("SLURM_CPUS_PER_TASK"))
+    d->notes.push_back(note(Severity::kWarning, bad.at("SLURM_CPUS_PER_TASK") + ": ignored"));
+}
+
+// Slurm gave each task SLURM_CPUS_PER_TASK CPUs: no more threads than that.
+void cap_to_slurm_cpus(const Context& c, Decision* d) {
+  if (!c.launch.cpus_per_task) return;
+  for (auto& s : d->settings)
+    if (s.name == "OMP_NUM_THREADS" && std::stoi(s.value) > *c.launch.cpus_per_task) {
+      s.value = std::to_string(*c.launch.cpus_per_task);
+      s.reason = count(*c.launch.cpus_per_task, "thread", "threads") + ": Slurm gives each task " +
+                 count(*c.launch.cpus_per_task, "CPU", "CPUs") + " (SLURM_CPUS_PER_TASK); without that cap, " +
+                 s.reason;
+    }
 }
 
 }  // namespace
@@ -225,7 +290,7 @@ Decision rule_cpu(const Machine& m, const Options& o) {
   std::optional<Usable> usable = usable_cores(m.host);
   if (!usable)
     if (auto n = usable_cpus(m.host)) usable = usable_logical(*n);
-  std::optional<int> per_rank;
+  std::optional<Threads> per_rank;
   if (c.launch.local_rank) per_rank = bind_rank(c, &d);
   if (per_rank) {
     bound_threads(c, *per_rank, &d);
@@ -235,6 +300,7 @@ Decision rule_cpu(const Machine& m, const Options& o) {
     d.notes.push_back(
         note(Severity::kInfo, "OMP_NUM_THREADS left alone: the number of usable CPUs is unknown"));
   }
+  cap_to_slurm_cpus(c, &d);
   // torchrun (TORCHELASTIC_RUN_ID in its workers) sets OMP_NUM_THREADS=1
   // when it is unset, so a 1 there cannot be told from the user's: the one
   // value gpuenv replaces without --override (README, "Usage").

@@ -203,7 +203,77 @@ std::vector<RuleCase> core_rows() {
   };
 }
 
+// An srun step's task: local task `local` of `tasks` on this node.
+Env slurm(int local, int tasks, Env extra = {}) {
+  Env e = {{"SLURM_PROCID", std::to_string(local)}, {"SLURM_LOCALID", std::to_string(local)},
+           {"SLURM_NTASKS", std::to_string(tasks)}, {"SLURM_STEP_ID", "0"},
+           {"SLURM_STEP_TASKS_PER_NODE", std::to_string(tasks)}, {"SLURM_NODEID", "0"}};
+  for (const auto& [k, v] : extra) e[k] = v;
+  return e;
+}
+
+// a100_nvlink_8 again: GPUs 0-3 near CPUs 0-63, GPUs 4-7 near 64-127.
+std::vector<RuleCase> slurm_rows() {
+  return {
+      {"one task per GPU: the local rank picks the GPU, as under torchrun",
+       machine::a100_nvlink_8(),
+       slurm(5, 8),
+       omp(16),
+       {},
+       cpu_range(80, 16),
+       {{"OMP_NUM_THREADS", "16 threads: one thread per CPU of this rank's slice"}}},
+      {"GPUs by gres for the whole step: still the local rank's",
+       machine::a100_nvlink_8(),
+       slurm(5, 8, {{"CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7"}, {"SLURM_STEP_GPUS", "0,1,2,3,4,5,6,7"}}),
+       omp(16),
+       {},
+       cpu_range(80, 16)},
+      {"Slurm bound one GPU to the task: pinned near it, its share of the threads",
+       machine::a100_nvlink_8(),
+       slurm(5, 8, {{"CUDA_VISIBLE_DEVICES", "5"}, {"SLURM_STEP_GPUS", "5"}}),
+       omp(16),
+       {},
+       cpu_range(64, 64),
+       {{"OMP_NUM_THREADS", "this task's share of the 128 CPUs of this process's affinity among 8 tasks"}}},
+      {"a task with several GPUs (it starts torchrun): no binding",
+       machine::a100_nvlink_8(),
+       slurm(0, 1),
+       omp(128),
+       {{Severity::kInfo, "no CPU binding: Slurm runs 1 task on this node for 8 visible GPUs"}}},
+      {"the batch script is no task: no binding, one process per GPU",
+       machine::a100_nvlink_8(),
+       {{"SLURM_PROCID", "0"}, {"SLURM_LOCALID", "0"}, {"SLURM_NTASKS", "8"}, {"SLURM_TASKS_PER_NODE", "8"}},
+       omp(16)},
+      {"SLURM_CPUS_PER_TASK caps the threads",
+       machine::a100_nvlink_8(),
+       slurm(5, 8, {{"SLURM_CPUS_PER_TASK", "4"}}),
+       omp(4),
+       {},
+       cpu_range(80, 16),
+       {{"OMP_NUM_THREADS", "4 threads: Slurm gives each task 4 CPUs (SLURM_CPUS_PER_TASK); without that cap, 16"}}},
+      {"torchrun inside Slurm: torchrun's local rank wins",
+       machine::a100_nvlink_8(),
+       slurm(0, 1, torchrun(5, 8)),
+       omp(16),
+       {},
+       cpu_range(80, 16)},
+      {"more tasks than GPUs: the message names Slurm's variables",
+       machine::h100(2),
+       slurm(3, 4),
+       omp(28),
+       {{Severity::kWarning,
+         "SLURM_LOCALID=3 but 2 device(s) are visible and SLURM_STEP_TASKS_PER_NODE is 4: this rank has no GPU"}}},
+      {"malformed SLURM_LOCALID",
+       machine::a100_nvlink_8(),
+       slurm(0, 8, {{"SLURM_LOCALID", "zero"}}),
+       omp(16),
+       {{Severity::kWarning, "SLURM_LOCALID=zero is not a non-negative integer: no CPU binding"}}},
+  };
+}
+
 TEST(Cpu, ThreadsShareTheUsableCpus) { run_table(rule_cpu, sharing_rows()); }
+
+TEST(Cpu, SlurmTasksArePinnedLikeTorchrunRanks) { run_table(rule_cpu, slurm_rows()); }
 
 TEST(Cpu, ThreadsCountPhysicalCores) { run_table(rule_cpu, core_rows()); }
 

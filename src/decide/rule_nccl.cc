@@ -133,13 +133,13 @@ Decision rule_nccl(const Machine& m, const Options& o) {
   Decision d;
   Visibility v = visible_devices(m, o);
   LaunchEnv launch = launch_env(o);
-  if (launch.malformed.count("WORLD_SIZE"))
-    d.notes.push_back({Severity::kWarning, "", launch.malformed.at("WORLD_SIZE") + ": ignored"});
+  if (launch.malformed.count(launch.world_size_var))
+    d.notes.push_back({Severity::kWarning, "", launch.malformed.at(launch.world_size_var) + ": ignored"});
   int devices = nccl_devices(v);
   if (devices == 0) return d;
   if (devices == 1 && launch.world_size.value_or(1) <= 1) {
     d.notes.push_back(
-        {Severity::kInfo, "", "no NCCL settings: one GPU and no WORLD_SIZE > 1, so NCCL is not in play"});
+        {Severity::kInfo, "", "no NCCL settings: one GPU and no " + launch.world_size_var + " > 1, so NCCL is not in play"});
     return d;
   }
   ib(m.host, &d);

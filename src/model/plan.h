@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "model/launch.h"
+
 namespace gpuenv {
 
 enum class Origin {
@@ -65,6 +67,7 @@ struct Plan {
   std::vector<Setting> settings;
   std::vector<Note> notes;
   std::optional<CpuBinding> binding;
+  LaunchEnv launch;  // the engine(s) that started this process, as the rules read them
   const Setting* find(const std::string& name) const {
     for (const auto& s : settings)
       if (s.name == name) return &s;
@@ -97,8 +100,8 @@ struct Options {
   // "" when this gpuenv has none.
   std::string python_hook_dir;
   // The environment that applies: the snapshot's recorded variables with the
-  // live process's on top. Rules read user settings and torchrun's
-  // LOCAL_RANK / LOCAL_WORLD_SIZE from here.
+  // live process's on top. Rules read user settings and, through
+  // decide/launch.h, what torchrun, Kubeflow, JobSet or Slurm set, from here.
   std::map<std::string, std::string> env;
   // The names in env whose value is the --machine snapshot's record, not
   // this process's environment; the plan says whose value it kept.

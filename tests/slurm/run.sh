@@ -1,0 +1,179 @@
+#!/bin/bash
+# A real Slurm on loopback: munged, slurmctld and slurmd (Debian's), started
+# here as root with their own key, socket, ports and directories; one node
+# with two stand-in GPUs (tests/fake_nvml, scenario l4_2numa: GPU 0 near CPU
+# 0, GPU 1 near CPU 1). Then `srun -N1 -n2 gpuenv run` three ways (GPUs by
+# gres for the step, one GPU per task, no gres), checking each task's
+# CUDA_VISIBLE_DEVICES, ranks, OMP_NUM_THREADS and CPU affinity, and that
+# explain names Slurm; then a batch script, which must bind nothing. Every
+# daemon is stopped on exit.
+#   tests/slurm/run.sh [BUILD_DIR]     (ctest runs it as slurm.srun)
+# Exit 0: passed; 77: skipped (not root); anything else: failed.
+set -euo pipefail
+
+build=$(cd "${1:-build}" && pwd)
+tests=$(cd "$(dirname "$0")/.." && pwd)
+gpuenv=$build/gpuenv
+scenario=$tests/fake_nvml/scenarios/l4_2numa.txt
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: the Slurm test starts munged, slurmctld and slurmd as root; run it as root"
+  exit 77
+fi
+for tool in munged mungekey slurmctld slurmd srun scontrol sinfo; do
+  command -v "$tool" >/dev/null || {
+    echo "FAIL: $tool is missing: apt-get install munge slurmctld slurmd slurm-client (make deps does)"
+    exit 1
+  }
+done
+for f in "$gpuenv" "$build/fake/libnvidia-ml.so.1" "$build/fake/libcuda.so.1"; do
+  [ -e "$f" ] || { echo "FAIL: $f is missing: build the gpuenv and fake_nvml/fake_cuda targets first"; exit 1; }
+done
+
+T=$(mktemp -d /tmp/gpuenv-slurm.XXXXXX)
+chmod 755 "$T"
+pids=()
+failed=0
+
+cleanup() {
+  local code=$?
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  if [ "$code" -ne 0 ] && [ "$code" -ne 77 ]; then
+    for log in "$T"/log/*.log; do [ -f "$log" ] && { echo "--- $log (last lines)"; tail -n 15 "$log"; }; done
+  fi
+  rm -rf "$T"
+  exit "$code"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# Polls `$@` up to 20 s.
+wait_for() {
+  local what=$1; shift
+  for _ in $(seq 200); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "FAIL: $what did not come up within 20 s"
+  exit 1
+}
+
+mkdir -p "$T"/{etc,log,state,spool,munge,dev}
+port=$((20000 + $$ % 20000))
+node=gpuenvnode
+
+# munge: a fresh key, its own socket.
+mungekey --create --keyfile="$T/munge/munge.key" >/dev/null
+chmod 600 "$T/munge/munge.key"
+munged --foreground --force --socket="$T/munge/munge.socket" --key-file="$T/munge/munge.key" \
+  --pid-file="$T/munge/munged.pid" --seed-file="$T/munge/munged.seed" \
+  --log-file="$T/log/munged.log" >>"$T/log/munged.out" 2>&1 &
+pids+=($!)
+wait_for "munged" test -S "$T/munge/munge.socket"
+
+# Two stand-in GPU device files: Slurm's gres wants character devices
+# (mknod, major 195 as the NVIDIA driver's); nothing ever opens them.
+for i in 0 1; do mknod "$T/dev/nvidia$i" c 195 "$i"; done
+cat > "$T/etc/gres.conf" <<GRES
+Name=gpu File=$T/dev/nvidia[0-1]
+GRES
+cat > "$T/etc/slurm.conf" <<CONF
+ClusterName=gpuenv
+SlurmctldHost=$(hostname -s)(127.0.0.1)
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$T/munge/munge.socket
+CredType=cred/munge
+StateSaveLocation=$T/state
+SlurmdSpoolDir=$T/spool
+SlurmctldPidFile=$T/state/slurmctld.pid
+SlurmdPidFile=$T/spool/slurmd.pid
+SlurmctldLogFile=$T/log/slurmctld.log
+SlurmdLogFile=$T/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+ReturnToService=2
+GresTypes=gpu
+NodeName=$node NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=$(nproc) Gres=gpu:2 State=UNKNOWN
+PartitionName=test Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+CONF
+export SLURM_CONF=$T/etc/slurm.conf
+
+slurmctld -D -i -f "$SLURM_CONF" >>"$T/log/slurmctld.out" 2>&1 &
+pids+=($!)
+wait_for "slurmctld" scontrol ping
+slurmd -D -N "$node" -f "$SLURM_CONF" >>"$T/log/slurmd.out" 2>&1 &
+pids+=($!)
+wait_for "slurmd (node $node idle)" sh -c "sinfo -h -n $node -o %t | grep -qx idle"
+
+export GPUENV_NVML_LIBRARY=$build/fake/libnvidia-ml.so.1 GPUENV_CUDA_LIBRARY=$build/fake/libcuda.so.1
+export FAKE_NVML_SCENARIO=$scenario FAKE_CUDA_SCENARIO=$scenario
+unset CUDA_VISIBLE_DEVICES LOCAL_RANK LOCAL_WORLD_SIZE RANK WORLD_SIZE OMP_NUM_THREADS
+
+# One task's report: its Slurm ranks, what gpuenv run gave the command, and
+# what explain said about it.
+cat > "$T/task.sh" <<'TASK'
+#!/bin/sh
+out=$1/task.$SLURM_PROCID
+"$2" explain > "$out.explain" 2>&1
+"$2" explain --json > "$out.json" 2>/dev/null
+exec "$2" run -- sh -c 'printf "procid=%s localid=%s cvd=%s omp=%s %s\n" "$SLURM_PROCID" "$SLURM_LOCALID" \
+  "${CUDA_VISIBLE_DEVICES-unset}" "$OMP_NUM_THREADS" "$(grep Cpus_allowed_list /proc/self/status | tr -d "\t")"' > "$out.run" 2>&1
+TASK
+chmod +x "$T/task.sh"
+
+check() {  # check NAME EXPECTED ACTUAL
+  if [ "$2" = "$3" ]; then echo "  ok   $1: $3"; else echo "  FAIL $1: expected '$2', got '$3'"; failed=1; fi
+}
+
+# run_case NAME "SRUN FLAGS" CVD0 CVD1: task i must be pinned to CPU i (the
+# CPU near its GPU), with the CUDA_VISIBLE_DEVICES given for it.
+run_case() {
+  local name=$1 flags=$2
+  echo "$name: srun -N1 -n2 $flags"
+  rm -f "$T"/task.*.{run,json,explain}
+  # shellcheck disable=SC2086
+  if ! timeout 30 srun -N1 -n2 $flags "$T/task.sh" "$T" "$gpuenv" > "$T/log/srun.out" 2>&1; then
+    echo "  FAIL srun: $(tail -n 5 "$T/log/srun.out")"; failed=1; return
+  fi
+  for i in 0 1; do
+    local cvd; cvd=$([ "$i" = 0 ] && echo "$3" || echo "$4")
+    check "task $i run" "procid=$i localid=$i cvd=$cvd omp=1 Cpus_allowed_list:$i" "$(cat "$T/task.$i.run")"
+    check "task $i plan" "[$i]" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cpu_binding"]["cpus"])' "$T/task.$i.json" | tr -d ' ')"
+    check "task $i explain" "launcher: Slurm (SLURM_PROCID=$i, SLURM_LOCALID=$i, SLURM_NTASKS=2" \
+      "$(grep -o '^launcher: Slurm (SLURM_PROCID=[0-9]*, SLURM_LOCALID=[0-9]*, SLURM_NTASKS=[0-9]*' "$T/task.$i.explain")"
+    check "task $i engine" "slurm 2 2" \
+      "$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["launcher"]; print(l["engine"], l["world_size"], l["local_world_size"])' "$T/task.$i.json")"
+  done
+}
+
+start=$(date +%s)
+run_case "GPUs by gres for the step" "--gres=gpu:2" "0,1" "0,1"
+run_case "one GPU per task" "--gpus-per-task=1" "0" "1"
+run_case "no gres: the local rank picks the GPU" "" "unset" "unset"
+# The batch script has SLURM_PROCID=0 too, but is no task: no binding.
+echo "the batch script: sbatch -n2 --gres=gpu:2"
+printf '#!/bin/sh\n"%s" explain --json > "%s/batch.json" 2>&1\n' "$gpuenv" "$T" > "$T/batch.sh"
+# (sbatch --wait polls every few seconds; squeue answers at once)
+if job=$(sbatch --parsable -n2 --gres=gpu:2 -o "$T/log/batch.out" "$T/batch.sh" 2> "$T/log/sbatch.out") &&
+   wait_for "batch job $job to end" sh -c "[ -z \"\$(squeue -h -j $job 2>/dev/null)\" ]"; then
+  check "batch plan" "Slurm batch script, binding None, GPUs bound 0,1" "$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); l=p["launcher"]; print(l["recognised"][0]["name"] + ", binding", p["cpu_binding"], ", GPUs bound", l["gpus_bound"])' "$T/batch.json" 2>&1 | sed 's/ ,/,/g')"
+else
+  echo "  FAIL sbatch: $(tail -n 5 "$T/log/sbatch.out")"; failed=1
+fi
+echo "all cases took $(( $(date +%s) - start )) s"
+
+if [ "$failed" -ne 0 ]; then echo "FAIL: tests/slurm/run.sh"; exit 1; fi
+echo "PASS: tests/slurm/run.sh (Slurm $(srun --version | cut -d' ' -f2): 3 srun cases x 2 tasks, 1 batch script)"
