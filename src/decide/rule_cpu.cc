@@ -34,9 +34,11 @@ struct Context {
   int processes = 1;  // GPU processes on this host
 };
 
+// Without a launcher, one process per device CUDA enumerates: MIG devices
+// count once, since one process uses one of them.
 int local_processes(const Context& c) {
   if (c.launch.local_world_size) return *c.launch.local_world_size;
-  return std::max<int>(1, c.visible.devices.size());
+  return std::max<int>(1, enumerated_devices(c.visible));
 }
 
 std::optional<int> usable_cpus(const Host& h) {

@@ -37,6 +37,7 @@ std::vector<RuleCase> sharing_rows() {
        {},
        {{"OMP_NUM_THREADS", "112 usable CPUs / 1 GPU process = 112 threads each (torchrun would set 1"}}},
       {"eight GPUs share the CPUs", machine::h100(8), {}, omp(14)},
+      {"three MIG devices are one process: CUDA gives a process one of them", machine::a100_mig(), {}, omp(32)},
       {"the cgroup quota, not the core count, is what is usable",
        machine::h100(8).cgroup_quota(16),
        {},

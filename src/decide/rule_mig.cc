@@ -33,13 +33,18 @@ std::vector<const VisibleDevice*> mig_devices(const Visibility& v) {
 }
 
 // torchrun: each local rank gets the MIG device at its LOCAL_RANK.
-void pin_rank(const Visibility& v, int rank, Decision* d) {
+void pin_rank(const Visibility& v, const LaunchEnv& l, Decision* d) {
+  int rank = *l.local_rank;
   if (rank >= static_cast<int>(v.devices.size()) || !v.devices[rank].mig) return;
   const VisibleDevice& dev = v.devices[rank];
   std::string why = "local rank " + std::to_string(rank) + " gets MIG device " + mig_label(dev);
   d->settings.push_back(make_setting("CUDA_VISIBLE_DEVICES", dev.mig->uuid,
                                 why + ": a CUDA process can use one MIG device, so each rank names its own "
                                       "by UUID (it is cuda:0 there)"));
+  if (l.local_world_size.value_or(1) > 1)
+    d->notes.push_back(warning("each rank sees only its own MIG device, as cuda:0: torch.cuda.set_device(LOCAL_RANK) "
+                               "fails on ranks above 0 (invalid device ordinal); use torch.cuda.set_device(0) or "
+                               "device=\"cuda\""));
 }
 
 std::optional<std::string> uuid(const VisibleDevice& d) {
@@ -84,7 +89,7 @@ Decision rule_mig(const Machine& m, const Options& o) {
   if (migs.empty()) return d;
   LaunchEnv launch = launch_env(o);
   if (launch.local_rank)
-    pin_rank(v, *launch.local_rank, &d);
+    pin_rank(v, launch, &d);
   else
     pin_all(v, migs, &d);
   warn_distributed(migs, launch, &d);

@@ -114,19 +114,6 @@ void p2p(const Machine& m, const Visibility& v, Decision* d) {
   d->settings.push_back(make_setting("NCCL_P2P_DISABLE", "1", reason));
 }
 
-// A process enumerates at most one MIG device, so MIG devices count once.
-int nccl_devices(const Visibility& v) {
-  int whole = 0;
-  bool mig = false;
-  for (const auto& d : v.devices) {
-    if (d.mig)
-      mig = true;
-    else
-      ++whole;
-  }
-  return whole + (mig ? 1 : 0);
-}
-
 }  // namespace
 
 Decision rule_nccl(const Machine& m, const Options& o) {
@@ -135,8 +122,13 @@ Decision rule_nccl(const Machine& m, const Options& o) {
   LaunchEnv launch = launch_env(o);
   if (launch.malformed.count(launch.world_size_var))
     d.notes.push_back({Severity::kWarning, "", launch.malformed.at(launch.world_size_var) + ": ignored"});
-  int devices = nccl_devices(v);
+  int devices = enumerated_devices(v);
   if (devices == 0) return d;
+  if (any_mig(v) && (devices > 1 || launch.world_size.value_or(1) > 1)) {
+    d.notes.push_back({Severity::kInfo, "",
+                       "no NCCL settings: NCCL does not run across MIG devices (the mig rule says what to do)"});
+    return d;
+  }
   if (devices == 1 && launch.world_size.value_or(1) <= 1) {
     d.notes.push_back(
         {Severity::kInfo, "", "no NCCL settings: one GPU and no " + launch.world_size_var + " > 1, so NCCL is not in play"});

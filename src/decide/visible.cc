@@ -159,4 +159,16 @@ std::vector<const Gpu*> visible_gpus(const Visibility& v) {
   return out;
 }
 
+int enumerated_devices(const Visibility& v) {
+  int whole = 0;
+  for (const auto& d : v.devices) whole += d.mig ? 0 : 1;
+  return whole + (any_mig(v) ? 1 : 0);
+}
+
+bool any_mig(const Visibility& v) {
+  for (const auto& d : v.devices)
+    if (d.mig) return true;
+  return false;
+}
+
 }  // namespace gpuenv

@@ -28,6 +28,13 @@ struct Visibility {
   std::optional<std::string> problem;
 };
 
+/// How many of the visible devices one CUDA process enumerates: every whole
+/// GPU, and at most one MIG device (CUDA uses one MIG device per process).
+int enumerated_devices(const Visibility& v);
+
+/// Whether any visible device is a MIG device.
+bool any_mig(const Visibility& v);
+
 /// Devices visible under `cuda_visible_devices` (nullptr: unset).
 /// Entries are CUDA ordinals (NVML order, as gpuenv sets CUDA_DEVICE_ORDER
 /// to PCI_BUS_ID), or GPU-/MIG- UUIDs and unique prefixes of them.
