@@ -9,7 +9,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
       {"detect", "Show what was sensed: GPUs, driver, host", setup_detect},
       {"env", "Print the environment to use (eval \"$(gpuenv env)\")", setup_env},
-      {"explain", "Show each setting with the reason for it", setup_explain},
+      {"explain", "Show each setting with the reason for it, and the last verdict of a command: gpuenv explain [--] [CMD ...]", setup_explain, true},
       {"run", "Run a command under the environment: gpuenv run [--] CMD ...", setup_run, true},
       {"init", "Container entrypoint: sense, decide, write the plan, run CMD: gpuenv init [--] CMD ...", setup_init, true},
       {"serve", "Run a service as a non-root user: gpuenv serve jupyter|ssh", setup_serve},
@@ -18,6 +18,7 @@ const std::vector<Command>& commands() {
       {"inspect", "List the CUDA kernels in binaries and whether each GPU can run them", setup_inspect},
       {"bench", "Measure the GPUs (GEMM, memory, host links, P2P, NCCL) against their spec peaks", setup_bench},
       {"check", "Health check: gpuenv check [--quick | --long]; exit status pass/fail", setup_check},
+      {"report", "Watched jobs: a table, or one job's timeline and verdict: gpuenv report [JOB] [--json] [--svg FILE]", setup_report},
   };
   return kCommands;
 }
