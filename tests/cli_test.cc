@@ -199,6 +199,7 @@ TEST(Cli, RunPassesTheCommandsEndOn) {
   std::string file = snapshot(testing::machine::h200());
   testing::ProcessOptions o;
   o.env["GPUENV_CACHE_ROOT"] = testing::write_temp_file("x", "") + ".d";
+  o.env["GPUENV_WATCH"] = "1";
   auto r = run_gpuenv({"run", "--machine", file, "--", "sh", "-c", "kill -TERM $$"}, o);
   EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
   r = run_gpuenv({"run", "--no-watch", "--machine", file, "--", "sh", "-c", "kill -TERM $$"}, o);

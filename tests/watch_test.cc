@@ -24,6 +24,7 @@ ProcessOptions watched(const std::string& scenario, const std::string& root) {
   ProcessOptions o = stand_ins(scenario);
   o.env["GPUENV_WATCH_INTERVAL_MS"] = "100";
   o.env["GPUENV_CACHE_ROOT"] = root;
+  o.env["GPUENV_WATCH"] = "1";
   return o;
 }
 
@@ -85,6 +86,7 @@ TEST(Watch, WithoutNvmlTheJobStillRunsWithOneLine) {
   ProcessOptions o;
   o.env["GPUENV_CACHE_ROOT"] = root;
   o.env["GPUENV_WATCH_INTERVAL_MS"] = "100";
+  o.env["GPUENV_WATCH"] = "1";
   ProcessResult r = run_gpuenv({"run", "--", "sh", "-c", "sleep 0.6; echo ran"}, o);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "ran\n");
@@ -98,6 +100,7 @@ TEST(Watch, OffWithNoWatchOrTheVariable) {
   std::string root = temp_dir();
   ProcessOptions o = watched("h200_job", root);
   EXPECT_EQ(run_gpuenv({"run", "--no-watch", "--", "true"}, o).exit_code, 0);
+  EXPECT_EQ(report({}, o)["jobs"].size(), 0u);
   o.env["GPUENV_WATCH"] = "0";
   ProcessResult r = run_gpuenv({"run", "--", "sh", "-c", "exit 4"}, o);
   EXPECT_EQ(r.exit_code, 4);
@@ -175,6 +178,7 @@ ProcessOptions tune_env(const std::string& root) {
   ProcessOptions o;
   o.env["GPUENV_CACHE_ROOT"] = root;
   o.env["GPUENV_PYTHON_DIR"] = std::string(GPUENV_TESTS_DIR) + "/../python";
+  o.env["GPUENV_WATCH"] = "1";
   o.env["PYTHONPATH"] = kHook + ":" + kHook + "/other_site";  // the stand-in torch, another sitecustomize
   return o;
 }
