@@ -41,7 +41,7 @@ bool parse_tune(const std::optional<std::string>& flag, const std::string& skip_
                 std::string* err) {
   TuneChoice c;
   c.enabled = flag.has_value();
-  if (flag && *flag != "all")
+  if (flag && *flag != "all" && *flag != "true" && !flag->empty())  // a bare --tune reads as "true"
     for (const auto& w : split_commas(*flag)) {
       if (w[0] != '-' || !known(w.substr(1)))
         return *err = unknown("--tune", w) + " (refuse one with --tune=-NAME)", false;

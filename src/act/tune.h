@@ -23,7 +23,7 @@ struct TuneChoice {
   std::set<std::string> refused;
 };
 
-/// Parses the --tune value ("" or "all": everything; else a comma list of
+/// Parses the --tune value ("", "true" (a bare --tune) or "all": everything; else a comma list of
 /// -NAME) and GPUENV_TUNE_SKIP (a comma list of NAME). False with a message
 /// naming the unknown word and the known names.
 bool parse_tune(const std::optional<std::string>& flag, const std::string& skip_env, TuneChoice* out,

@@ -195,7 +195,7 @@ std::optional<std::string> RunFlags::tune_spec() const {
 
 void add_run_flags(CLI::App* sub, RunFlags* f) {
   sub->add_flag("--no-watch", f->no_watch, "Do not watch the job (also: GPUENV_WATCH=0); exec it instead");
-  f->tune = sub->add_flag("--tune{all}", f->tune_value,
+  f->tune = sub->add_flag("--tune", f->tune_value,
                           "Apply the last verdict's DataLoader settings; --tune=-num_workers,... refuses some")
                 ->option_text("[=-NAME,...]");
   sub->add_option("--db", f->db, "The job store (default: gpuenv.db under the cache root)")->option_text("FILE");
