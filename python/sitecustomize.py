@@ -1,72 +1,48 @@
-"""gpuenv's Python start-up hook, on PYTHONPATH only when gpuenv's plan puts it
-there (docs/rules/tf32.md). It imports nothing heavy and changes nothing until
-torch itself is imported; then, only where gpuenv turned TF32 on with
-TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, it keeps torch's two TF32 switches in step.
+"""gpuenv's Python start-up hook. gpuenv puts this directory first on
+PYTHONPATH; the hook imports nothing heavy and changes nothing until torch's
+own modules are imported, and then only what the environment asks for:
 
-Why: torch 2.9+ has two switches for fp32 matmuls, the legacy one
-(allow_tf32 / set_float32_matmul_precision) and the new one
-(torch.backends.cuda.matmul.fp32_precision). The override variable turns both
-on. A script that then asks for IEEE fp32 through the new API alone leaves the
-legacy one on, and the next read of the legacy one (torch.compile does it)
-raises "you have used mix of the legacy and new APIs". Here, setting the new
-switch also sets the legacy one to match, as the legacy setter already does
-the other way round. Nothing else is touched: the script's choice wins.
+- TF32 (docs/rules/tf32.md), where gpuenv turned TF32 on with
+  TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1: torch 2.9+ has two switches for fp32
+  matmuls, the legacy one (allow_tf32 / set_float32_matmul_precision) and the
+  new one (torch.backends.cuda.matmul.fp32_precision). The override turns both
+  on. A script that then asks for IEEE fp32 through the new API alone leaves
+  the legacy one on, and the next read of the legacy one (torch.compile does
+  it) raises "you have used mix of the legacy and new APIs". Here, setting the
+  new switch also sets the legacy one to match, as the legacy setter already
+  does the other way round. The script's choice wins.
 
-Any sitecustomize this file shadows still runs.
+- `gpuenv run --tune` (docs/feedback.md), with GPUENV_TUNE_DATALOADER=
+  "num_workers=15,pin_memory=True,..." holding what the last verdict of the
+  command asked for: when the script imports torch.utils.data,
+  DataLoader.__init__ is wrapped so that each loader gets those settings for
+  the arguments the script did not pass itself; arguments the script passed
+  are never touched, nor is anything that changes numerics. One line per
+  loader (per call site) says what changed.
+
+Any other sitecustomize on the path still runs, after this one.
 """
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import os
 import sys
 
-
-def _run_shadowed_sitecustomize():
-    here = os.path.dirname(os.path.abspath(__file__))
-    rest = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
-    if spec is None or spec.loader is None or spec.origin == os.path.abspath(__file__):
-        return
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+_TUNE_VAR = "GPUENV_TUNE_DATALOADER"
+_SETTINGS = ("num_workers", "pin_memory", "persistent_workers")
 
 
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs `then(module)` once, right after the module `name` has executed."""
+def _log(message):
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
 
-    def __init__(self, name, then):
-        self.name, self.then = name, then
 
-    def find_spec(self, fullname, path, target=None):
-        if fullname != self.name:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        loader_exec = spec.loader.exec_module
-        then = self.then
-
-        def exec_module(module):
-            loader_exec(module)
-            try:
-                then(module)
-            except Exception as e:  # never break the user's import
-                print(f"gpuenv start-up hook: {fullname}: {e}", file=sys.stderr)
-
-        spec.loader.exec_module = exec_module
-        return spec
-
+# ---- TF32: keep torch's two switches in step ----
 
 def _keep_tf32_switches_in_step(backends_cuda):
     matmul = getattr(backends_cuda, "matmul", None)
-    if matmul is None:
+    torch_c = getattr(sys.modules.get("torch"), "_C", None)
+    if matmul is None or not hasattr(torch_c, "_set_cublas_allow_tf32"):
         return
     cls = type(matmul)
     setter = cls.__setattr__
-    torch_c = sys.modules["torch"]._C
-    if not hasattr(torch_c, "_set_cublas_allow_tf32"):
-        return
 
     def __setattr__(self, name, value):
         setter(self, name, value)
@@ -76,10 +52,182 @@ def _keep_tf32_switches_in_step(backends_cuda):
     cls.__setattr__ = __setattr__
 
 
+# ---- --tune: DataLoader defaults from the last verdict ----
+
+def _wanted(text):
+    """"num_workers=15,pin_memory=True" -> {"num_workers": 15, "pin_memory": True}."""
+    out = {}
+    for part in text.split(","):
+        name, _, value = part.strip().partition("=")
+        if name not in _SETTINGS or not value:
+            continue
+        if name == "num_workers":
+            try:
+                out[name] = max(0, int(value))
+            except ValueError:
+                continue
+        else:
+            out[name] = value.strip().lower() in ("1", "true", "yes")
+    return out
+
+
+def _cuda_available():
+    try:
+        import torch
+        return bool(torch.cuda.is_available())
+    except Exception:
+        return False
+
+
+def _cuda_tensors(dataset):
+    """True for a TensorDataset of CUDA tensors: forked workers cannot use them."""
+    for t in getattr(dataset, "tensors", ()) or ():
+        if getattr(t, "is_cuda", False):
+            return True
+    return False
+
+
+def _changes(sig, data_module, wanted, args, kwargs):
+    """The keyword arguments to add to one DataLoader(...) call, and why not when none."""
+    try:
+        bound = sig.bind_partial(*args, **kwargs)
+    except TypeError:
+        return {}, None  # the call is wrong as written: let DataLoader say so
+    explicit = set(bound.arguments)
+    dataset = bound.arguments.get("dataset")
+    iterable = getattr(data_module, "IterableDataset", None)
+    if iterable is not None and isinstance(dataset, iterable):
+        return {}, "an IterableDataset (each worker would yield all of it)"
+    if _cuda_tensors(dataset):
+        return {}, "a dataset of CUDA tensors (forked workers cannot use them)"
+    changes = {}
+    if "num_workers" in wanted and "num_workers" not in explicit:
+        changes["num_workers"] = wanted["num_workers"]
+    workers = changes.get("num_workers", bound.arguments.get("num_workers", 0)) or 0
+    if wanted.get("pin_memory") and "pin_memory" not in explicit and _cuda_available():
+        changes["pin_memory"] = True
+    if wanted.get("persistent_workers") and "persistent_workers" not in explicit and workers > 0:
+        changes["persistent_workers"] = True
+    if changes.get("num_workers", 0) > 0 and "multiprocessing_context" not in explicit:
+        # A script without `if __name__ == "__main__":` runs its training
+        # again in spawned workers: keep fork, Linux's default before 3.14,
+        # unless the script chose a start method itself.
+        import multiprocessing
+        if (multiprocessing.get_start_method(allow_none=True) is None and sys.platform.startswith("linux")
+                and multiprocessing.get_context().get_start_method() != "fork"):
+            changes["multiprocessing_context"] = "fork"
+    return changes, None
+
+
+def _patch_dataloader(data_module, wanted):
+    loader = getattr(data_module, "DataLoader", None)
+    if loader is None or getattr(loader, "_gpuenv_tuned", False):
+        return
+    import functools
+    import inspect
+    original = loader.__init__
+    try:
+        sig = inspect.signature(original)
+    except (TypeError, ValueError):
+        return
+    told = set()
+
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        caller = sys._getframe(1)
+        where = "%s:%d" % (os.path.basename(caller.f_code.co_filename), caller.f_lineno)
+        try:
+            changes, skipped = _changes(sig, data_module, wanted, (self,) + args, kwargs)
+        except Exception as e:  # never break the script's loader
+            changes, skipped = {}, "an error in the hook (%r)" % (e,)
+        if where not in told and (changes or skipped):
+            told.add(where)
+            if changes:
+                _log("gpuenv --tune: DataLoader at %s: %s (yours kept: the arguments you passed)"
+                     % (where, ", ".join("%s=%r" % kv for kv in changes.items())))
+            else:
+                _log("gpuenv --tune: DataLoader at %s left as it is: %s" % (where, skipped))
+        kwargs.update(changes)
+        original(self, *args, **kwargs)
+
+    loader.__init__ = __init__
+    loader._gpuenv_tuned = True
+
+
+# ---- Running code right after a module is imported ----
+
+class _Loader:
+    """Runs the real loader of the module, then `then(module)`."""
+
+    def __init__(self, real, name, then):
+        self._real, self._name, self._then = real, name, then
+
+    def create_module(self, spec):
+        return self._real.create_module(spec)
+
+    def exec_module(self, module):
+        self._real.exec_module(module)
+        try:
+            self._then(module)
+        except Exception as e:  # never break the script's import
+            _log("gpuenv start-up hook: %s: %r" % (self._name, e))
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+class _AfterImport:
+    """Waits for `import NAME`; imports nothing itself."""
+
+    def __init__(self, name, then):
+        self.name, self._then = name, then
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.name:
+            return None
+        for finder in sys.meta_path:
+            if isinstance(finder, _AfterImport) or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _Loader(spec.loader, name, self._then)
+                return spec
+        return None
+
+
+def _after_import(name, then):
+    if not any(isinstance(f, _AfterImport) and f.name == name for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(name, then))
+
+
+def _chain():
+    """Runs the next sitecustomize on sys.path, as if this one were not there."""
+    import importlib
+    here = os.path.dirname(os.path.abspath(__file__))
+    ours = sys.modules.pop("sitecustomize", None)
+    saved = list(sys.path)
+    try:
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+        importlib.import_module("sitecustomize")
+    except ImportError as e:
+        if e.name != "sitecustomize":
+            _log("gpuenv start-up hook: the next sitecustomize failed: %r" % (e,))
+    except Exception as e:  # what site.py does with a failing sitecustomize
+        _log("gpuenv start-up hook: the next sitecustomize failed: %r" % (e,))
+    finally:
+        sys.path[:] = saved
+        if ours is not None:
+            sys.modules["sitecustomize"] = ours
+
+
 def _install():
     if os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE") == "1":
-        sys.meta_path.insert(0, _AfterImport("torch.backends.cuda", _keep_tf32_switches_in_step))
+        _after_import("torch.backends.cuda", _keep_tf32_switches_in_step)
+    wanted = _wanted(os.environ.get(_TUNE_VAR, ""))
+    if wanted:
+        _after_import("torch.utils.data", lambda module: _patch_dataloader(module, wanted))
 
 
 _install()
-_run_shadowed_sitecustomize()
+_chain()

@@ -194,9 +194,16 @@ TEST(Cli, RunReportsCommandsThatCannotStart) {
   EXPECT_EQ(run_gpuenv({"run", "--machine", file, "--", "/etc/passwd"}).exit_code, 126);
 }
 
-TEST(Cli, RunIsReplacedByTheCommandSoSignalsReachIt) {
+// Watching (the default), run stays the parent and passes a signal's end on
+// as 128+N, as a shell does; --no-watch replaces run by the command.
+TEST(Cli, RunPassesTheCommandsEndOn) {
   std::string file = snapshot(testing::machine::h200());
-  auto r = run_gpuenv({"run", "--machine", file, "--", "sh", "-c", "kill -TERM $$"});
+  testing::ProcessOptions o;
+  o.env["GPUENV_CACHE_ROOT"] = testing::write_temp_file("x", "") + ".d";
+  o.env["GPUENV_WATCH"] = "1";
+  auto r = run_gpuenv({"run", "--machine", file, "--", "sh", "-c", "kill -TERM $$"}, o);
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  r = run_gpuenv({"run", "--no-watch", "--machine", file, "--", "sh", "-c", "kill -TERM $$"}, o);
   EXPECT_EQ(r.term_signal, SIGTERM);
 }
 

@@ -113,6 +113,7 @@ ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions op
   argv.insert(argv.end(), args.begin(), args.end());
   opts.env.emplace("GPUENV_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
   opts.env.emplace("GPUENV_CUDA_LIBRARY", "/nonexistent/libcuda.so.1");
+  opts.env.emplace("GPUENV_WATCH", "0");  // a test that runs a job under watch says so (no store under $HOME)
   return run_process(argv, opts);
 }
 

@@ -26,7 +26,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 
 /// The gpuenv binary under test (GPUENV_BIN) with a stand-in NVML by
 /// default: GPUENV_NVML_LIBRARY points at a library that does not exist,
-/// so a test never reaches a real driver unless it says so.
+/// so a test never reaches a real driver unless it says so; and
+/// GPUENV_WATCH=0, so `gpuenv run` records no job unless the test says so.
 ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions opts = {});
 
 /// tests/fake_nvml/scenarios/, where the stand-in libraries' scenarios are.

@@ -64,6 +64,10 @@ void apply_settings(const Plan& plan) {
   for (const auto& s : plan.settings) setenv(s.name.c_str(), s.value.c_str(), 1);
 }
 
+void apply_binding(const Plan& plan, std::string* warning) {
+  if (plan.binding && !plan.binding->cpus.empty()) bind_cpus(plan.binding->cpus, warning);
+}
+
 int exec_with_plan(const Plan& plan, const std::vector<std::string>& argv, std::string* warning,
                    std::string* err) {
   if (argv.empty()) {
@@ -71,7 +75,7 @@ int exec_with_plan(const Plan& plan, const std::vector<std::string>& argv, std::
     return kExitCommandNotFound;
   }
   apply_settings(plan);
-  if (plan.binding && !plan.binding->cpus.empty()) bind_cpus(plan.binding->cpus, warning);
+  apply_binding(plan, warning);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

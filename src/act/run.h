@@ -29,4 +29,8 @@ int exec_failure(const std::string& cmd, int e, std::string* err);
 /// Applies the settings to this process's environment (setenv).
 void apply_settings(const Plan& plan);
 
+/// Pins this process to the plan's CPU binding, if it has one; a failure
+/// is reported in *warning (the command then runs unbound).
+void apply_binding(const Plan& plan, std::string* warning);
+
 }  // namespace gpuenv

@@ -158,7 +158,8 @@ Supervisor::~Supervisor() {
   sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 
-ChildExit Supervisor::run(const std::vector<std::string>& argv, std::string* err) {
+ChildExit Supervisor::run(const std::vector<std::string>& argv, std::string* err,
+                          const std::function<void(pid_t)>& started) {
   if (argv.empty()) return not_started("(no command)", ENOENT, err);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -177,6 +178,7 @@ ChildExit Supervisor::run(const std::vector<std::string>& argv, std::string* err
   }
   int exec_errno = read_exec_errno(fds[0]);
   close(fds[0]);
+  if (exec_errno == 0 && started) started(pid);
   int status = wait_forwarding(pid);
   if (exec_errno != 0) return not_started(argv[0], exec_errno, err);
   return exit_of(status);

@@ -45,7 +45,10 @@ class Supervisor {
   /// for it while forwarding signals and reaping every child, and returns how
   /// it ended. When it cannot be started, code is 127 (not found) or 126 and
   /// *err says why.
-  ChildExit run(const std::vector<std::string>& argv, std::string* err);
+  /// `started`, when given, is called once the command runs (exec
+  /// succeeded), before the wait: where `gpuenv run` starts its watcher.
+  ChildExit run(const std::vector<std::string>& argv, std::string* err,
+                const std::function<void(pid_t)>& started = nullptr);
 
  private:
   sigset_t old_mask_;

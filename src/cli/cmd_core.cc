@@ -1,6 +1,7 @@
 // detect, env, explain, run.
 #include "act/env_format.h"
 #include "act/run.h"
+#include "cli/cmd_watch.h"
 #include "cli/context.h"
 #include "cli/exit_codes.h"
 #include "decide/decide.h"
@@ -65,37 +66,34 @@ std::function<int()> setup_env(CLI::App* sub, Context* ctx) {
 
 std::function<int()> setup_explain(CLI::App* sub, Context* ctx) {
   auto json = std::make_shared<bool>(false);
+  auto f = std::make_shared<RunFlags>();
   sub->add_flag("--json", *json, "The plan as JSON");
+  add_run_flags(sub, f.get());
   ctx->add_common_flags(sub);
-  return [ctx, json] {
+  sub->footer("A command after the flags (or after --): also the feedback from its last watched run.");
+  return [ctx, json, f] {
     Machine m;
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     Plan plan = decide(m, ctx->plan_options(m));
     warn_notes(plan);
     std::string out = *json ? plan_to_json(plan) : render_explain(plan, ctx->style(stdout));
+    if (!*json) out += feedback_section(ctx, *f, ctx->command);
     std::fputs(out.c_str(), stdout);
     return int(kExitOk);
   };
 }
 
 std::function<int()> setup_run(CLI::App* sub, Context* ctx) {
+  auto f = std::make_shared<RunFlags>();
+  add_run_flags(sub, f.get());
   ctx->add_common_flags(sub);
   sub->footer("Everything after run's own flags (or after --) is the command, verbatim.");
-  return [ctx] {
-    const std::vector<std::string>& argv = ctx->command;
-    if (argv.empty()) {
+  return [ctx, f] {
+    if (ctx->command.empty()) {
       print_error("run: no command given; usage: gpuenv run [--] COMMAND [ARG...]");
       return int(kExitUsage);
     }
-    Machine m;
-    if (!ctx->load_machine(&m)) return int(kExitBadInput);
-    Plan plan = decide(m, ctx->plan_options(m));
-    warn_notes(plan);
-    std::string warning, err;
-    int code = exec_with_plan(plan, argv, &warning, &err);
-    if (!warning.empty()) print_error(warning);
-    print_error(err);
-    return code;
+    return run_command(ctx, *f, warn_notes);
   };
 }
 

@@ -10,7 +10,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
       {"detect", "Show what was sensed: GPUs, driver, host", setup_detect},
       {"env", "Print the environment to use (eval \"$(gpuenv env)\")", setup_env},
-      {"explain", "Show each setting with the reason for it", setup_explain},
+      {"explain", "Show each setting with the reason for it, and the last verdict of a command: gpuenv explain [--] [CMD ...]", setup_explain, true},
       {"run", "Run a command under the environment: gpuenv run [--] CMD ...", setup_run, true},
       {"init", "Container entrypoint: sense, decide, write the plan, run CMD: gpuenv init [--] CMD ...", setup_init, true},
       {"serve", "Run a service as a non-root user: gpuenv serve jupyter|ssh", setup_serve},
@@ -21,6 +21,7 @@ const std::vector<Command>& commands() {
       {"bench", "Measure the GPUs (GEMM, memory, host links, P2P, NCCL) against their spec peaks", setup_bench},
       {"plan-memory", "Will this model train here: peak memory per GPU, largest batch, what to change", setup_plan_memory},
       {"check", "Health check: gpuenv check [--quick | --long]; exit status pass/fail", setup_check},
+      {"report", "Watched jobs: a table, or one job's timeline and verdict: gpuenv report [JOB] [--json] [--svg FILE]", setup_report},
   };
   return kCommands;
 }

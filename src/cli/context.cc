@@ -99,7 +99,7 @@ Options Context::plan_options(const Machine& m) const {
   o.ptx = common.ptx;
   o.override_user = common.override_user;
   o.cache_root = cache_root();
-  o.python_hook_dir = find_python_hook_dir(fs::executable_path());
+  o.python_hook_dir = python_hook_dir();
   if (std::string why = store::unsafe_dir(o.cache_root); !why.empty()) {
     o.cache_root_refused = why;
     o.cache_root.clear();

@@ -80,6 +80,8 @@ std::function<int()> setup_doctor(CLI::App* sub, Context* ctx);
 // cli/cmd_labels.cc
 std::function<int()> setup_labels(CLI::App* sub, Context* ctx);
 std::function<int()> setup_export(CLI::App* sub, Context* ctx);  // cli/cmd_export.cc
+// cli/cmd_report.cc
+std::function<int()> setup_report(CLI::App* sub, Context* ctx);
 
 /// The environment variable `name`, or `fallback` when it is unset or empty.
 std::string env_or(const char* name, const std::string& fallback);

@@ -225,12 +225,13 @@ static_assert(offsetof(GpuFabricInfo, state) == 24);
 
 using DeviceGetGpuFabricInfoFn = Return (*)(Device, GpuFabricInfo*);
 
-// ---- Sampled by `gpuenv export` (sense/nvml_sampler.cc) ----
-// Also uses DeviceGetClockInfoFn, DeviceGetPowerUsageFn and the health
-// functions above.
+// ---- Sampled by `gpuenv export` (sense/nvml_sampler.cc) and watched while
+// `gpuenv run` runs a job (sense/job_watch.cc) ----
+// Also uses DeviceGetClockInfoFn, DeviceGetPowerUsageFn,
+// DeviceGetClocksEventReasonsFn and the health functions above.
 
 // nvmlUtilization_t (nvmlDeviceGetUtilizationRates): percent of the last
-// sample period the GPU ran a kernel, and read or wrote its memory.
+// sample period in which a kernel ran / device memory was read or written.
 struct Utilization {
   unsigned int gpu;
   unsigned int memory;
@@ -241,5 +242,26 @@ using DeviceGetUtilizationRatesFn = Return (*)(Device, Utilization*);
 // nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver loaded (Volta+).
 using DeviceGetTotalEnergyConsumptionFn = Return (*)(Device, unsigned long long*);
 // nvmlDeviceGetPcieReplayCounter is a DeviceGetUintFn.
+
+// nvmlProcessInfo_t, the struct of nvmlDeviceGetComputeRunningProcesses_v3
+// (and of _v2, as nvmlProcessInfo_v2_t: the same layout). Not the 16-byte
+// nvmlProcessInfo_v1_t of the unversioned function, which gpuenv does not use.
+struct ProcessInfo {
+  unsigned int pid;
+  unsigned long long used_gpu_memory;  // bytes; NVML_VALUE_NOT_AVAILABLE when unknown
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+static_assert(sizeof(ProcessInfo) == 24);
+static_assert(offsetof(ProcessInfo, used_gpu_memory) == 8);
+static_assert(offsetof(ProcessInfo, gpu_instance_id) == 16);
+inline constexpr unsigned long long kValueNotAvailable = ~0ull;  // NVML_VALUE_NOT_AVAILABLE
+
+// nvmlPcieUtilCounter_t
+enum : int { kPcieUtilTxBytes = 0, kPcieUtilRxBytes = 1 };
+
+// (device, in: capacity of infos / out: processes, infos); NVML_ERROR_INSUFFICIENT_SIZE when too small
+using DeviceGetComputeRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
+using DeviceGetPcieThroughputFn = Return (*)(Device, int, unsigned int*);  // KB/s over 20 ms
 
 }  // namespace gpuenv::nvml

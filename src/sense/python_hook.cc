@@ -1,5 +1,7 @@
 #include "sense/python_hook.h"
 
+#include <cstdlib>
+
 #include "sense/fs.h"
 
 namespace gpuenv {
@@ -12,6 +14,12 @@ std::string find_python_hook_dir(const std::string& exe_path) {
     if (fs::exists(fs::join(hook, kPythonHookFile))) return hook;
   }
   return "";
+}
+
+std::string python_hook_dir() {
+  const char* env = std::getenv("GPUENV_PYTHON_DIR");
+  if (env != nullptr && *env != '\0') return env;
+  return find_python_hook_dir(fs::executable_path());
 }
 
 }  // namespace gpuenv

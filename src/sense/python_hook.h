@@ -13,4 +13,8 @@ inline constexpr const char* kPythonHookFile = "sitecustomize.py";
 /// holds sitecustomize.py, normalised; "" when neither does.
 std::string find_python_hook_dir(const std::string& exe_path);
 
+/// $GPUENV_PYTHON_DIR when set, else find_python_hook_dir() of this binary:
+/// the one place the TF32 rule and `run --tune` learn where the hook is.
+std::string python_hook_dir();
+
 }  // namespace gpuenv

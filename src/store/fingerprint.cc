@@ -33,9 +33,20 @@ std::string fingerprint(const Machine& m) {
   std::string text;
   for (const auto& id : ids) text += id + ";";
   text += "driver=" + m.nvidia.driver_version.value_or("?") + ";cuda=" + cuda_text(m.nvidia.cuda_driver_version);
+  return text_fingerprint(text);
+}
+
+std::string text_fingerprint(const std::string& text) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "fp-%016llx", static_cast<unsigned long long>(fnv1a(text)));
   return buf;
+}
+
+std::string command_fingerprint(const std::vector<std::string>& argv, const std::string& cwd) {
+  // Each word with its length first: {"a b"} and {"a", "b"} differ.
+  std::string text = "cwd:" + std::to_string(cwd.size()) + ":" + cwd;
+  for (const auto& a : argv) text += ";" + std::to_string(a.size()) + ":" + a;
+  return text_fingerprint(text);
 }
 
 std::string describe_machine(const Machine& m) {

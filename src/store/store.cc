@@ -12,12 +12,15 @@
 
 #include "sense/fs.h"
 #include "store/private_dir.h"
+#include "store/sqlite_stmt.h"
 
 namespace gpuenv::store {
 namespace {
 
 constexpr int kBusyTimeoutMs = 60000;
-constexpr int kSchemaVersion = 1;
+// 1: bench and check runs. 2: adds jobs (gpuenv run's watched jobs); a
+// version-1 store gains the table when it is next opened for writing.
+constexpr int kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS machines(
@@ -46,43 +49,31 @@ CREATE TABLE IF NOT EXISTS measurements(
   measured_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_by_machine ON runs(fingerprint, id);
 CREATE INDEX IF NOT EXISTS measurements_by_run ON measurements(run_id);
+CREATE TABLE IF NOT EXISTS jobs(
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  duration_s REAL NOT NULL,
+  exit_code INTEGER NOT NULL,
+  argv TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  command_fp TEXT NOT NULL,
+  script_path TEXT NOT NULL,
+  script_fp TEXT NOT NULL,
+  machine_fp TEXT NOT NULL,
+  plan TEXT NOT NULL,
+  rank INTEGER,
+  local_rank INTEGER,
+  hostname TEXT NOT NULL,
+  gpuenv_version TEXT NOT NULL,
+  context TEXT NOT NULL,
+  timeline TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS jobs_by_command ON jobs(command_fp, id);
 )sql";
 
 constexpr const char* kSelect =
     "SELECT r.id, r.command, r.gpuenv_version, m.key, m.gpu_uuid, m.peer_uuid, m.value, m.unit, m.peak, "
     "m.status, m.detail, m.measured_at FROM measurements m JOIN runs r ON r.id = m.run_id "
     "WHERE r.fingerprint = ?1 ";
-
-std::string sqlite_error(sqlite3* db, const std::string& what) {
-  return what + ": " + (db ? sqlite3_errmsg(db) : "out of memory");
-}
-
-/// A prepared statement, finalized when destroyed.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
-  ~Stmt() { sqlite3_finalize(s_); }
-  bool ok() const { return rc_ == SQLITE_OK; }
-  sqlite3_stmt* get() const { return s_; }
-  void text(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.c_str(), -1, SQLITE_TRANSIENT); }
-  void text(int i, const std::optional<std::string>& v) { v ? text(i, *v) : (void)sqlite3_bind_null(s_, i); }
-  void real(int i, const std::optional<double>& v) {
-    v ? (void)sqlite3_bind_double(s_, i, *v) : (void)sqlite3_bind_null(s_, i);
-  }
-  void boolean(int i, const std::optional<bool>& v) {
-    v ? (void)sqlite3_bind_int(s_, i, *v ? 1 : 0) : (void)sqlite3_bind_null(s_, i);
-  }
-  int step() { return sqlite3_step(s_); }
-
- private:
-  sqlite3_stmt* s_ = nullptr;
-  int rc_;
-};
-
-std::string column_text(sqlite3_stmt* s, int i) {
-  const unsigned char* t = sqlite3_column_text(s, i);
-  return t ? reinterpret_cast<const char*>(t) : "";
-}
 
 std::optional<double> column_real(sqlite3_stmt* s, int i) {
   if (sqlite3_column_type(s, i) == SQLITE_NULL) return std::nullopt;

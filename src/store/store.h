@@ -1,6 +1,6 @@
 // The measurement store: one SQLite database (WAL, busy timeout) keeping
 // every `gpuenv bench` / `gpuenv check` run with its figures, keyed by the
-// machine's fingerprint. Several processes (8 ranks of a job) may write at
+// machine's fingerprint, and every job `gpuenv run` watched. Several processes (8 ranks of a job) may write at
 // once; each run is one transaction, and none is lost.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/job.h"
 #include "model/measurement.h"
 #include "store/cache_root.h"
 
@@ -60,6 +61,18 @@ class Store {
   /// Rows in the measurements table (all machines).
   bool count(std::int64_t* n, std::string* err);
 
+  // Watched jobs of `gpuenv run` (store/jobs.cc). A store from before them
+  // (schema 1) read with open_existing() has none.
+  /// Adds the job (one rank) in one transaction; its id in *id.
+  bool add_job(const Job& job, std::int64_t* id, std::string* err);
+  /// The newest `limit` jobs, newest first.
+  bool recent_jobs(int limit, std::vector<Job>* out, std::string* err);
+  /// The job with this id; *out stays empty when there is none.
+  bool job(std::int64_t id, std::optional<Job>* out, std::string* err);
+  /// The newest job whose command had this fingerprint, preferring `rank`'s
+  /// (nullopt: any rank); *out stays empty when none ran before.
+  bool last_job(const std::string& command_fp, std::optional<int> rank, std::optional<Job>* out, std::string* err);
+
  private:
   explicit Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   bool exec(const char* sql, std::string* err, int* rc = nullptr);
@@ -67,6 +80,9 @@ class Store {
   bool known_version(std::string* err);
   bool insert(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
   bool query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err);
+  bool has_jobs_table(bool* yes, std::string* err);
+  bool query_jobs(const std::string& where, const std::vector<std::string>& args, std::vector<Job>* out,
+                  std::string* err);
   sqlite3* db_;
   std::string path_;
 };

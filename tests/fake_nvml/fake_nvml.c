@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "scenario.h"
 
@@ -90,6 +91,8 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* g_trace, g_queries
 static int g_queries[FAKE_MAX_GPUS];
 static struct fake_device g_gpus[FAKE_MAX_GPUS];
 static struct fake_device g_migs[FAKE_MAX_GPUS][FAKE_MAX_MIGS];
+enum { SEQ_UTIL, SEQ_SM, SEQ_RX, SEQ_TX, SEQ_COUNT };
+static unsigned g_seq[FAKE_MAX_GPUS][SEQ_COUNT]; /* calls of a cycling key; under g_lock */
 
 static int gpu_count(void) {
   int n = scn_count(&g_scn, "gpu");
@@ -241,6 +244,7 @@ static nvmlReturn_t init(const char* fn) {
   if (trace != NULL) g_trace = fopen(trace, "a");
   scn_trace(g_trace, fn);
   memset(g_queries, 0, sizeof(g_queries));
+  memset(g_seq, 0, sizeof(g_seq));
   for (i = 0; i < FAKE_MAX_GPUS; ++i) {
     g_gpus[i].gpu = i;
     g_gpus[i].slot = -1;
@@ -612,30 +616,6 @@ typedef struct {
   unsigned int gpu, memory;
 } nvmlUtilization_t;
 
-nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t* u) {
-  long long g, m;
-  nvmlReturn_t rc = enter("nvmlDeviceGetUtilizationRates", d);
-  if (rc != NVML_SUCCESS) return rc;
-  if (u == NULL) return NVML_ERROR_INVALID_ARGUMENT;
-  if (d->slot >= 0 || !scn_get_pair(gpu_record(d->gpu), "util", &g, &m)) return NVML_ERROR_NOT_SUPPORTED;
-  u->gpu = (unsigned int)g;
-  u->memory = (unsigned int)m;
-  return NVML_SUCCESS;
-}
-
-/* nvmlClockType_t: 1 SM, 2 memory (current clocks); graphics and video
- * are not in the scenarios. */
-nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int* clock) {
-  if (type == 1) return gpu_half("nvmlDeviceGetClockInfo", d, "clocks", 0, clock);
-  if (type == 2) return gpu_half("nvmlDeviceGetClockInfo", d, "clocks", 1, clock);
-  if (type == 0 || type == 3) return gpu_uint("nvmlDeviceGetClockInfo", d, "-", clock);
-  return NVML_ERROR_INVALID_ARGUMENT;
-}
-
-nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int* milliwatts) {
-  return gpu_uint("nvmlDeviceGetPowerUsage", d, "power_draw", milliwatts);
-}
-
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* millijoules) {
   long long v;
   nvmlReturn_t rc = enter("nvmlDeviceGetTotalEnergyConsumption", d);
@@ -792,4 +772,134 @@ nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int* id) {
   return mig_uint("nvmlDeviceGetComputeInstanceId", d, "ci", id);
 }
 
+#endif /* FAKE_NVML_OLD */
+
+/* ---- What `gpuenv run` samples while a job runs (sense/job_watch.cc) ----
+ * gpu keys: util=N or util=a,b,c (one value per call, cycling), power_now=mW,
+ * sm_now=MHz (or a cycling list), pcie_rx=KB/s, pcie_tx=KB/s (lists too), and
+ * job_mem=BYTES: every child of the calling process (the job `gpuenv run`
+ * started) is listed as a compute process using that much memory. */
+
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_t;
+typedef char fake_assert_util[sizeof(nvmlUtilization_t) == 8 ? 1 : -1];
+typedef char fake_assert_process[sizeof(nvmlProcessInfo_t) == 24 ? 1 : -1];
+
+
+/* The next value of a "a,b,c" key of a GPU's line, cycling per call. */
+static nvmlReturn_t gpu_seq(const char* fn, nvmlDevice_t d, const char* key, int slot, unsigned int* out) {
+  char list[SCN_VALUE_LEN];
+  const char* v;
+  char *tok, *save = NULL;
+  unsigned n = 0, want, i = 0;
+  nvmlReturn_t rc = enter(fn, d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (out == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  v = d->slot >= 0 ? NULL : scn_get(gpu_record(d->gpu), key);
+  if (v == NULL || *v == '\0') return NVML_ERROR_NOT_SUPPORTED;
+  for (tok = (char*)v; *tok; ++tok) n += *tok == ',';
+  pthread_mutex_lock(&g_lock);
+  want = g_seq[d->gpu][slot]++ % (n + 1);
+  pthread_mutex_unlock(&g_lock);
+  snprintf(list, sizeof(list), "%s", v);
+  for (tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save), ++i)
+    if (i == want) {
+      *out = (unsigned int)strtoul(tok, NULL, 0);
+      return NVML_SUCCESS;
+    }
+  return NVML_ERROR_UNKNOWN;
+}
+
+/* util=G/M (GPU and memory percent; `gpuenv export`'s scenarios) or
+ * util=a,b,c (both the same, cycling per call; `gpuenv run`'s). */
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t* u) {
+  long long g, m;
+  unsigned int v = 0;
+  nvmlReturn_t rc;
+  const char* raw;
+  if (u == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  raw = d->slot >= 0 ? NULL : scn_get(gpu_record(d->gpu), "util");
+  if (raw != NULL && strchr(raw, '/') != NULL) {
+    rc = enter("nvmlDeviceGetUtilizationRates", d);
+    if (rc != NVML_SUCCESS) return rc;
+    if (!scn_get_pair(gpu_record(d->gpu), "util", &g, &m)) return NVML_ERROR_NOT_SUPPORTED;
+    u->gpu = (unsigned int)g;
+    u->memory = (unsigned int)m;
+    return NVML_SUCCESS;
+  }
+  rc = gpu_seq("nvmlDeviceGetUtilizationRates", d, "util", SEQ_UTIL, &v);
+  if (rc == NVML_SUCCESS) u->gpu = u->memory = v;
+  return rc;
+}
+
+/* power_draw=mW, or power_now=mW (a cycling list). */
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int* mw) {
+  if (d->slot < 0 && scn_get(gpu_record(d->gpu), "power_now") != NULL)
+    return gpu_uint("nvmlDeviceGetPowerUsage", d, "power_now", mw);
+  return gpu_uint("nvmlDeviceGetPowerUsage", d, "power_draw", mw);
+}
+
+/* nvmlClockType_t: 1 SM (sm_now=MHz or a cycling list, else clocks=SM,MEM),
+ * 2 memory (clocks=SM,MEM); graphics and video are not in the scenarios. */
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int* mhz) {
+  if (type == 1 && d->slot < 0 && scn_get(gpu_record(d->gpu), "sm_now") != NULL)
+    return gpu_seq("nvmlDeviceGetClockInfo", d, "sm_now", SEQ_SM, mhz);
+  if (type == 1) return gpu_half("nvmlDeviceGetClockInfo", d, "clocks", 0, mhz);
+  if (type == 2) return gpu_half("nvmlDeviceGetClockInfo", d, "clocks", 1, mhz);
+  if (type == 0 || type == 3) return gpu_uint("nvmlDeviceGetClockInfo", d, "-", mhz);
+  return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/* nvmlPcieUtilCounter_t: 0 TX, 1 RX. */
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, int counter, unsigned int* kbs) {
+  if (counter != 0 && counter != 1) {
+    trace_call("nvmlDeviceGetPcieThroughput");
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  return gpu_seq("nvmlDeviceGetPcieThroughput", d, counter ? "pcie_rx" : "pcie_tx", counter ? SEQ_RX : SEQ_TX, kbs);
+}
+
+#ifndef FAKE_NVML_OLD
+/* The children of this process, from its main thread's children file. */
+static unsigned child_pids(unsigned int* pids, unsigned cap) {
+  char path[64], buf[4096];
+  unsigned n = 0;
+  size_t len;
+  char *tok, *save = NULL;
+  FILE* f;
+  snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+  f = fopen(path, "r");
+  if (f == NULL) return 0;
+  len = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[len] = '\0';
+  for (tok = strtok_r(buf, " \n", &save); tok != NULL && n < cap; tok = strtok_r(NULL, " \n", &save))
+    pids[n++] = (unsigned int)strtoul(tok, NULL, 10);
+  return n;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos) {
+  unsigned int pids[64];
+  unsigned n = 0, i;
+  long long mem;
+  nvmlReturn_t rc = enter("nvmlDeviceGetComputeRunningProcesses_v3", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (count == NULL || d->slot >= 0) return NVML_ERROR_INVALID_ARGUMENT;
+  if (scn_get_ll(gpu_record(d->gpu), "job_mem", &mem)) n = child_pids(pids, 64);
+  if (*count < n) {
+    *count = n;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  if (n > 0 && infos == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  for (i = 0; i < n; ++i) {
+    infos[i].pid = pids[i];
+    infos[i].usedGpuMemory = (unsigned long long)mem;
+    infos[i].gpuInstanceId = infos[i].computeInstanceId = 0xFFFFFFFFu;
+  }
+  *count = n;
+  return NVML_SUCCESS;
+}
 #endif /* FAKE_NVML_OLD */

@@ -1,0 +1,84 @@
+#include "act/job_report.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuenv {
+namespace {
+
+Job sample_job() {
+  Job j;
+  j.id = 7;
+  j.argv = {"python3", "train.py", "--name", "a <b> & c"};
+  j.cwd = "/w";
+  j.started_at = "2025-01-01T00:00:00Z";
+  j.duration_s = 125;
+  j.context.gpus.push_back({"GPU-a", "NVIDIA H200", 143771.0, 5, 16, 1980.0, 700.0});
+  for (int i = 0; i < 120; ++i) {
+    JobSample s;
+    s.t = i;
+    s.v[kUtilPct] = i < 60 ? 10 : 90;
+    s.v[kMemMib] = 20480;
+    s.v[kTopCpuCores] = 1.0;
+    j.timeline.add(s);
+  }
+  return j;
+}
+
+TEST(JobReport, Sparklines) {
+  std::vector<std::optional<double>> v = {0, 50, 100, std::nullopt};
+  EXPECT_EQ(sparkline(v, 100, 60, false), "_+@ ");
+  EXPECT_EQ(sparkline(v, 100, 60, true), "\u2581\u2585\u2588 ");
+  EXPECT_EQ(sparkline(v, 100, 2, false).size(), 2u);  // averaged into 2 columns
+  EXPECT_EQ(sparkline({}, 100, 60, true), "");
+}
+
+TEST(JobReport, OneJobShowsVerdictAndBothLines) {
+  Job j = sample_job();
+  std::string out = render_job(j, judge(j.context, j.timeline), false);
+  EXPECT_NE(out.find("Job 7: python3 train.py --name 'a <b> & c'"), std::string::npos) << out;
+  EXPECT_NE(out.find("ran 2 min 05 s, exit 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("Verdict: "), std::string::npos) << out;
+  EXPECT_NE(out.find("utilisation ______"), std::string::npos) << out;  // ASCII: the first half low
+  EXPECT_NE(out.find("peak 20.0 of 140.4 GiB"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\u2581"), std::string::npos);  // no Unicode without UTF-8
+}
+
+TEST(JobReport, SvgIsAChartWithEscapedText) {
+  Job j = sample_job();
+  std::string svg = job_svg(j, judge(j.context, j.timeline));
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_NE(svg.find("a &lt;b&gt; &amp; c"), std::string::npos);
+  EXPECT_EQ(svg.find("<b>"), std::string::npos);
+  EXPECT_NE(svg.find("GPU utilisation (%)"), std::string::npos);
+  EXPECT_NE(svg.find("job GPU memory (GiB)"), std::string::npos);
+  EXPECT_NE(svg.find("<path d=\"M"), std::string::npos);
+  EXPECT_NE(svg.find("time since start"), std::string::npos);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+}
+
+TEST(JobReport, TableAndJson) {
+  Job j = sample_job();
+  std::string table = render_jobs_table({j});
+  EXPECT_NE(table.find("ID    WHEN"), std::string::npos);
+  EXPECT_NE(table.find("7     2025-01-01T00:00:00Z  python3 train.py"), std::string::npos) << table;
+  nlohmann::json list = jobs_json({j});
+  EXPECT_EQ(list["jobs"][0]["id"], 7);
+  EXPECT_TRUE(list["jobs"][0]["verdict"]["name"].is_string());
+  EXPECT_FALSE(list["jobs"][0].contains("timeline"));
+  nlohmann::json one = job_report_json(j, judge(j.context, j.timeline));
+  EXPECT_EQ(one["timeline"]["points"].size(), 120u);
+  EXPECT_EQ(one["verdict"], one["verdicts"][0]);
+  EXPECT_EQ(render_jobs_table({}).rfind("No watched jobs yet", 0), 0u);
+}
+
+TEST(JobReport, Locale) {
+  EXPECT_TRUE(utf8_locale(nullptr, nullptr, "en_US.UTF-8"));
+  EXPECT_TRUE(utf8_locale("C.utf8", nullptr, nullptr));
+  EXPECT_FALSE(utf8_locale("C", "en_US.UTF-8", "en_US.UTF-8"));  // LC_ALL wins
+  EXPECT_FALSE(utf8_locale(nullptr, nullptr, nullptr));
+  EXPECT_EQ(human_duration(12.34), "12.3 s");
+  EXPECT_EQ(human_duration(3725), "1 h 02 min");
+}
+
+}  // namespace
+}  // namespace gpuenv

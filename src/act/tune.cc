@@ -1,0 +1,82 @@
+#include "act/tune.h"
+
+#include <algorithm>
+
+#include "model/text.h"
+
+namespace gpuenv {
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i <= s.size()) {
+    std::size_t j = std::min(s.find(',', i), s.size());
+    std::string w = s.substr(i, j - i);
+    w.erase(0, w.find_first_not_of(" \t"));
+    w.erase(w.find_last_not_of(" \t") + 1);
+    if (!w.empty()) out.push_back(w);
+    i = j + 1;
+  }
+  return out;
+}
+
+bool known(const std::string& name) {
+  const auto& names = tune_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string unknown(const std::string& where, const std::string& word) {
+  return where + ": unknown setting \"" + word + "\"; the settings are " + join(tune_names(), ", ");
+}
+
+}  // namespace
+
+const std::vector<std::string>& tune_names() {
+  static const std::vector<std::string> kNames = {"num_workers", "pin_memory", "persistent_workers"};
+  return kNames;
+}
+
+bool parse_tune(const std::optional<std::string>& flag, const std::string& skip_env, TuneChoice* out,
+                std::string* err) {
+  TuneChoice c;
+  c.enabled = flag.has_value();
+  if (flag && *flag != "all" && *flag != "true" && !flag->empty())  // a bare --tune reads as "true"
+    for (const auto& w : split_commas(*flag)) {
+      if (w[0] != '-' || !known(w.substr(1)))
+        return *err = unknown("--tune", w) + " (refuse one with --tune=-NAME)", false;
+      c.refused.insert(w.substr(1));
+    }
+  for (const auto& w : split_commas(skip_env)) {
+    if (!known(w)) return *err = unknown(kTuneSkipVar, w), false;
+    c.refused.insert(w);
+  }
+  *out = std::move(c);
+  return true;
+}
+
+std::vector<TuneChange> tune_changes(const std::vector<Verdict>& verdicts, const TuneChoice& choice) {
+  std::vector<TuneChange> out;
+  for (const auto& name : tune_names())
+    for (const auto& v : verdicts)
+      if (auto it = v.tune.find(name); it != v.tune.end()) {
+        out.push_back({name, it->second, choice.refused.count(name) > 0});
+        break;
+      }
+  return out;
+}
+
+std::string tune_env_value(const std::vector<TuneChange>& changes) {
+  std::vector<std::string> parts;
+  for (const auto& c : changes)
+    if (!c.refused) parts.push_back(c.name + "=" + c.value);
+  return join(parts, ",");
+}
+
+std::string prepend_pythonpath(const std::string& dir, const char* old) {
+  if (!old || !*old) return dir;
+  if ((":" + std::string(old) + ":").find(":" + dir + ":") != std::string::npos) return old;  // the plan put it there
+  return dir + ":" + old;
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,88 @@
+// gpuenv report [JOB] [--json] [--svg FILE]: the jobs gpuenv run watched.
+#include <cstdlib>
+
+#include "act/init.h"
+#include "act/job_report.h"
+#include "cli/cmd_bench.h"
+#include "cli/exit_codes.h"
+#include "decide/verdict.h"
+
+namespace gpuenv {
+namespace {
+
+struct ReportFlags {
+  std::string job;  // "" or an id
+  bool json = false;
+  std::string svg, db;
+  int limit = 20;
+};
+
+std::optional<std::int64_t> job_id(const std::string& s) {
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v < 1) return std::nullopt;
+  return v;
+}
+
+int show_one(const Job& job, const ReportFlags& f) {
+  std::vector<Verdict> verdicts = judge(job.context, job.timeline);
+  if (!f.svg.empty()) {
+    std::string err;
+    if (!write_file_atomic(f.svg, job_svg(job, verdicts), 0644, &err)) {
+      print_error("--svg: " + err);
+      return kExitFailure;
+    }
+  }
+  bool utf8 = utf8_locale(std::getenv("LC_ALL"), std::getenv("LC_CTYPE"), std::getenv("LANG"));
+  std::string out = f.json ? job_report_json(job, verdicts).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                           : render_job(job, verdicts, utf8);
+  std::fputs(out.c_str(), stdout);
+  return kExitOk;
+}
+
+int run_report(Context* ctx, const ReportFlags& f) {
+  std::optional<std::int64_t> id;
+  if (!f.job.empty() && !(id = job_id(f.job))) {
+    print_error("report: JOB must be a job id (a number the job table lists), not \"" + f.job + "\"");
+    return kExitUsage;
+  }
+  std::string err, path = store_path(*ctx, f.db);
+  auto db = store::Store::open_existing(path, &err);
+  std::vector<Job> jobs;
+  if (db && !id) db->recent_jobs(f.svg.empty() ? f.limit : 1, &jobs, &err);
+  std::optional<Job> one;
+  if (db && id) db->job(*id, &one, &err);
+  if (!err.empty()) {
+    print_error(err);
+    return kExitFailure;
+  }
+  if (id && !one) {
+    print_error("report: no job " + f.job + " in " + path + " (gpuenv report lists them)");
+    return kExitBadInput;
+  }
+  if (!f.svg.empty() && !one && !jobs.empty()) one = jobs[0];  // --svg alone: the newest job
+  if (!f.svg.empty() && !one) {
+    print_error("--svg: no watched job in " + path + " yet");
+    return kExitBadInput;
+  }
+  if (one) return show_one(*one, f);
+  std::string out = f.json ? jobs_json(jobs).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                           : render_jobs_table(jobs);
+  std::fputs(out.c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> setup_report(CLI::App* sub, Context* ctx) {
+  auto f = std::make_shared<ReportFlags>();
+  sub->add_option("JOB", f->job, "A job id: its timeline, sparklines and verdicts");
+  sub->add_flag("--json", f->json, "As JSON (with the timeline for one job)");
+  sub->add_option("--svg", f->svg, "Write the job's chart (SVG) to FILE (the newest job without JOB)")->option_text("FILE");
+  sub->add_option("--limit", f->limit, "How many recent jobs the table lists (default 20)")->check(CLI::Range(1, 10000));
+  sub->add_option("--db", f->db, "The job store (default: gpuenv.db under the cache root)")->option_text("FILE");
+  ctx->add_common_flags(sub);
+  return [ctx, f] { return run_report(ctx, *f); };
+}
+
+}  // namespace gpuenv

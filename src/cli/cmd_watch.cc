@@ -1,0 +1,242 @@
+#include "cli/cmd_watch.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "act/job_report.h"
+#include "act/run.h"
+#include "act/supervise.h"
+#include "act/tune.h"
+#include "cli/cmd_bench.h"
+#include "cli/exit_codes.h"
+#include "decide/decide.h"
+#include "decide/launch.h"
+#include "decide/verdict.h"
+#include "decide/visible.h"
+#include "sense/fs.h"
+#include "sense/job_watch.h"
+#include "sense/python_hook.h"
+#include "store/fingerprint.h"
+
+namespace gpuenv {
+namespace {
+
+bool watch_enabled(const RunFlags& f) { return !f.no_watch && env_or("GPUENV_WATCH", "1") != "0"; }
+
+std::chrono::milliseconds watch_interval() {
+  int ms = std::atoi(env_or("GPUENV_WATCH_INTERVAL_MS", "1000").c_str());
+  return std::chrono::milliseconds(ms >= 50 && ms <= 60000 ? ms : 1000);
+}
+
+std::string current_dir() {
+  std::error_code ec;
+  return std::filesystem::current_path(ec).string();
+}
+
+std::optional<int> env_int(const char* a, const char* b) {
+  for (const char* name : {a, b})
+    if (auto v = parse_count(env_or(name, ""))) return v;
+  return std::nullopt;
+}
+
+bool regular_file(const std::string& p) {
+  std::error_code ec;
+  return !p.empty() && std::filesystem::is_regular_file(p, ec);
+}
+
+// The script a command runs: its first argument after the program that is a
+// file (train.py of `python train.py`), else the program when named by path.
+std::string script_of(const std::vector<std::string>& argv) {
+  for (std::size_t i = 1; i < argv.size(); ++i)
+    if (regular_file(argv[i])) return argv[i];
+  return !argv.empty() && argv[0].find('/') != std::string::npos && regular_file(argv[0]) ? argv[0] : "";
+}
+
+std::optional<Job> last_job(const Context& ctx, const RunFlags& f, const std::vector<std::string>& argv) {
+  std::string err;
+  auto db = store::Store::open_existing(store_path(ctx, f.db), &err);
+  std::optional<Job> job;
+  if (db) {
+    if (argv.empty()) {
+      std::vector<Job> jobs;
+      if (db->recent_jobs(1, &jobs, &err) && !jobs.empty()) job = std::move(jobs[0]);
+    } else {
+      db->last_job(store::command_fingerprint(argv, current_dir()), env_int("RANK", "SLURM_PROCID"), &job, &err);
+    }
+  }
+  if (!err.empty()) print_error("the job store: " + err);
+  return job;
+}
+
+std::string refuse_hint(const std::string& name) {
+  return "refuse: --tune=-" + name + " or " + kTuneSkipVar + "=" + name;
+}
+
+// Sets the hook's environment for --tune; says what it applies, or why nothing.
+void apply_tune(const std::optional<Job>& last, const TuneChoice& choice) {
+  std::vector<TuneChange> changes;
+  if (last) changes = tune_changes(judge(last->context, last->timeline), choice);
+  std::string value = tune_env_value(changes);
+  if (value.empty()) {
+    print_error("--tune: nothing to apply: " + std::string(last ? "the last run of this command needs no DataLoader change, or you refused it"
+                                                                  : "this command has not run under gpuenv run before"));
+    return;
+  }
+  std::string dir = python_hook_dir();
+  if (dir.empty()) {
+    print_error("--tune: the Python hook (sitecustomize.py) is not beside gpuenv nor in $GPUENV_PYTHON_DIR; running untuned");
+    return;
+  }
+  setenv("PYTHONPATH", prepend_pythonpath(dir, std::getenv("PYTHONPATH")).c_str(), 1);
+  setenv(kTuneVar, value.c_str(), 1);
+  print_error("--tune: DataLoaders left at their defaults get " + value + " (refuse one: --tune=-NAME)");
+}
+
+void say_last_verdict(const std::optional<Job>& last) {
+  if (!last) return;
+  Verdict v = judge(last->context, last->timeline)[0];
+  print_error("last run of this command (job " + std::to_string(last->id) + ", " + last->started_at + "): " + v.name +
+              ": " + v.evidence + "; fix: " + v.fix);
+}
+
+// The GPUs this process's job uses: the plan's visible ones, or under a
+// launcher's LOCAL_RANK the one of that rank.
+std::vector<std::string> job_gpus(const Machine& m, const Options& o) {
+  std::vector<const Gpu*> gpus = visible_gpus(visible_devices(m, o));
+  LaunchEnv launch = launch_env(o);
+  if (launch.local_rank && gpus.size() > 1 && std::size_t(*launch.local_rank) < gpus.size())
+    gpus = {gpus[*launch.local_rank]};
+  std::vector<std::string> uuids;
+  for (const Gpu* g : gpus)
+    if (g->uuid) uuids.push_back(*g->uuid);
+  return uuids;
+}
+
+std::optional<int> cpus_per_gpu(const Machine& m, const Plan& plan, const Options& o) {
+  if (plan.binding && !plan.binding->cpus.empty()) return int(plan.binding->cpus.size());
+  if (!m.host.usable_cpus) return std::nullopt;
+  return std::max(1, *m.host.usable_cpus / launch_env(o).local_world_size.value_or(1));
+}
+
+Job new_job(const Machine& m, const Plan& plan, const std::vector<std::string>& argv) {
+  Job j;
+  j.argv = argv;
+  j.cwd = current_dir();
+  j.command_fp = store::command_fingerprint(argv, j.cwd);
+  j.script_path = script_of(argv);
+  std::string content, err;
+  if (!j.script_path.empty() && fs::read_file(j.script_path, &content, &err)) j.script_fp = store::text_fingerprint(content);
+  j.machine_fp = store::fingerprint(m);
+  j.plan_json = plan_to_json(plan);
+  j.started_at = utc_now();
+  j.rank = env_int("RANK", "SLURM_PROCID");
+  j.local_rank = env_int("LOCAL_RANK", "SLURM_LOCALID");
+  j.hostname = m.host.hostname.value_or("");
+  j.gpuenv_version = GPUENV_VERSION;
+  return j;
+}
+
+void keep_job(const Context& ctx, const RunFlags& f, Job* job) {
+  std::string err;
+  auto db = store::Store::open(store_path(ctx, f.db), &err);
+  if (!db || !db->add_job(*job, &job->id, &err)) {
+    print_error("the job was not recorded: " + err);
+    return;
+  }
+  Verdict v = judge(job->context, job->timeline)[0];
+  print_error("job " + std::to_string(job->id) + ": " + v.name + " (gpuenv report " + std::to_string(job->id) + ")");
+}
+
+int supervise_watched(Context* ctx, const RunFlags& f, Supervisor* supervisor, const Machine& m, const Plan& plan,
+                      const Options& o) {
+  Job job = new_job(m, plan, ctx->command);
+  JobWatch watch;
+  JobWatchOptions wo;
+  wo.nvml_library = env_or("GPUENV_NVML_LIBRARY", wo.nvml_library);
+  wo.uuids = job_gpus(m, o);
+  wo.root = getpid();
+  wo.interval = watch_interval();
+  wo.on_unwatched = [](const std::string& why) { print_error("the job runs unwatched: " + why); };
+  auto start = std::chrono::steady_clock::now();
+  std::string err;
+  ChildExit exit = supervisor->run(ctx->command, &err, [&](pid_t) { watch.start(wo); });
+  job.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  watch.stop(&job.context, &job.timeline);
+  if (!exit.started) {
+    print_error(err);
+    return exit.code;
+  }
+  job.exit_code = exit.code;
+  job.context.cpus_per_gpu = cpus_per_gpu(m, plan, o);
+  keep_job(*ctx, f, &job);
+  return exit.code;
+}
+
+}  // namespace
+
+std::optional<std::string> RunFlags::tune_spec() const {
+  if (!tune || tune->count() == 0) return std::nullopt;
+  return tune_value;
+}
+
+void add_run_flags(CLI::App* sub, RunFlags* f) {
+  sub->add_flag("--no-watch", f->no_watch, "Do not watch the job (also: GPUENV_WATCH=0); exec it instead");
+  f->tune = sub->add_flag("--tune", f->tune_value,
+                          "Apply the last verdict's DataLoader settings; --tune=-num_workers,... refuses some")
+                ->option_text("[=-NAME,...]");
+  sub->add_option("--db", f->db, "The job store (default: gpuenv.db under the cache root)")->option_text("FILE");
+}
+
+int run_command(Context* ctx, const RunFlags& f, const std::function<void(const Plan&)>& warn) {
+  TuneChoice choice;
+  std::string err;
+  if (!parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err)) {
+    print_error(err);
+    return kExitUsage;
+  }
+  std::optional<Supervisor> supervisor;
+  if (watch_enabled(f)) supervisor.emplace();  // before sensing can start a thread
+  Machine m;
+  if (!ctx->load_machine(&m)) return kExitBadInput;
+  Options o = ctx->plan_options(m);
+  Plan plan = decide(m, o);
+  warn(plan);
+  std::optional<Job> last = last_job(*ctx, f, ctx->command);
+  say_last_verdict(last);
+  if (choice.enabled) apply_tune(last, choice);
+  if (!supervisor) {
+    std::string warning;
+    int code = exec_with_plan(plan, ctx->command, &warning, &err);
+    if (!warning.empty()) print_error(warning);
+    print_error(err);
+    return code;
+  }
+  apply_settings(plan);
+  std::string warning;
+  apply_binding(plan, &warning);
+  if (!warning.empty()) print_error(warning);
+  return supervise_watched(ctx, f, &*supervisor, m, plan, o);
+}
+
+std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv) {
+  std::optional<Job> last = last_job(*ctx, f, argv);
+  if (!last) return argv.empty() ? "" : "\nFeedback: this command has not run under gpuenv run here yet.\n";
+  TuneChoice choice;
+  std::string err;
+  parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err);
+  std::vector<Verdict> verdicts = judge(last->context, last->timeline);
+  std::string out = "\nFeedback from job " + std::to_string(last->id) + " (" + command_text(last->argv, 60) + ", " +
+                    last->started_at + "):\n";
+  for (const auto& v : verdicts) out += "  " + v.name + ": " + v.evidence + "\n    fix: " + v.fix + "\n";
+  std::vector<TuneChange> changes = tune_changes(verdicts, choice);
+  if (changes.empty()) return out + "  gpuenv run --tune would change nothing.\n";
+  out += "  gpuenv run --tune sets, on each DataLoader that left them at their defaults:\n";
+  for (const auto& c : changes)
+    out += "    " + c.name + "=" + c.value + (c.refused ? "  (refused)" : "  (" + refuse_hint(c.name) + ")") + "\n";
+  return out;
+}
+
+}  // namespace gpuenv

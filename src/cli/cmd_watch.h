@@ -1,0 +1,34 @@
+// gpuenv run's watching and --tune (cli/cmd_watch.cc), and the feedback that
+// explain shows: docs/feedback.md.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/context.h"
+
+namespace gpuenv {
+
+struct RunFlags {
+  bool no_watch = false;
+  std::string tune_value;              // what --tune[=SPEC] said
+  CLI::Option* tune = nullptr;         // given at all?
+  std::string db;                      // --db FILE
+  std::optional<std::string> tune_spec() const;
+};
+
+/// --no-watch, --tune[=-NAME,...], --db.
+void add_run_flags(CLI::App* sub, RunFlags* f);
+
+/// gpuenv run: the plan, the last verdict of this command, --tune, then the
+/// command: watched (gpuenv stays its parent) unless --no-watch or
+/// GPUENV_WATCH=0, else exec'd. Returns the command's exit code.
+int run_command(Context* ctx, const RunFlags& f, const std::function<void(const Plan&)>& warn);
+
+/// explain's "Feedback" section for `argv` (empty: the newest watched job):
+/// the last verdict and what --tune would change; "" when none was stored.
+std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv);
+
+}  // namespace gpuenv

@@ -1,0 +1,220 @@
+#include "decide/verdict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "model/clock_events.h"
+#include "model/text.h"
+
+namespace gpuenv {
+namespace {
+
+// Thresholds, named once; docs/feedback.md quotes them.
+constexpr double kIdleUtilPct = 5;         // never above: idle
+constexpr double kLowUtilPct = 60;         // below: the GPU waited for something
+constexpr double kBusyUtilPct = 85;        // at least: busy
+constexpr double kCpuBoundCores = 0.8;     // a process this busy is CPU-bound
+constexpr double kCopyBoundShare = 0.5;    // of the link, host to device
+constexpr double kThermalShare = 0.1;      // of samples with a thermal reason
+constexpr double kPowerCapShare = 0.25;    // of samples with the power-cap reason...
+constexpr double kPowerCapClock = 0.85;    // ...while the SM clock is below this share of its max
+constexpr double kHeadroomShare = 0.5;     // peak memory below this share of capacity
+constexpr int kMinSamples = 5;
+
+std::string num(double v, int decimals = 0) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// What the rules read: the whole job, and its active part (the buckets where
+// its processes held GPU memory: after CUDA started, before it ended).
+struct Facts {
+  const JobContext& c;
+  std::array<Stat, kMetricCount> all{}, active{};
+  double active_s = 0;
+  int samples = 0;
+  std::uint64_t events = 0;
+
+  const Stat& a(Metric m) const { return active[m]; }
+  bool has(Metric m) const { return active[m].n > 0; }
+  double mean(Metric m, double fallback = 0) const { return has(m) ? active[m].mean : fallback; }
+
+  double memory_capacity_mib() const {
+    double total = 0;
+    for (const auto& g : c.gpus) total += g.memory_total_mib.value_or(0);
+    return total;
+  }
+  double link_mbs() const {
+    double total = 0;
+    for (const auto& g : c.gpus) total += pcie_link_mbs(g.pcie_gen.value_or(0), g.pcie_width.value_or(0));
+    return total;
+  }
+  std::optional<double> max_sm_mhz() const {
+    for (const auto& g : c.gpus)
+      if (g.max_sm_mhz) return g.max_sm_mhz;
+    return std::nullopt;
+  }
+};
+
+Facts facts(const JobContext& c, const Timeline& t) {
+  Facts f{c};
+  f.all = t.totals();
+  bool mem_known = f.all[kMemMib].n > 0;
+  for (const auto& p : t.points()) {
+    f.samples += p.samples;
+    if (mem_known && !(p.s[kMemMib].n && p.s[kMemMib].max > 0)) continue;
+    for (int m = 0; m < kMetricCount; ++m) f.active[m].merge(p.s[m]);
+    f.active_s += p.t1 - p.t0 + c.interval_s;
+    f.events |= p.clock_events;
+  }
+  return f;
+}
+
+std::string util_phrase(const Facts& f) {
+  return "the GPU was busy " + num(f.mean(kUtilPct)) + "% of the time over " + num(f.active_s) + " s";
+}
+
+std::optional<Verdict> idle(const Facts& f) {
+  if (f.all[kUtilPct].n == 0 || f.all[kUtilPct].max > kIdleUtilPct) return std::nullopt;
+  if (f.all[kMemMib].n && f.all[kMemMib].max > 0) return std::nullopt;
+  Verdict v{"idle", "", "", {{"util_max_pct", f.all[kUtilPct].max}}, {}};
+  double other = f.all[kOtherGpuMemMib].n ? f.all[kOtherGpuMemMib].max : 0;
+  v.evidence = "utilisation never rose above " + num(f.all[kUtilPct].max) + "% and the job held no memory on the GPU";
+  if (other > 0) {
+    v.figures["other_gpu_mem_mib"] = other;
+    v.evidence += ", but " + num(other) + " MiB on a GPU it was not given";
+    v.fix = "the job used another GPU than the plan's: use cuda:0 under CUDA_VISIBLE_DEVICES (or cuda:LOCAL_RANK "
+            "under torchrun) instead of a fixed device number";
+  } else {
+    v.fix = "the job never used the GPU: move the model and each batch .to(\"cuda\"), and check that "
+            "torch.cuda.is_available() is True here (gpuenv doctor)";
+  }
+  return v;
+}
+
+std::optional<Verdict> copy_bound(const Facts& f) {
+  double link = f.link_mbs();
+  if (!f.has(kPcieRxMBs) || link <= 0 || f.mean(kUtilPct, 100) >= kLowUtilPct) return std::nullopt;
+  double rx = f.mean(kPcieRxMBs);
+  if (rx < kCopyBoundShare * link) return std::nullopt;
+  Verdict v{"copy-bound", "", "", {{"util_pct", f.mean(kUtilPct)}, {"pcie_rx_mbs", rx}, {"pcie_link_mbs", link}}, {}};
+  v.evidence = util_phrase(f) + " while host-to-device copies ran at " + num(rx / 1000, 1) + " GB/s, " +
+               num(100 * rx / link) + "% of the PCIe link (" + num(link / 1000, 1) + " GB/s)";
+  v.fix = "copy less and overlap it: pin_memory=True with .to(device, non_blocking=True), send uint8 images and "
+          "convert and normalise them on the GPU, keep a dataset that fits in GPU memory there";
+  v.tune["pin_memory"] = "True";
+  return v;
+}
+
+std::optional<Verdict> input_bound(const Facts& f) {
+  if (!f.has(kUtilPct) || f.mean(kUtilPct) >= kLowUtilPct || !f.has(kTopCpuCores)) return std::nullopt;
+  double top = f.mean(kTopCpuCores), tree = f.mean(kCpuCores), workers = f.mean(kWorkers);
+  bool loader_bound = top >= kCpuBoundCores;
+  bool workers_bound = workers >= 1 && tree >= kCpuBoundCores * (workers + 1);
+  if (!loader_bound && !workers_bound) return std::nullopt;
+  int target = suggested_workers(f.c.cpus_per_gpu);
+  Verdict v{"input-bound", "", "",
+            {{"util_pct", f.mean(kUtilPct)}, {"top_cpu_cores", top}, {"cpu_cores", tree}, {"workers", workers},
+             {"suggested_workers", target}},
+            {}};
+  v.evidence = util_phrase(f) + " while its busiest process used " + num(top, 2) + " cores and " +
+               num(workers, 0) + " worker processes ran (the job used " + num(tree, 1) + " cores in all)";
+  if (workers + 0.5 >= target) {
+    v.fix = "its " + num(workers, 0) + " workers already use the " + num(target + 1) +
+            " CPUs per GPU: make the per-sample work cheaper (decode and augment on the GPU, cache decoded data)";
+    return v;
+  }
+  v.fix = "load batches in worker processes: DataLoader(num_workers=" + std::to_string(target) +
+          ", pin_memory=True, persistent_workers=True) (" +
+          (f.c.cpus_per_gpu ? std::to_string(*f.c.cpus_per_gpu) + " CPUs per GPU here, one left for the loop"
+                            : std::string("CPUs per GPU unknown")) +
+          "); gpuenv run --tune applies it without editing the script";
+  v.tune = {{"num_workers", std::to_string(target)}, {"pin_memory", "True"}, {"persistent_workers", "True"}};
+  return v;
+}
+
+double share(const Facts& f, Metric m) { return f.has(m) ? f.mean(m) : 0; }
+
+std::string reasons_text(std::uint64_t events) {
+  std::vector<std::string> names = clock_event_names(events & ~clock_event::kGpuIdle);
+  return names.empty() ? "none named" : join(names, ", ");
+}
+
+std::optional<Verdict> thermal(const Facts& f) {
+  double s = share(f, kThermal);
+  if (s < kThermalShare) return std::nullopt;
+  Verdict v{"throttled", "", "", {{"thermal_share", s}, {"sm_mhz", f.mean(kSmMhz)}}, {}};
+  v.evidence = "clocks were held back for heat or by the hardware in " + num(100 * s) + "% of the samples (" +
+               reasons_text(f.events) + "); SM clock " + num(f.mean(kSmMhz)) + " MHz on average";
+  if (auto max = f.max_sm_mhz()) v.evidence += " of " + num(*max) + " MHz";
+  v.fix = "check the cooling and the airflow (nvidia-smi -q -d TEMPERATURE,PERFORMANCE; gpuenv doctor): "
+          "a cooled GPU keeps its clocks";
+  return v;
+}
+
+std::optional<Verdict> power_capped(const Facts& f) {
+  double s = share(f, kPowerCap);
+  auto max = f.max_sm_mhz();
+  if (s < kPowerCapShare || !max || !f.has(kSmMhz) || f.mean(kSmMhz) >= kPowerCapClock * *max) return std::nullopt;
+  Verdict v{"throttled", "", "", {{"power_cap_share", s}, {"sm_mhz", f.mean(kSmMhz)}, {"power_w", f.mean(kPowerW)}}, {}};
+  v.evidence = "the power limit held the clocks in " + num(100 * s) + "% of the samples: SM clock " +
+               num(f.mean(kSmMhz)) + " of " + num(*max) + " MHz at " + num(f.mean(kPowerW)) + " W";
+  v.fix = "the board's power limit sets the pace (nvidia-smi -q -d POWER); raise it with nvidia-smi -pl if the "
+          "board and the facility allow, or expect these clocks";
+  return v;
+}
+
+std::optional<Verdict> busy(const Facts& f) {
+  if (!f.has(kUtilPct) || f.mean(kUtilPct) < kBusyUtilPct) return std::nullopt;
+  return Verdict{"busy", util_phrase(f), "nothing to gain here from the input pipeline or the clocks",
+                 {{"util_pct", f.mean(kUtilPct)}}, {}};
+}
+
+std::optional<Verdict> memory_headroom(const Facts& f) {
+  double cap = f.memory_capacity_mib();
+  if (!f.has(kMemMib) || cap <= 0 || f.mean(kUtilPct) < 20) return std::nullopt;
+  double peak = f.a(kMemMib).max;
+  if (peak <= 0 || peak >= kHeadroomShare * cap) return std::nullopt;
+  int factor = std::clamp(int(0.9 * cap / peak), 2, 8);
+  Verdict v{"memory-headroom", "", "", {{"peak_mem_mib", peak}, {"capacity_mib", cap}}, {}};
+  v.evidence = "its GPU memory peaked at " + num(peak / 1024, 1) + " GiB of " + num(cap / 1024, 1) + " GiB (" +
+               num(100 * peak / cap) + "%)";
+  v.fix = "a larger batch fits: up to about " + std::to_string(factor) +
+          "x the batch (activations grow with it; gpuenv plan-memory says which batch fits), with the learning "
+          "rate scaled to match";
+  return v;
+}
+
+}  // namespace
+
+double pcie_link_mbs(int gen, int width) {
+  static constexpr double kLaneMBs[] = {0, 250, 500, 985, 1969, 3938, 7563};
+  if (gen < 1 || gen > 6 || width < 1) return 0;
+  return kLaneMBs[gen] * width;
+}
+
+int suggested_workers(std::optional<int> cpus_per_gpu) {
+  if (!cpus_per_gpu) return 4;
+  return std::clamp(*cpus_per_gpu - 1, 1, 32);
+}
+
+std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline) {
+  Facts f = facts(context, timeline);
+  if (f.all[kUtilPct].n == 0 && !context.unwatched.empty())
+    return {{"unwatched", "the GPUs were not sampled: " + context.unwatched, "nothing to judge", {}, {}}};
+  if (f.samples < kMinSamples)
+    return {{"too-short", "the job ran for " + std::to_string(f.samples) + " samples (" +
+                              num(context.interval_s, 1) + " s apart)",
+             "run it longer than " + std::to_string(kMinSamples) + " samples to get a verdict", {}, {}}};
+  std::vector<Verdict> out;
+  for (auto rule : {idle, copy_bound, input_bound, thermal, busy, power_capped, memory_headroom})
+    if (auto v = rule(f)) out.push_back(std::move(*v));
+  if (out.empty())
+    out.push_back({"unclear", util_phrase(f) + "; no rule matched", "nothing to apply from this run",
+                   {{"util_pct", f.mean(kUtilPct)}}, {}});
+  return out;
+}
+
+}  // namespace gpuenv

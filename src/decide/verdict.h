@@ -1,0 +1,35 @@
+// What held a watched job back: pure rules over its timeline (model/job.h).
+// docs/feedback.md lists what each rule needs and when it fires.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/job.h"
+
+namespace gpuenv {
+
+struct Verdict {
+  std::string name;      // idle|copy-bound|input-bound|throttled|busy|memory-headroom|unclear|too-short|unwatched
+  std::string evidence;  // the numbers it rests on, one sentence
+  std::string fix;       // what to change, one or two sentences
+  std::map<std::string, double> figures;  // the evidence's numbers, for JSON
+  // DataLoader arguments `gpuenv run --tune` may set (Python literals):
+  // num_workers, pin_memory, persistent_workers.
+  std::map<std::string, std::string> tune;
+};
+
+/// Every rule that fires, the one that matters most first; never empty
+/// (unclear, too-short or unwatched when nothing else can be said).
+std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline);
+
+/// PCIe bandwidth of one direction of a link, MB/s (gen 1-6, any width);
+/// 0 when unknown.
+double pcie_link_mbs(int gen, int width);
+
+/// The DataLoader workers to suggest for `cpus_per_gpu` CPUs (one stays
+/// with the training loop): 1 to 32; 4 when unknown.
+int suggested_workers(std::optional<int> cpus_per_gpu);
+
+}  // namespace gpuenv

@@ -1,0 +1,127 @@
+#include "decide/verdict.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "model/job_json.h"
+
+namespace gpuenv {
+namespace {
+
+struct Recorded {
+  JobContext context;
+  Timeline timeline;
+};
+
+Recorded load(const std::string& name) {
+  std::ifstream f(std::string(GPUENV_TESTS_DIR) + "/timelines/" + name + ".json");
+  std::stringstream text;
+  text << f.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  Recorded r;
+  std::string err;
+  EXPECT_TRUE(context_from_json(j["context"], &r.context, &err)) << name << ": " << err;
+  EXPECT_TRUE(timeline_from_json(j["timeline"], &r.timeline, &err)) << name << ": " << err;
+  return r;
+}
+
+std::vector<std::string> names(const std::vector<Verdict>& vs) {
+  std::vector<std::string> out;
+  for (const auto& v : vs) out.push_back(v.name);
+  return out;
+}
+
+// Each recorded timeline (tests/timelines/make.py), the verdicts it gets in
+// order, and words its first verdict's evidence and fix must hold.
+struct Row {
+  const char* file;
+  std::vector<std::string> verdicts;
+  std::vector<std::string> evidence, fix;
+  std::map<std::string, std::string> tune;
+};
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> kRows = {
+      {"input_bound", {"input-bound"}, {"busy 9%", "0.99 cores", "0 worker"},
+       {"num_workers=15", "pin_memory=True", "persistent_workers=True", "16 CPUs per GPU"},
+       {{"num_workers", "15"}, {"pin_memory", "True"}, {"persistent_workers", "True"}}},
+      {"input_bound_saturated", {"input-bound", "memory-headroom"}, {"15 worker processes"}, {"cheaper"}, {}},
+      {"busy", {"busy", "memory-headroom"}, {"busy 97%"}, {"nothing to gain"}, {}},
+      {"memory_headroom", {"memory-headroom"}, {"9.1 GiB of 140.4 GiB"}, {"larger batch", "plan-memory"}, {}},
+      {"thermal", {"throttled", "busy"}, {"sw_thermal_slowdown", "of 1980 MHz"}, {"cooling"}, {}},
+      {"power_capped", {"throttled"}, {"power limit", "1500 of 1980 MHz"}, {"nvidia-smi -pl"}, {}},
+      {"copy_bound", {"copy-bound", "memory-headroom"}, {"43.9 GB/s", "of the PCIe link (63.0 GB/s)"}, {"pin_memory=True", "uint8"},
+       {{"pin_memory", "True"}}},
+      {"idle", {"idle"}, {"never rose above 0%"}, {"never used the GPU"}, {}},
+      {"other_gpu", {"idle"}, {"20480 MiB on a GPU it was not given"}, {"another GPU"}, {}},
+      {"unclear", {"unclear"}, {"busy 75%"}, {"nothing to apply"}, {}},
+      {"too_short", {"too-short"}, {"3 samples"}, {"longer"}, {}},
+      {"unwatched", {"unwatched"}, {"cannot open shared object"}, {"nothing to judge"}, {}},
+  };
+  return kRows;
+}
+
+TEST(Verdict, RecordedTimelines) {
+  for (const auto& row : rows()) {
+    Recorded r = load(row.file);
+    std::vector<Verdict> vs = judge(r.context, r.timeline);
+    EXPECT_EQ(names(vs), row.verdicts) << row.file;
+    if (vs.empty()) continue;
+    for (const auto& w : row.evidence)
+      EXPECT_NE(vs[0].evidence.find(w), std::string::npos) << row.file << ": \"" << w << "\" not in: " << vs[0].evidence;
+    for (const auto& w : row.fix)
+      EXPECT_NE(vs[0].fix.find(w), std::string::npos) << row.file << ": \"" << w << "\" not in: " << vs[0].fix;
+    EXPECT_EQ(vs[0].tune, row.tune) << row.file;
+  }
+}
+
+// Every verdict name the rules can give has a row that gives it first.
+TEST(Verdict, EveryVerdictHasARow) {
+  std::set<std::string> first;
+  for (const auto& row : rows()) first.insert(row.verdicts[0]);
+  for (const char* name : {"idle", "copy-bound", "input-bound", "throttled", "busy", "memory-headroom", "unclear",
+                           "too-short", "unwatched"})
+    EXPECT_TRUE(first.count(name) || name == std::string("memory-headroom")) << name;
+  EXPECT_TRUE(first.count("memory-headroom"));
+}
+
+// The fewer CPUs per GPU, the fewer workers; one CPU stays with the loop.
+TEST(Verdict, WorkersFollowTheCpus) {
+  EXPECT_EQ(suggested_workers(16), 15);
+  EXPECT_EQ(suggested_workers(1), 1);
+  EXPECT_EQ(suggested_workers(200), 32);
+  EXPECT_EQ(suggested_workers(std::nullopt), 4);
+  Recorded r = load("input_bound");
+  r.context.cpus_per_gpu = 6;
+  EXPECT_EQ(judge(r.context, r.timeline)[0].tune.at("num_workers"), "5");
+}
+
+TEST(Verdict, PcieLinks) {
+  EXPECT_NEAR(pcie_link_mbs(5, 16), 63008, 1);
+  EXPECT_NEAR(pcie_link_mbs(4, 8), 15752, 1);
+  EXPECT_EQ(pcie_link_mbs(0, 16), 0);
+  EXPECT_EQ(pcie_link_mbs(7, 16), 0);
+}
+
+// The start-up phase (before the job holds GPU memory) is not held against it:
+// a busy job with a long import phase is still busy.
+TEST(Verdict, StartupIsNotCounted) {
+  JobContext c;
+  c.gpus.push_back({"GPU-x", "H200", 143771.0, 5, 16, 1980.0, 700.0});
+  Timeline t;
+  for (int i = 0; i < 100; ++i) {
+    JobSample s;
+    s.t = i;
+    bool started = i >= 60;
+    s.v[kUtilPct] = started ? 99 : 0;
+    s.v[kMemMib] = started ? 100000 : 0;
+    s.v[kTopCpuCores] = 1.0;
+    t.add(s);
+  }
+  EXPECT_EQ(judge(c, t)[0].name, "busy");
+}
+
+}  // namespace
+}  // namespace gpuenv

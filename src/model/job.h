@@ -1,0 +1,119 @@
+// A job that `gpuenv run` watched: what it ran, where, how it ended, and a
+// downsampled timeline of its GPU and CPU use. Pure data; sense/job_watch
+// fills it, store/ keeps it, decide/verdict judges it, act/job_report shows it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuenv {
+
+/// What one sample measures. GPU figures are summed (memory, PCIe, power)
+/// or averaged (utilisation, clock) over the GPUs the job was watched on.
+enum Metric : int {
+  kUtilPct,         // nvmlDeviceGetUtilizationRates .gpu, %
+  kMemMib,          // the job's processes' GPU memory on the watched GPUs, MiB
+  kPowerW,          // board power, W
+  kSmMhz,           // SM clock, MHz
+  kPcieRxMBs,       // PCIe bytes the GPU received (host to device), MB/s
+  kPcieTxMBs,       // PCIe bytes the GPU sent (device to host), MB/s
+  kThermal,         // 1 when a thermal / hardware slowdown reason was set, else 0
+  kPowerCap,        // 1 when the power-cap reason was set, else 0
+  kCpuCores,        // CPU time of the job's whole process tree, in cores
+  kTopCpuCores,     // CPU time of its busiest single process, in cores
+  kWorkers,         // processes in the tree besides the command itself
+  kOtherGpuMemMib,  // the job's GPU memory on GPUs it was not watched on, MiB
+  kMetricCount
+};
+
+/// "util_pct", "mem_mib", ...: the names in JSON.
+const char* metric_name(Metric m);
+
+/// One raw sample; unknown (not supported, not read) stays nullopt.
+struct JobSample {
+  double t = 0;  // seconds since the job started
+  std::array<std::optional<double>, kMetricCount> v{};
+  std::optional<std::uint64_t> clock_events;  // the NVML mask, OR over the GPUs
+};
+
+/// min / mean / max of one metric over the samples of a bucket that had it.
+struct Stat {
+  int n = 0;
+  double min = 0, mean = 0, max = 0;
+  void add(double x);
+  void merge(const Stat& o);
+  friend bool operator==(const Stat&, const Stat&) = default;
+};
+
+/// A time bucket of the timeline.
+struct TimelinePoint {
+  double t0 = 0, t1 = 0;  // first and last sample time in it
+  int samples = 0;
+  std::array<Stat, kMetricCount> s{};
+  std::uint64_t clock_events = 0;  // OR of every mask seen
+  friend bool operator==(const TimelinePoint&, const TimelinePoint&) = default;
+};
+
+inline constexpr std::size_t kMaxTimelinePoints = 1000;
+
+/// The downsampled timeline: at most kMaxTimelinePoints buckets, each of
+/// `width` consecutive samples (the last may hold fewer); when full, pairs
+/// of neighbours merge and the width doubles. Memory stays bounded however
+/// long the job runs.
+class Timeline {
+ public:
+  void add(const JobSample& s);
+  const std::vector<TimelinePoint>& points() const { return points_; }
+  int width() const { return width_; }
+  /// Every metric over the whole job.
+  std::array<Stat, kMetricCount> totals() const;
+  /// Restores a stored timeline (job_json.h).
+  static Timeline from_points(std::vector<TimelinePoint> points, int width);
+
+ private:
+  void halve();
+  std::vector<TimelinePoint> points_;
+  int width_ = 1;
+};
+
+/// A GPU the job was watched on, with the capacities verdicts compare to.
+struct JobGpu {
+  std::string uuid;
+  std::optional<std::string> name;
+  std::optional<double> memory_total_mib;
+  std::optional<int> pcie_gen, pcie_width;  // current link
+  std::optional<double> max_sm_mhz, power_limit_w;
+  friend bool operator==(const JobGpu&, const JobGpu&) = default;
+};
+
+/// What the verdicts need besides the timeline.
+struct JobContext {
+  std::vector<JobGpu> gpus;
+  std::optional<int> cpus_per_gpu;  // CPUs this process may use per GPU it drives
+  double interval_s = 1.0;          // the sampling interval
+  std::string unwatched;            // why the GPUs were not sampled ("" when they were)
+  friend bool operator==(const JobContext&, const JobContext&) = default;
+};
+
+/// The record of one watched job (one rank).
+struct Job {
+  std::int64_t id = 0;
+  std::vector<std::string> argv;
+  std::string cwd;
+  std::string command_fp;  // of argv
+  std::string script_path, script_fp;  // the script file argv names, its content's fingerprint
+  std::string machine_fp;
+  std::string plan_json;
+  std::string started_at;  // RFC 3339 UTC
+  double duration_s = 0;
+  int exit_code = 0;
+  std::optional<int> rank, local_rank;
+  std::string hostname, gpuenv_version;
+  JobContext context;
+  Timeline timeline;
+};
+
+}  // namespace gpuenv

@@ -1,0 +1,175 @@
+#include "model/job_json.h"
+
+#include <cmath>
+#include <limits>
+
+namespace gpuenv {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+bool fail(const std::string& path, const std::string& what, std::string* err) {
+  *err = path + ": " + what;
+  return false;
+}
+
+// An optional number at j[key]: absent or null leaves *v unset.
+template <typename T>
+bool opt_number(const json& j, const char* key, const std::string& path, std::optional<T>* v, std::string* err) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return true;
+  if (!it->is_number()) return fail(path + "." + key, std::string("expected a number, got ") + it->type_name(), err);
+  double x = it->get<double>();
+  if (!std::isfinite(x) || x < double(std::numeric_limits<T>::lowest()) || x > double(std::numeric_limits<T>::max()))
+    return fail(path + "." + key, "out of range", err);
+  *v = static_cast<T>(x);
+  return true;
+}
+
+bool opt_string(const json& j, const char* key, const std::string& path, std::optional<std::string>* v,
+                std::string* err) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return true;
+  if (!it->is_string()) return fail(path + "." + key, std::string("expected a string, got ") + it->type_name(), err);
+  *v = it->get<std::string>();
+  return true;
+}
+
+json stat_json(const Stat& s) { return s.n ? json::array({s.min, s.mean, s.max, s.n}) : json(nullptr); }
+
+bool stat_from(const json& j, const std::string& path, Stat* s, std::string* err) {
+  if (j.is_null()) return true;
+  if (!j.is_array() || j.size() != 4) return fail(path, "expected [min, mean, max, n]", err);
+  for (const auto& x : j)
+    if (!x.is_number()) return fail(path, "expected numbers", err);
+  s->min = j[0].get<double>(), s->mean = j[1].get<double>(), s->max = j[2].get<double>();
+  double n = j[3].get<double>();
+  if (!(n >= 1 && n <= 1e9)) return fail(path, "n must be 1 to 1e9", err);
+  s->n = static_cast<int>(n);
+  return true;
+}
+
+json point_json(const TimelinePoint& p) {
+  json j = {{"t0", p.t0}, {"t1", p.t1}, {"samples", p.samples}, {"clock_events", p.clock_events}};
+  for (int m = 0; m < kMetricCount; ++m)
+    if (p.s[m].n) j[metric_name(Metric(m))] = stat_json(p.s[m]);
+  return j;
+}
+
+bool point_from(const json& j, const std::string& path, TimelinePoint* p, std::string* err) {
+  if (!j.is_object()) return fail(path, "expected an object", err);
+  std::optional<double> t0, t1;
+  std::optional<int> samples;
+  std::optional<std::uint64_t> events;
+  if (!opt_number(j, "t0", path, &t0, err) || !opt_number(j, "t1", path, &t1, err) ||
+      !opt_number(j, "samples", path, &samples, err) || !opt_number(j, "clock_events", path, &events, err))
+    return false;
+  if (!t0 || !t1 || !samples || *samples < 1) return fail(path, "needs t0, t1 and samples (at least 1)", err);
+  p->t0 = *t0, p->t1 = *t1, p->samples = *samples, p->clock_events = events.value_or(0);
+  for (int m = 0; m < kMetricCount; ++m) {
+    const char* name = metric_name(Metric(m));
+    if (auto it = j.find(name); it != j.end() && !stat_from(*it, path + "." + name, &p->s[m], err)) return false;
+  }
+  return true;
+}
+
+json gpu_json(const JobGpu& g) {
+  return {{"uuid", g.uuid},
+          {"name", opt(g.name)},
+          {"memory_total_mib", opt(g.memory_total_mib)},
+          {"pcie_gen", opt(g.pcie_gen)},
+          {"pcie_width", opt(g.pcie_width)},
+          {"max_sm_mhz", opt(g.max_sm_mhz)},
+          {"power_limit_w", opt(g.power_limit_w)}};
+}
+
+bool gpu_from(const json& j, const std::string& path, JobGpu* g, std::string* err) {
+  if (!j.is_object()) return fail(path, "expected an object", err);
+  std::optional<std::string> uuid;
+  if (!opt_string(j, "uuid", path, &uuid, err) || !opt_string(j, "name", path, &g->name, err) ||
+      !opt_number(j, "memory_total_mib", path, &g->memory_total_mib, err) ||
+      !opt_number(j, "pcie_gen", path, &g->pcie_gen, err) || !opt_number(j, "pcie_width", path, &g->pcie_width, err) ||
+      !opt_number(j, "max_sm_mhz", path, &g->max_sm_mhz, err) ||
+      !opt_number(j, "power_limit_w", path, &g->power_limit_w, err))
+    return false;
+  g->uuid = uuid.value_or("");
+  return true;
+}
+
+}  // namespace
+
+json timeline_to_json(const Timeline& t) {
+  json points = json::array();
+  for (const auto& p : t.points()) points.push_back(point_json(p));
+  return {{"width", t.width()}, {"points", points}};
+}
+
+bool timeline_from_json(const json& j, Timeline* t, std::string* err) {
+  if (!j.is_object()) return fail("timeline", "expected an object", err);
+  std::optional<int> width;
+  if (!opt_number(j, "width", "timeline", &width, err)) return false;
+  auto it = j.find("points");
+  if (it == j.end() || !it->is_array()) return fail("timeline.points", "expected an array", err);
+  if (it->size() > kMaxTimelinePoints)
+    return fail("timeline.points", "more than " + std::to_string(kMaxTimelinePoints) + " points", err);
+  std::vector<TimelinePoint> points(it->size());
+  for (std::size_t i = 0; i < it->size(); ++i)
+    if (!point_from((*it)[i], "timeline.points[" + std::to_string(i) + "]", &points[i], err)) return false;
+  *t = Timeline::from_points(std::move(points), width.value_or(1));
+  return true;
+}
+
+json context_to_json(const JobContext& c) {
+  json gpus = json::array();
+  for (const auto& g : c.gpus) gpus.push_back(gpu_json(g));
+  return {{"gpus", gpus}, {"cpus_per_gpu", opt(c.cpus_per_gpu)}, {"interval_s", c.interval_s},
+          {"unwatched", c.unwatched}};
+}
+
+bool context_from_json(const json& j, JobContext* c, std::string* err) {
+  if (!j.is_object()) return fail("context", "expected an object", err);
+  std::optional<double> interval;
+  std::optional<std::string> unwatched;
+  if (!opt_number(j, "cpus_per_gpu", "context", &c->cpus_per_gpu, err) ||
+      !opt_number(j, "interval_s", "context", &interval, err) ||
+      !opt_string(j, "unwatched", "context", &unwatched, err))
+    return false;
+  c->interval_s = interval.value_or(1.0);
+  c->unwatched = unwatched.value_or("");
+  if (auto it = j.find("gpus"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) return fail("context.gpus", "expected an array", err);
+    c->gpus.resize(it->size());
+    for (std::size_t i = 0; i < it->size(); ++i)
+      if (!gpu_from((*it)[i], "context.gpus[" + std::to_string(i) + "]", &c->gpus[i], err)) return false;
+  }
+  return true;
+}
+
+json job_to_json(const Job& job, bool with_timeline) {
+  json j = {{"id", job.id},
+            {"argv", job.argv},
+            {"cwd", job.cwd},
+            {"command_fp", job.command_fp},
+            {"script", job.script_path.empty() ? json(nullptr) : json(job.script_path)},
+            {"script_fp", job.script_fp.empty() ? json(nullptr) : json(job.script_fp)},
+            {"machine_fp", job.machine_fp},
+            {"started_at", job.started_at},
+            {"duration_s", job.duration_s},
+            {"exit_code", job.exit_code},
+            {"rank", opt(job.rank)},
+            {"local_rank", opt(job.local_rank)},
+            {"hostname", job.hostname},
+            {"gpuenv_version", job.gpuenv_version},
+            {"context", context_to_json(job.context)}};
+  json plan = json::parse(job.plan_json, nullptr, false);
+  j["plan"] = plan.is_discarded() ? json(nullptr) : plan;
+  if (with_timeline) j["timeline"] = timeline_to_json(job.timeline);
+  return j;
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,80 @@
+#include "model/job.h"
+
+#include <gtest/gtest.h>
+
+#include "model/job_json.h"
+
+namespace gpuenv {
+namespace {
+
+JobSample sample(double t, double util) {
+  JobSample s;
+  s.t = t;
+  s.v[kUtilPct] = util;
+  return s;
+}
+
+// However long the job, the timeline stays within kMaxTimelinePoints and
+// keeps every sample's weight, min and max.
+TEST(Timeline, StaysBoundedAndKeepsTotals) {
+  Timeline t;
+  const int n = 5000;
+  for (int i = 0; i < n; ++i) t.add(sample(i, i % 100));
+  EXPECT_LE(t.points().size(), kMaxTimelinePoints);
+  EXPECT_GE(t.points().size(), kMaxTimelinePoints / 2);
+  EXPECT_EQ(t.width(), 8);
+  Stat all = t.totals()[kUtilPct];
+  EXPECT_EQ(all.n, n);
+  EXPECT_EQ(all.min, 0);
+  EXPECT_EQ(all.max, 99);
+  EXPECT_NEAR(all.mean, 49.5, 1e-9);
+  int samples = 0;
+  for (const auto& p : t.points()) samples += p.samples;
+  EXPECT_EQ(samples, n);
+  EXPECT_EQ(t.points().front().t0, 0);
+  EXPECT_EQ(t.points().back().t1, n - 1);
+  EXPECT_EQ(t.totals()[kMemMib].n, 0);  // never sampled: unknown, not 0
+}
+
+TEST(Timeline, RoundTripsThroughJson) {
+  Timeline t;
+  for (int i = 0; i < 30; ++i) {
+    JobSample s = sample(i * 0.5, 10 * (i % 7));
+    if (i % 2) s.v[kMemMib] = 1024.0 * i;
+    s.clock_events = i % 3 ? 0x4 : 0;
+    t.add(s);
+  }
+  Timeline back;
+  std::string err;
+  ASSERT_TRUE(timeline_from_json(timeline_to_json(t), &back, &err)) << err;
+  EXPECT_EQ(back.points(), t.points());
+  EXPECT_EQ(back.width(), t.width());
+}
+
+TEST(Timeline, BadJsonNamesThePlace) {
+  Timeline t;
+  std::string err;
+  EXPECT_FALSE(timeline_from_json(nlohmann::json::parse(R"({"points":[{"t0":0,"t1":0,"samples":1,"util_pct":[1,2]}]})"),
+                                  &t, &err));
+  EXPECT_EQ(err, "timeline.points[0].util_pct: expected [min, mean, max, n]");
+  EXPECT_FALSE(timeline_from_json(nlohmann::json::parse(R"({"points":[{"t0":0,"samples":1}]})"), &t, &err));
+  EXPECT_NE(err.find("timeline.points[0]"), std::string::npos);
+  EXPECT_FALSE(timeline_from_json(nlohmann::json::parse(R"({"points":[{"t0":1e300,"t1":0,"samples":1e30}]})"), &t, &err));
+  EXPECT_NE(err.find("out of range"), std::string::npos) << err;
+}
+
+TEST(JobContext, RoundTripsThroughJson) {
+  JobContext c;
+  c.gpus.push_back({"GPU-a", "NVIDIA H200", 143771.0, 5, 16, 1980.0, 700.0});
+  c.gpus.push_back({"GPU-b", std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt});
+  c.cpus_per_gpu = 12;
+  c.interval_s = 0.5;
+  c.unwatched = "";
+  JobContext back;
+  std::string err;
+  ASSERT_TRUE(context_from_json(context_to_json(c), &back, &err)) << err;
+  EXPECT_EQ(back, c);
+}
+
+}  // namespace
+}  // namespace gpuenv

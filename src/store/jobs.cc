@@ -1,0 +1,132 @@
+// The jobs table: one row per watched rank (schema in store.cc).
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "model/job_json.h"
+#include "store/sqlite_stmt.h"
+#include "store/store.h"
+
+namespace gpuenv::store {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kColumns =
+    "SELECT id, started_at, duration_s, exit_code, argv, cwd, command_fp, script_path, script_fp, machine_fp, "
+    "plan, rank, local_rank, hostname, gpuenv_version, context, timeline FROM jobs ";
+
+void bind_int(Stmt* s, int i, const std::optional<int>& v) {
+  v ? (void)sqlite3_bind_int(s->get(), i, *v) : (void)sqlite3_bind_null(s->get(), i);
+}
+
+std::optional<int> column_int(sqlite3_stmt* s, int i) {
+  if (sqlite3_column_type(s, i) == SQLITE_NULL) return std::nullopt;
+  return sqlite3_column_int(s, i);
+}
+
+// A row back into a Job; a row whose JSON does not read (written by hand, or
+// damaged) names its id and column in *err.
+bool read_job(sqlite3_stmt* s, Job* j, std::string* err) {
+  j->id = sqlite3_column_int64(s, 0);
+  j->started_at = column_text(s, 1);
+  j->duration_s = sqlite3_column_double(s, 2);
+  j->exit_code = sqlite3_column_int(s, 3);
+  j->cwd = column_text(s, 5), j->command_fp = column_text(s, 6);
+  j->script_path = column_text(s, 7), j->script_fp = column_text(s, 8), j->machine_fp = column_text(s, 9);
+  j->plan_json = column_text(s, 10);
+  j->rank = column_int(s, 11), j->local_rank = column_int(s, 12);
+  j->hostname = column_text(s, 13), j->gpuenv_version = column_text(s, 14);
+  std::string where = "job " + std::to_string(j->id) + ": ";
+  json argv = json::parse(column_text(s, 4), nullptr, false);
+  if (!argv.is_array()) return *err = where + "argv is not a JSON array", false;
+  for (const auto& a : argv) {
+    if (!a.is_string()) return *err = where + "argv holds a non-string", false;
+    j->argv.push_back(a.get<std::string>());
+  }
+  json context = json::parse(column_text(s, 15), nullptr, false);
+  json timeline = json::parse(column_text(s, 16), nullptr, false);
+  std::string why;
+  if (!context_from_json(context, &j->context, &why) || !timeline_from_json(timeline, &j->timeline, &why))
+    return *err = where + why, false;
+  return true;
+}
+
+}  // namespace
+
+bool Store::has_jobs_table(bool* yes, std::string* err) {
+  Stmt s(db_, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'jobs'");
+  if (!s.ok() || s.step() != SQLITE_ROW) return *err = sqlite_error(db_, path_), false;
+  *yes = sqlite3_column_int(s.get(), 0) > 0;
+  return true;
+}
+
+bool Store::add_job(const Job& job, std::int64_t* id, std::string* err) {
+  Stmt s(db_,
+         "INSERT INTO jobs(started_at, duration_s, exit_code, argv, cwd, command_fp, script_path, script_fp, "
+         "machine_fp, plan, rank, local_rank, hostname, gpuenv_version, context, timeline) "
+         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
+  if (!s.ok()) return *err = sqlite_error(db_, path_), false;
+  s.text(1, job.started_at), s.real(2, job.duration_s);
+  sqlite3_bind_int(s.get(), 3, job.exit_code);
+  // JSON of outside text (argv, paths): replace invalid UTF-8 instead of throwing.
+  auto dump = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); };
+  s.text(4, dump(json(job.argv))), s.text(5, job.cwd), s.text(6, job.command_fp);
+  s.text(7, job.script_path), s.text(8, job.script_fp), s.text(9, job.machine_fp), s.text(10, job.plan_json);
+  bind_int(&s, 11, job.rank), bind_int(&s, 12, job.local_rank);
+  s.text(13, job.hostname), s.text(14, job.gpuenv_version);
+  s.text(15, dump(context_to_json(job.context))), s.text(16, dump(timeline_to_json(job.timeline)));
+  if (!exec("BEGIN IMMEDIATE", err)) return false;
+  if (s.step() != SQLITE_DONE) {
+    *err = sqlite_error(db_, path_ + ": jobs");
+    std::string ignored;
+    exec("ROLLBACK", &ignored);
+    return false;
+  }
+  *id = sqlite3_last_insert_rowid(db_);
+  return exec("COMMIT", err);
+}
+
+bool Store::query_jobs(const std::string& where, const std::vector<std::string>& args, std::vector<Job>* out,
+                       std::string* err) {
+  bool table = false;
+  if (!has_jobs_table(&table, err)) return false;
+  if (!table) return true;
+  std::string sql = kColumns + where;
+  Stmt s(db_, sql.c_str());
+  if (!s.ok()) return *err = sqlite_error(db_, path_), false;
+  for (std::size_t i = 0; i < args.size(); ++i) s.text(int(i) + 1, args[i]);
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    Job j;
+    if (!read_job(s.get(), &j, err)) return *err = path_ + ": " + *err, false;
+    out->push_back(std::move(j));
+  }
+  if (rc != SQLITE_DONE) return *err = sqlite_error(db_, path_), false;
+  return true;
+}
+
+bool Store::recent_jobs(int limit, std::vector<Job>* out, std::string* err) {
+  return query_jobs("ORDER BY id DESC LIMIT " + std::to_string(std::max(0, limit)), {}, out, err);
+}
+
+bool Store::job(std::int64_t id, std::optional<Job>* out, std::string* err) {
+  std::vector<Job> jobs;
+  if (!query_jobs("WHERE id = " + std::to_string(id), {}, &jobs, err)) return false;
+  if (!jobs.empty()) *out = std::move(jobs[0]);
+  return true;
+}
+
+bool Store::last_job(const std::string& command_fp, std::optional<int> rank, std::optional<Job>* out,
+                     std::string* err) {
+  std::vector<Job> jobs;
+  std::string r = rank ? std::to_string(*rank) : "";
+  if (!query_jobs("WHERE command_fp = ?1 ORDER BY (IFNULL(rank, -1) = CAST(?2 AS INTEGER) AND ?2 != '') DESC, "
+                  "id DESC LIMIT 1",
+                  {command_fp, r}, &jobs, err))
+    return false;
+  if (!jobs.empty()) *out = std::move(jobs[0]);
+  return true;
+}
+
+}  // namespace gpuenv::store

@@ -1,0 +1,204 @@
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "store/fingerprint.h"
+#include "store/store.h"
+
+namespace gpuenv::store {
+namespace {
+
+std::string temp_dir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "gpuenv-jobs-XXXXXX").string();
+  return mkdtemp(tmpl.data());
+}
+
+Job job(const std::string& cmd, std::optional<int> rank = std::nullopt, double util = 50) {
+  Job j;
+  j.argv = {"python3", cmd, "--lr", "0.1 x"};
+  j.cwd = "/work";
+  j.command_fp = command_fingerprint(j.argv, j.cwd);
+  j.script_path = cmd, j.script_fp = "fp-0000000000000001";
+  j.machine_fp = "fp-m", j.plan_json = R"({"settings":[]})";
+  j.started_at = "2025-01-01T00:00:00Z", j.duration_s = 12.5, j.exit_code = 130;
+  j.rank = rank, j.local_rank = rank;
+  j.hostname = "h", j.gpuenv_version = "0.1.0";
+  j.context.gpus.push_back({"GPU-a", "NVIDIA H200", 143771.0, 5, 16, 1980.0, 700.0});
+  j.context.cpus_per_gpu = 16;
+  for (int i = 0; i < 20; ++i) {
+    JobSample s;
+    s.t = i;
+    s.v[kUtilPct] = util;
+    s.v[kMemMib] = 1000 + i;
+    j.timeline.add(s);
+  }
+  return j;
+}
+
+TEST(StoreJobs, KeepsEveryField) {
+  std::string err;
+  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  ASSERT_TRUE(db) << err;
+  Job a = job("train.py");
+  ASSERT_TRUE(db->add_job(a, &a.id, &err)) << err;
+  std::optional<Job> back;
+  ASSERT_TRUE(db->job(a.id, &back, &err)) << err;
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->argv, a.argv);
+  EXPECT_EQ(back->cwd, a.cwd);
+  EXPECT_EQ(back->command_fp, a.command_fp);
+  EXPECT_EQ(back->script_path, "train.py");
+  EXPECT_EQ(back->script_fp, a.script_fp);
+  EXPECT_EQ(back->plan_json, a.plan_json);
+  EXPECT_EQ(back->duration_s, 12.5);
+  EXPECT_EQ(back->exit_code, 130);
+  EXPECT_EQ(back->rank, std::nullopt);
+  EXPECT_EQ(back->context, a.context);
+  EXPECT_EQ(back->timeline.points(), a.timeline.points());
+  std::optional<Job> none;
+  ASSERT_TRUE(db->job(a.id + 1, &none, &err)) << err;
+  EXPECT_FALSE(none);
+}
+
+TEST(StoreJobs, LastJobOfACommandPrefersItsRank) {
+  std::string err;
+  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  ASSERT_TRUE(db) << err;
+  std::int64_t id = 0, rank1 = 0, newest = 0;
+  ASSERT_TRUE(db->add_job(job("train.py", 1, 10), &rank1, &err));
+  ASSERT_TRUE(db->add_job(job("other.py", 0), &id, &err));
+  ASSERT_TRUE(db->add_job(job("train.py", 0, 20), &newest, &err));
+  std::string fp = job("train.py").command_fp;
+  std::optional<Job> j;
+  ASSERT_TRUE(db->last_job(fp, 1, &j, &err)) << err;
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->id, rank1);
+  j.reset();
+  ASSERT_TRUE(db->last_job(fp, std::nullopt, &j, &err)) << err;
+  EXPECT_EQ(j->id, newest);
+  j.reset();
+  ASSERT_TRUE(db->last_job(fp, 7, &j, &err)) << err;
+  EXPECT_EQ(j->id, newest);  // no job of rank 7: the newest of any
+  j.reset();
+  ASSERT_TRUE(db->last_job("fp-none", std::nullopt, &j, &err)) << err;
+  EXPECT_FALSE(j);
+  std::vector<Job> recent;
+  ASSERT_TRUE(db->recent_jobs(2, &recent, &err)) << err;
+  ASSERT_EQ(recent.size(), 2u);
+  EXPECT_EQ(recent[0].id, newest);
+}
+
+// The schema gpuenv 0.1 wrote (version 1: no jobs table).
+void write_version_1(const std::string& path) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* sql =
+      "CREATE TABLE machines(fingerprint TEXT PRIMARY KEY, description TEXT NOT NULL, first_seen TEXT NOT NULL);"
+      "CREATE TABLE runs(id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL REFERENCES machines(fingerprint), "
+      "command TEXT NOT NULL, started_at TEXT NOT NULL, gpuenv_version TEXT NOT NULL, hostname TEXT NOT NULL, "
+      "passed INTEGER);"
+      "CREATE TABLE measurements(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), key TEXT NOT "
+      "NULL, gpu_uuid TEXT NOT NULL, peer_uuid TEXT, value REAL, unit TEXT NOT NULL, peak REAL, status TEXT NOT NULL, "
+      "detail TEXT NOT NULL, measured_at TEXT NOT NULL);"
+      "INSERT INTO machines VALUES('fp-1', 'm', 'now');"
+      "INSERT INTO runs VALUES(1, 'fp-1', 'bench', 'now', '0.1.0', 'h', NULL);"
+      "INSERT INTO measurements VALUES(1, 1, 'copy', 'GPU-a', NULL, 10, 'GB/s', 100, 'ok', 'd', 'now');"
+      "PRAGMA user_version=1;";
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+}
+
+TEST(StoreJobs, AVersion1StoreIsMigratedAndKeepsItsRuns) {
+  std::string dir = temp_dir(), path = dir + "/gpuenv.db", err;
+  chmod(dir.c_str(), 0700);
+  write_version_1(path);
+  {
+    auto reader = Store::open_existing(path, &err);  // reading does not migrate: no jobs yet
+    ASSERT_TRUE(reader) << err;
+    std::vector<Job> jobs;
+    ASSERT_TRUE(reader->recent_jobs(10, &jobs, &err)) << err;
+    EXPECT_TRUE(jobs.empty());
+  }
+  auto db = Store::open(path, &err);
+  ASSERT_TRUE(db) << err;
+  std::int64_t n = 0, id = 0;
+  ASSERT_TRUE(db->count(&n, &err));
+  EXPECT_EQ(n, 1);  // the bench figure is still there
+  ASSERT_TRUE(db->add_job(job("train.py"), &id, &err)) << err;
+  sqlite3* raw = nullptr;
+  sqlite3_open(path.c_str(), &raw);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &s, nullptr);
+  ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(s, 0), 2);
+  sqlite3_finalize(s);
+  sqlite3_close(raw);
+}
+
+TEST(StoreJobs, ADamagedRowNamesItself) {
+  std::string path = temp_dir() + "/gpuenv.db", err;
+  std::int64_t id = 0;
+  {
+    auto db = Store::open(path, &err);
+    ASSERT_TRUE(db->add_job(job("train.py"), &id, &err)) << err;
+  }
+  sqlite3* raw = nullptr;
+  sqlite3_open(path.c_str(), &raw);
+  sqlite3_exec(raw, "UPDATE jobs SET timeline = '{\"points\": 3}'", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  auto db = Store::open(path, &err);
+  std::vector<Job> jobs;
+  EXPECT_FALSE(db->recent_jobs(5, &jobs, &err));
+  EXPECT_NE(err.find("job " + std::to_string(id) + ": timeline.points: expected an array"), std::string::npos) << err;
+}
+
+// 8 ranks of a job record themselves at once: none is lost.
+TEST(StoreJobs, EightConcurrentRanksLoseNothing) {
+  constexpr int kRanks = 8, kJobs = 25;
+  std::string path = temp_dir() + "/gpuenv.db";
+  std::vector<pid_t> children;
+  for (int r = 0; r < kRanks; ++r) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::string err;
+      auto db = Store::open(path, &err);
+      bool ok = db != nullptr;
+      for (int i = 0; ok && i < kJobs; ++i) {
+        std::int64_t id = 0;
+        ok = db->add_job(job("train.py", r), &id, &err);
+      }
+      if (!ok) std::fprintf(stderr, "rank %d: %s\n", r, err.c_str());
+      _exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::string err;
+  auto db = Store::open(path, &err);
+  ASSERT_TRUE(db) << err;
+  std::vector<Job> jobs;
+  ASSERT_TRUE(db->recent_jobs(10000, &jobs, &err)) << err;
+  EXPECT_EQ(jobs.size(), std::size_t(kRanks * kJobs));
+  std::map<int, int> per_rank;
+  for (const auto& j : jobs) ++per_rank[j.rank.value_or(-1)];
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(per_rank[r], kJobs) << r;
+}
+
+TEST(StoreJobs, CommandFingerprints) {
+  EXPECT_EQ(command_fingerprint({"python", "train.py"}, "/a"), command_fingerprint({"python", "train.py"}, "/a"));
+  EXPECT_NE(command_fingerprint({"python", "train.py"}, "/a"), command_fingerprint({"python", "train.py"}, "/b"));
+  EXPECT_NE(command_fingerprint({"a b"}, "/a"), command_fingerprint({"a", "b"}, "/a"));
+  EXPECT_EQ(text_fingerprint("x").size(), 19u);
+}
+
+}  // namespace
+}  // namespace gpuenv::store

@@ -1,0 +1,2 @@
+import sys
+sys.stderr.write("other sitecustomize ran\n")

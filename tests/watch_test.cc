@@ -1,0 +1,270 @@
+// gpuenv run watching a job against the stand-in NVML, gpuenv report, the
+// next run's verdict line and --tune's hook (end to end).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "process.h"
+#include "store/fingerprint.h"
+#include "store/store.h"
+
+namespace gpuenv::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string temp_dir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "gpuenv-watch-XXXXXX").string();
+  return mkdtemp(tmpl.data());
+}
+
+ProcessOptions watched(const std::string& scenario, const std::string& root) {
+  ProcessOptions o = stand_ins(scenario);
+  o.env["GPUENV_WATCH_INTERVAL_MS"] = "100";
+  o.env["GPUENV_CACHE_ROOT"] = root;
+  o.env["GPUENV_WATCH"] = "1";
+  return o;
+}
+
+json report(const std::vector<std::string>& args, const ProcessOptions& o) {
+  std::vector<std::string> all = {"report", "--json"};
+  all.insert(all.end(), args.begin(), args.end());
+  ProcessResult r = run_gpuenv(all, o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out, nullptr, false);
+}
+
+std::vector<double> means(const json& job, const char* metric) {
+  std::vector<double> out;
+  for (const auto& p : job["timeline"]["points"])
+    if (p.contains(metric)) out.push_back(p[metric][1].get<double>());
+  return out;
+}
+
+double max_of(const std::vector<double>& v) { return v.empty() ? -1 : *std::max_element(v.begin(), v.end()); }
+
+TEST(Watch, SamplesTheJobAndKeepsItsRecord) {
+  std::string root = temp_dir();
+  ProcessOptions o = watched("h200_job", root);
+  ProcessResult r = run_gpuenv({"run", "--", "sh", "-c", "sleep 1 & sleep 1 & wait; exit 3"}, o);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("gpuenv: job 1: "), std::string::npos) << r.err;
+  json job = report({"1"}, o);
+  ASSERT_TRUE(job.is_object());
+  EXPECT_EQ(job["exit_code"], 3);
+  EXPECT_EQ(job["argv"], json({"sh", "-c", "sleep 1 & sleep 1 & wait; exit 3"}));
+  EXPECT_EQ(job["cwd"], std::filesystem::current_path().string());
+  EXPECT_GE(job["duration_s"].get<double>(), 0.9);
+  EXPECT_EQ(job["context"]["gpus"][0]["name"], "NVIDIA H200");
+  EXPECT_EQ(job["context"]["gpus"][0]["pcie_gen"], 5);
+  EXPECT_EQ(job["context"]["interval_s"], 0.1);
+  std::vector<double> util = means(job, "util_pct");
+  ASSERT_GE(util.size(), 5u);
+  for (double u : util) EXPECT_TRUE(u == 10 || u == 20 || u == 15 || u == 5) << u;  // the scenario's sequence
+  EXPECT_EQ(max_of(means(job, "mem_mib")), 8192);        // job_mem of gpuenv's child, sh
+  EXPECT_NEAR(max_of(means(job, "pcie_rx_mbs")), 2048, 1);  // 2,000,000 KB/s
+  EXPECT_EQ(max_of(means(job, "power_w")), 180);
+  EXPECT_EQ(max_of(means(job, "workers")), 2);  // the two sleeps under sh
+  EXPECT_TRUE(job["verdict"]["name"].is_string());
+  json list = report({}, o);
+  ASSERT_EQ(list["jobs"].size(), 1u);
+  EXPECT_EQ(list["jobs"][0]["id"], 1);
+}
+
+TEST(Watch, ASignalEndsItAs128PlusN) {
+  std::string root = temp_dir();
+  ProcessOptions o = watched("h200_job", root);
+  ProcessResult r = run_gpuenv({"run", "--", "sh", "-c", "kill -TERM $$"}, o);
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  EXPECT_EQ(report({"1"}, o)["exit_code"], 128 + SIGTERM);
+}
+
+TEST(Watch, WithoutNvmlTheJobStillRunsWithOneLine) {
+  std::string root = temp_dir();
+  ProcessOptions o;
+  o.env["GPUENV_CACHE_ROOT"] = root;
+  o.env["GPUENV_WATCH_INTERVAL_MS"] = "100";
+  o.env["GPUENV_WATCH"] = "1";
+  ProcessResult r = run_gpuenv({"run", "--", "sh", "-c", "sleep 0.6; echo ran"}, o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ran\n");
+  std::size_t first = r.err.find("the job runs unwatched: ");
+  EXPECT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("runs unwatched", first + 24), std::string::npos) << r.err;  // once
+  EXPECT_EQ(report({"1"}, o)["verdict"]["name"], "unwatched");
+}
+
+TEST(Watch, OffWithNoWatchOrTheVariable) {
+  std::string root = temp_dir();
+  ProcessOptions o = watched("h200_job", root);
+  EXPECT_EQ(run_gpuenv({"run", "--no-watch", "--", "true"}, o).exit_code, 0);
+  EXPECT_EQ(report({}, o)["jobs"].size(), 0u);
+  o.env["GPUENV_WATCH"] = "0";
+  ProcessResult r = run_gpuenv({"run", "--", "sh", "-c", "exit 4"}, o);
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.err.find("job "), std::string::npos) << r.err;
+  EXPECT_EQ(report({}, o)["jobs"].size(), 0u);
+}
+
+TEST(Watch, UnderLocalRankOnlyItsGpu) {
+  std::string root = temp_dir();
+  ProcessOptions o = watched("h200x2_other_gpu", root);
+  o.env["LOCAL_RANK"] = "1";
+  o.env["LOCAL_WORLD_SIZE"] = "2";
+  o.env["RANK"] = "1";
+  ASSERT_EQ(run_gpuenv({"run", "--", "sleep", "0.3"}, o).exit_code, 0);
+  json job = report({"1"}, o);
+  ASSERT_EQ(job["context"]["gpus"].size(), 1u);
+  EXPECT_EQ(job["context"]["gpus"][0]["uuid"], "GPU-0d2f1c3e-8a52-4b0e-9d3a-2f1e7b9c4d11");
+  EXPECT_EQ(job["rank"], 1);
+  EXPECT_EQ(job["local_rank"], 1);
+}
+
+TEST(Watch, AJobOnAnotherGpuIsNamed) {
+  std::string root = temp_dir();
+  ProcessOptions o = watched("h200x2_other_gpu", root);
+  o.env["CUDA_VISIBLE_DEVICES"] = "0";
+  ASSERT_EQ(run_gpuenv({"run", "--", "sleep", "1"}, o).exit_code, 0);
+  json v = report({"1"}, o)["verdict"];
+  EXPECT_EQ(v["name"], "idle");
+  EXPECT_NE(v["evidence"].get<std::string>().find("4096 MiB on a GPU it was not given"), std::string::npos) << v;
+}
+
+TEST(Report, SvgAndErrors) {
+  std::string root = temp_dir();
+  ProcessOptions o = watched("h200_job", root);
+  ASSERT_EQ(run_gpuenv({"run", "--", "sleep", "0.5"}, o).exit_code, 0);
+  std::string svg = root + "/chart.svg";
+  ProcessResult r = run_gpuenv({"report", "1", "--svg", svg}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Verdict: "), std::string::npos);
+  EXPECT_TRUE(std::filesystem::file_size(svg) > 1000);
+  r = run_gpuenv({"report", "9"}, o);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no job 9"), std::string::npos) << r.err;
+  r = run_gpuenv({"report", "x1"}, o);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("JOB must be a job id"), std::string::npos) << r.err;
+}
+
+// A stored input-bound run of the command, as gpuenv run would have left it.
+void store_input_bound(const std::string& db_path, const std::vector<std::string>& argv) {
+  std::string err;
+  auto db = store::Store::open(db_path, &err);
+  ASSERT_TRUE(db) << err;
+  Job j;
+  j.argv = argv;
+  j.cwd = std::filesystem::current_path().string();
+  j.command_fp = store::command_fingerprint(argv, j.cwd);
+  j.started_at = "2025-01-01T00:00:00Z";
+  j.plan_json = "{}";
+  j.context.cpus_per_gpu = 16;
+  j.context.gpus.push_back({"GPU-a", "NVIDIA H200", 143771.0, 5, 16, 1980.0, 700.0});
+  for (int i = 0; i < 30; ++i) {
+    JobSample s;
+    s.t = i;
+    s.v[kUtilPct] = 8, s.v[kMemMib] = 7000, s.v[kTopCpuCores] = 1.0, s.v[kCpuCores] = 1.0, s.v[kWorkers] = 0;
+    j.timeline.add(s);
+  }
+  std::int64_t id = 0;
+  ASSERT_TRUE(db->add_job(j, &id, &err)) << err;
+}
+
+const std::string kHook = GPUENV_TESTS_DIR "/tune_hook";
+
+ProcessOptions tune_env(const std::string& root) {
+  ProcessOptions o;
+  o.env["GPUENV_CACHE_ROOT"] = root;
+  o.env["GPUENV_PYTHON_DIR"] = std::string(GPUENV_TESTS_DIR) + "/../python";
+  o.env["GPUENV_WATCH"] = "1";
+  o.env["PYTHONPATH"] = kHook + ":" + kHook + "/other_site";  // the stand-in torch, another sitecustomize
+  return o;
+}
+
+TEST(Tune, TheHookTunesDefaultLoadersOnly) {
+  std::string root = temp_dir();
+  std::vector<std::string> cmd = {"python3", kHook + "/loaders.py"};
+  store_input_bound(root + "/gpuenv.db", cmd);
+  std::vector<std::string> args = {"run", "--tune", "--"};
+  args.insert(args.end(), cmd.begin(), cmd.end());
+  ProcessResult r = run_gpuenv(args, tune_env(root));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("last run of this command (job 1, 2025-01-01T00:00:00Z): input-bound"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--tune: DataLoaders left at their defaults get num_workers=15,pin_memory=True,persistent_workers=True"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("other sitecustomize ran"), std::string::npos) << r.err;  // chained
+  json got = json::parse(r.out, nullptr, false);
+  ASSERT_EQ(got.size(), 10u) << r.out;
+  auto is = [&](int i, int workers, bool pin, bool persistent) {
+    EXPECT_EQ(got[i]["num_workers"], workers) << i;
+    EXPECT_EQ(got[i]["pin_memory"], pin) << i;
+    EXPECT_EQ(got[i]["persistent_workers"], persistent) << i;
+  };
+  is(0, 15, true, true);    // defaults: all three
+  is(1, 2, true, true);     // its num_workers=2 kept
+  is(2, 15, false, true);   // its pin_memory=False kept
+  is(3, 0, true, false);    // its num_workers=0 kept; no persistent workers without workers
+  is(4, 0, false, false);   // IterableDataset: untouched
+  is(5, 0, false, false);   // CUDA tensors: untouched
+  is(6, 15, true, true);    // a subclass
+  EXPECT_EQ(got[6]["drop_last"], true);
+  is(9, 15, true, true);
+  EXPECT_EQ(got[0]["batch_size"], 4);  // nothing else changes
+  std::size_t lines = 0;
+  for (std::size_t at = 0; (at = r.err.find("gpuenv --tune: DataLoader at loaders.py:", at)) != std::string::npos; ++at)
+    ++lines;
+  EXPECT_EQ(lines, 8u) << r.err;  // one per call site
+  EXPECT_NE(r.err.find("left as it is: an IterableDataset"), std::string::npos) << r.err;
+}
+
+TEST(Tune, ASettingCanBeRefused) {
+  std::string root = temp_dir();
+  std::vector<std::string> cmd = {"python3", kHook + "/loaders.py"};
+  store_input_bound(root + "/gpuenv.db", cmd);
+  ProcessOptions o = tune_env(root);
+  o.env["GPUENV_TUNE_SKIP"] = "pin_memory";
+  ProcessResult r = run_gpuenv({"run", "--tune=-num_workers", "--", cmd[0], cmd[1]}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json got = json::parse(r.out, nullptr, false);
+  ASSERT_EQ(got.size(), 10u) << r.out;
+  EXPECT_EQ(got[0]["num_workers"], 0);
+  EXPECT_EQ(got[0]["pin_memory"], false);
+  EXPECT_EQ(got[1]["persistent_workers"], true);  // its own 2 workers may persist
+  r = run_gpuenv({"run", "--tune=-batch", "--", "true"}, o);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown setting \"-batch\""), std::string::npos) << r.err;
+}
+
+TEST(Tune, WithoutTuneOrAVerdictNothingChanges) {
+  std::string root = temp_dir();
+  std::vector<std::string> cmd = {"python3", kHook + "/loaders.py"};
+  ProcessResult r = run_gpuenv({"run", "--tune", "--", cmd[0], cmd[1]}, tune_env(root));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--tune: nothing to apply: this command has not run under gpuenv run before"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(json::parse(r.out, nullptr, false)[0]["num_workers"], 0);
+  store_input_bound(root + "/gpuenv.db", cmd);
+  r = run_gpuenv({"run", "--", cmd[0], cmd[1]}, tune_env(root));  // no --tune: only the line
+  EXPECT_NE(r.err.find("input-bound"), std::string::npos) << r.err;
+  EXPECT_EQ(json::parse(r.out, nullptr, false)[0]["num_workers"], 0);
+}
+
+TEST(Explain, ShowsTheLastVerdictAndEachChange) {
+  std::string root = temp_dir();
+  std::vector<std::string> cmd = {"python3", kHook + "/loaders.py"};
+  store_input_bound(root + "/gpuenv.db", cmd);
+  ProcessResult r = run_gpuenv({"explain", "--tune=-pin_memory", "--", cmd[0], cmd[1]}, tune_env(root));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Feedback from job 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("input-bound: the GPU was busy 8%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("num_workers=15  (refuse: --tune=-num_workers or GPUENV_TUNE_SKIP=num_workers)"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pin_memory=True  (refused)"), std::string::npos) << r.out;
+  r = run_gpuenv({"explain", "--", "python3", "never-ran.py"}, tune_env(root));
+  EXPECT_NE(r.out.find("this command has not run under gpuenv run here yet"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace gpuenv::testing
