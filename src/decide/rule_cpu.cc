@@ -161,7 +161,7 @@ std::pair<CpuBinding, int> slice(const Host& h, const std::vector<int>& cpus,
   return {{mine, near + ": " + got}, size};
 }
 
-std::string gpu_label(const VisibleDevice& d) {
+std::string device_label(const VisibleDevice& d) {
   return "GPU " + std::to_string(d.gpu->index) + (d.mig ? " (" + d.mig->uuid + ")" : "");
 }
 
@@ -194,7 +194,7 @@ Note no_cpus(const std::string& gpu, bool known) {
 // all its to use (tasks whose GPUs share a NUMA node share them), and its
 // threads are its fair share of this process's cores.
 std::optional<Threads> bind_bound_gpu(const Context& c, Decision* d) {
-  std::string gpu = gpu_label(c.visible.devices[0]);
+  std::string gpu = device_label(c.visible.devices[0]);
   std::optional<std::vector<int>> cpus = local_cpus(c, 0);
   if (!cpus || cpus->empty()) {
     d->notes.push_back(no_cpus(gpu, cpus.has_value()));
@@ -236,7 +236,7 @@ std::optional<Threads> bind_rank(const Context& c, Decision* d) {
     return bind_bound_gpu(c, d);
   int rank = *device;
   if (!rank_has_gpu(c, rank, d)) return std::nullopt;
-  std::string gpu = gpu_label(c.visible.devices[rank]);
+  std::string gpu = device_label(c.visible.devices[rank]);
   std::optional<std::vector<int>> cpus = local_cpus(c, rank);
   if (!cpus || cpus->empty()) {
     d->notes.push_back(no_cpus(gpu, cpus.has_value()));

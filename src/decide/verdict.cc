@@ -58,13 +58,27 @@ struct Facts {
   }
 };
 
+bool held_memory(const TimelinePoint& p) { return p.s[kMemMib].n && p.s[kMemMib].max > 0; }
+bool worked(const TimelinePoint& p) { return p.s[kUtilPct].n && p.s[kUtilPct].max > kIdleUtilPct; }
+
+// The working part of the job: from the first bucket where the GPU did any
+// work to the last, among those where the job held GPU memory. Start-up
+// (imports, CUDA's context, building the model) and the end (saving) are
+// left out, so a short job is judged by its training loop.
 Facts facts(const JobContext& c, const Timeline& t) {
   Facts f{c};
   f.all = t.totals();
   bool mem_known = f.all[kMemMib].n > 0;
-  for (const auto& p : t.points()) {
-    f.samples += p.samples;
-    if (mem_known && !(p.s[kMemMib].n && p.s[kMemMib].max > 0)) continue;
+  const auto& points = t.points();
+  std::size_t first = points.size(), last = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    f.samples += points[i].samples;
+    if (worked(points[i]) && (!mem_known || held_memory(points[i]))) first = std::min(first, i), last = i;
+  }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const TimelinePoint& p = points[i];
+    if (mem_known && !held_memory(p)) continue;
+    if (first < points.size() && (i < first || i > last)) continue;
     for (int m = 0; m < kMetricCount; ++m) f.active[m].merge(p.s[m]);
     f.active_s += p.t1 - p.t0 + c.interval_s;
     f.events |= p.clock_events;
