@@ -1,7 +1,6 @@
 #include "act/init_log.h"
 
 #include <fmt/format.h>
-#include <time.h>
 
 #include "act/report.h"
 #include "decide/arch.h"
@@ -10,10 +9,6 @@ namespace gpuenv {
 namespace {
 
 using nlohmann::ordered_json;
-
-const char* level_name(Severity s) {
-  return s == Severity::kError ? "error" : s == Severity::kWarning ? "warning" : "info";
-}
 
 const char* origin_name(Origin o) {
   return o == Origin::kKept ? "kept" : o == Origin::kOverridden ? "overridden" : "decided";
@@ -84,13 +79,6 @@ LogEvent note_event(const Note& n) {
 
 }  // namespace
 
-bool parse_log_format(const std::string& name, LogFormat* out) {
-  if (name == "text") *out = LogFormat::kText;
-  else if (name == "json") *out = LogFormat::kJson;
-  else return false;
-  return true;
-}
-
 std::vector<LogEvent> banner_events(const Machine& m, const Plan& plan) {
   std::vector<LogEvent> out = {driver_event(m)};
   for (const auto& g : m.gpus) out.push_back(gpu_event(g));
@@ -131,27 +119,6 @@ LogEvent exited_event(const ChildExit& e) {
 
 LogEvent error_event(const std::string& message) {
   return event(Severity::kError, "error", message, {{"message", message}});
-}
-
-std::string render_event(const LogEvent& e, LogFormat format, const std::string& time) {
-  if (format == LogFormat::kJson) {
-    ordered_json j = {{"time", time}, {"level", level_name(e.level)}, {"msg", e.msg}};
-    for (const auto& [k, v] : e.fields.items()) j[k] = v;
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  }
-  if (e.text.empty()) return "";
-  if (e.level == Severity::kInfo) return e.text + "\n";
-  return std::string("gpuenv: ") + level_name(e.level) + ": " + e.text + "\n";
-}
-
-std::string rfc3339_now() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  struct tm utc;
-  gmtime_r(&ts.tv_sec, &utc);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
-  return fmt::format("{}.{:03d}Z", buf, ts.tv_nsec / 1000000);
 }
 
 }  // namespace gpuenv

@@ -7,6 +7,7 @@
 
 #include "decide/arch.h"
 #include "decide/launch.h"
+#include "decide/health.h"
 
 namespace gpuenv {
 namespace {
@@ -138,27 +139,96 @@ std::string render_detect(const Machine& m, const Style& st) {
   return out;
 }
 
-std::string render_problems(const Machine& m, const Style& st) {
-  std::string out;
-  for (const auto& p : m.nvidia.problems) out += problem_lines(st, p, "");
+namespace {
+
+LogEvent problem_event(const Style& st, Severity level, const Problem& p, const Gpu* g) {
+  nlohmann::ordered_json f = {{"source", p.source}, {"code", p.code}};
+  if (g) f["gpu"] = g->index;
+  f["message"] = p.message;
+  f["fix"] = p.fix;
+  std::string text = problem_lines(st, p, g ? "GPU " + std::to_string(g->index) + ": " : "");
+  return {level, "problem", text, f, LogEvent::Form::kVerbatim};
+}
+
+}  // namespace
+
+std::vector<LogEvent> problem_events(const Machine& m, const Style& st) {
+  Severity nvidia = driver_fails(m) ? Severity::kError : Severity::kWarning;
+  std::vector<LogEvent> out;
+  for (const auto& p : m.nvidia.problems) out.push_back(problem_event(st, nvidia, p, nullptr));
   for (const auto& g : m.gpus)
-    if (g.problem) out += problem_lines(st, *g.problem, "GPU " + std::to_string(g.index) + ": ");
-  for (const auto& p : m.host.problems) out += problem_lines(st, p, "");
+    if (g.problem) out.push_back(problem_event(st, nvidia, *g.problem, &g));
+  for (const auto& p : m.host.problems) out.push_back(problem_event(st, Severity::kWarning, p, nullptr));
   return out;
 }
 
-std::string render_explain(const Plan& plan, const Style& st) {
+std::string render_problems(const Machine& m, const Style& st) {
+  std::string out;
+  for (const auto& e : problem_events(m, st)) out += e.text;
+  return out;
+}
+
+namespace {
+
+std::size_t code_points(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// Narrower than this, a wrapped WHY column would be harder to read than
+// the terminal's own wrapping.
+constexpr std::size_t kMinWhyColumns = 20;
+
+// WHY for a row whose WHY starts at column `start` (past a long value) and
+// whose continuation lines start at `indent`.
+std::string why_cell(const std::string& why, std::size_t start, std::size_t indent, std::size_t columns) {
+  if (columns == 0) return why;
+  std::size_t width = std::max(columns > indent ? columns - indent : 0, kMinWhyColumns);
+  std::size_t first = std::max(columns > start ? columns - start : 0, kMinWhyColumns);
+  std::string out;
+  for (const auto& line : wrap_words(why, first, width))
+    out += (out.empty() ? "" : "\n" + std::string(indent, ' ')) + line;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> wrap_words(std::string_view text, std::size_t first, std::size_t width) {
+  std::vector<std::string> lines(1);
+  std::size_t used = 0, limit = first;  // code points on lines.back(), and its limit
+  bool fresh = true;                    // no word on lines.back() yet
+  for (std::size_t i = 0; i <= text.size();) {
+    std::size_t end = std::min(text.find(' ', i), text.size());
+    std::string_view word = text.substr(i, end - i);
+    i = end + 1;
+    std::size_t w = code_points(word);
+    if (!fresh && limit > 0 && used + 1 + w > limit) {
+      if (word.empty()) continue;  // a space where the line breaks
+      lines.emplace_back();
+      used = 0, limit = width, fresh = true;
+    }
+    if (!fresh) lines.back() += ' ', ++used;
+    lines.back() += word;
+    used += w, fresh = false;
+  }
+  return lines;
+}
+
+std::string render_explain(const Plan& plan, const Style& st, std::size_t columns) {
   size_t name_w = 7, value_w = 5;
   for (const auto& s : plan.settings) {
     name_w = std::max(name_w, s.name.size());
     value_w = std::max(value_w, std::min<size_t>(printable(s.value).size(), 40));
   }
   std::string out = paint(st, kBold, fmt::format("{:<{}}  {:<{}}  {}", "SETTING", name_w, "VALUE", value_w, "WHY")) + "\n";
+  std::size_t indent = name_w + 2 + value_w + 2;
   for (const auto& s : plan.settings) {
-    std::string why = printable(s.reason);
+    std::string why = printable(s.reason), value = printable(s.value);
     if (s.origin == Origin::kKept) why = "[kept] " + why;
     if (s.origin == Origin::kOverridden) why = "[override] " + why;
-    out += fmt::format("{:<{}}  {:<{}}  {}\n", s.name, name_w, printable(s.value), value_w, why);
+    std::size_t start = name_w + 2 + std::max(value_w, code_points(value)) + 2;
+    out += fmt::format("{:<{}}  {:<{}}  {}\n", s.name, name_w, value, value_w, why_cell(why, start, indent, columns));
   }
   if (plan.settings.empty()) out += "(no settings: nothing on this machine calls for one)\n";
   if (!plan.launch.seen.empty()) out += "\nlauncher: " + printable(launch_summary(plan.launch)) + "\n";

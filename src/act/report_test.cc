@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "builders.h"
 
 namespace gpuenv {
@@ -76,6 +78,52 @@ TEST(Report, ExplainTableMarksKeptAndShowsNotes) {
   EXPECT_NE(out.find("LONGER_NAME  v      [kept] why b\n"), std::string::npos) << out;
   EXPECT_NE(out.find("CPU affinity: 0-3  (local)"), std::string::npos) << out;
   EXPECT_NE(out.find("warning [nccl]: careful"), std::string::npos) << out;
+}
+
+using Lines = std::vector<std::string>;
+
+TEST(Report, WrapWordsBreaksAtSpacesWithinTheWidth) {
+  EXPECT_EQ(wrap_words("the quick brown fox", 10, 10), (Lines{"the quick", "brown fox"}));
+  EXPECT_EQ(wrap_words("the quick brown fox", 3, 15), (Lines{"the", "quick brown fox"}));
+  EXPECT_EQ(wrap_words("a verylongword b", 5, 5), (Lines{"a", "verylongword", "b"}));  // never split
+  EXPECT_EQ(wrap_words("fits exactly", 12, 4), (Lines{"fits exactly"}));
+  EXPECT_EQ(wrap_words("no limit at all", 0, 0), (Lines{"no limit at all"}));
+  EXPECT_EQ(wrap_words("", 5, 5), (Lines{""}));
+  EXPECT_EQ(wrap_words("aaa  bbb", 3, 3), (Lines{"aaa", "bbb"}));  // the break eats the spaces
+  EXPECT_EQ(wrap_words("x  y", 10, 10), (Lines{"x  y"}));          // kept where it fits
+  // Columns are code points: "≥" and "×" are one each, three bytes each.
+  EXPECT_EQ(wrap_words("a≥b c×d", 3, 3), (Lines{"a≥b", "c×d"}));
+}
+
+// On a terminal the WHY column wraps to its width, continuation lines
+// under the column; every word is still there, in order.
+TEST(Report, ExplainWrapsWhyToTheTerminal) {
+  Plan p;
+  std::string why = "one two three four five six seven eight nine ten eleven twelve thirteen";
+  p.settings.push_back(setting("A", "1", why, "r", Origin::kDecided));
+  p.settings.push_back(setting("B", std::string(12, 'v'), why, "r", Origin::kDecided));
+  std::string out = render_explain(p, {}, 50);
+  std::istringstream in(out);
+  std::string line, words;
+  size_t indent = std::string("SETTING  VALUE         ").size();
+  int continuations = 0;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    EXPECT_LE(line.size(), 50u) << out;
+    if (line.rfind(std::string(indent, ' '), 0) == 0) ++continuations;
+  }
+  EXPECT_EQ(continuations, 4) << out;
+  std::string in_col(indent, ' ');
+  EXPECT_NE(out.find("A        1             one two three four five six\n" + in_col +
+                     "seven eight nine ten eleven\n" + in_col + "twelve thirteen\n"),
+            std::string::npos)
+      << out;
+  // Narrower than 20 columns for WHY, it still keeps 20.
+  EXPECT_NE(render_explain(p, {}, 30).find("A        1             one two three four\n"), std::string::npos);
+  // Not a terminal: each row whole, as before.
+  EXPECT_EQ(render_explain(p, {}, 0), render_explain(p, {}));
+  EXPECT_NE(render_explain(p, {}).find("A        1" + std::string(13, ' ') + why + "\n"), std::string::npos)
+      << render_explain(p, {});
 }
 
 TEST(Report, PlanJson) {

@@ -9,12 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/exit_codes.h"
+
 namespace gpuenv {
 
-/// Exit code when a service refuses to start as configured: no authorized
-/// key, Jupyter as root without --allow-root, a user that cannot be used.
-/// It is sysexits.h's EX_CONFIG.
-inline constexpr int kExitServeConfig = 78;
+// A service that refuses to start as configured (no authorized key, Jupyter
+// as root without --allow-root, a user that cannot be used) exits with
+// kExitServeConfig (78, sysexits.h's EX_CONFIG; cli/exit_codes.h).
 
 /// A user account from the password database.
 struct Account {

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "act/init.h"
+#include "act/log.h"
 #include "act/run.h"
 #include "act/serve_common.h"
 
@@ -61,14 +62,19 @@ std::string token_from_env() {
 void print_url(const std::string& program, const JupyterOptions& o, const std::string& file,
                const std::string& token, TokenSource source) {
   std::string url = jupyter_url(program, o);
-  if (source == TokenSource::kGenerated)
-    std::fprintf(stderr,
-                 "gpuenv: Jupyter token generated and stored in %s (0600); shown only now:\n"
-                 "gpuenv:   %s?token=%s\n",
-                 file.c_str(), url.c_str(), token.c_str());
-  else
-    std::fprintf(stderr, "gpuenv: Jupyter at %s; the token is in %s%s\n", url.c_str(), file.c_str(),
-                 source == TokenSource::kEnv ? " (from the environment)" : "");
+  nlohmann::ordered_json f = {{"url", url}, {"token_file", file}};
+  if (source == TokenSource::kGenerated) {
+    f["token"] = token;  // shown only now, in either format
+    log_event({Severity::kInfo, "jupyter",
+               "gpuenv: Jupyter token generated and stored in " + file + " (0600); shown only now:\n" +
+                   "gpuenv:   " + url + "?token=" + token + "\n",
+               f, LogEvent::Form::kVerbatim});
+    return;
+  }
+  log_message(Severity::kInfo, "jupyter",
+              "Jupyter at " + url + "; the token is in " + file +
+                  (source == TokenSource::kEnv ? " (from the environment)" : ""),
+              f);
 }
 
 // As root: become the account (unless it is root, allowed explicitly).

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "act/init.h"
+#include "act/log.h"
 #include "act/serve_common.h"
 
 namespace gpuenv {
@@ -53,9 +54,11 @@ std::string escape_percent(const std::string& path) {
 void report_rejected(const std::vector<std::string>& rejected) {
   constexpr size_t kShown = 10;
   for (size_t i = 0; i < rejected.size() && i < kShown; ++i)
-    std::fprintf(stderr, "gpuenv: warning: %s; left out\n", rejected[i].c_str());
+    log_message(Severity::kWarning, "key rejected", rejected[i] + "; left out");
   if (rejected.size() > kShown)
-    std::fprintf(stderr, "gpuenv: warning: and %zu more lines left out\n", rejected.size() - kShown);
+    log_message(Severity::kWarning, "key rejected",
+                "and " + std::to_string(rejected.size() - kShown) + " more lines left out",
+                {{"more", rejected.size() - kShown}});
 }
 
 bool gather_keys(const SshOptions& o, KeyLines* keys, std::string* err) {
@@ -117,7 +120,7 @@ bool host_key_exists(const SshPaths& p) {
 }
 
 bool generate_host_key(const SshPaths& p, std::string* err) {
-  std::fprintf(stderr, "gpuenv: generating the SSH host key %s\n", p.host_key().c_str());
+  log_message(Severity::kInfo, "host key", "generating the SSH host key " + p.host_key(), {{"path", p.host_key()}});
   return run_program({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "gpuenv host key", "-f",
                       p.host_key()},
                      err);
@@ -144,8 +147,8 @@ SshdConfig config_for(const SshOptions& o, const Account& a, const SshPaths& p, 
   std::vector<std::string> skipped;
   c.env = session_env(plan, passthrough_env(a, std::getenv), &skipped);
   for (const auto& name : skipped)
-    std::fprintf(stderr, "gpuenv: warning: %s left out of SSH sessions: its value holds a newline\n",
-                 name.c_str());
+    log_message(Severity::kWarning, "skipped", name + " left out of SSH sessions: its value holds a newline",
+                {{"name", name}});
   return c;
 }
 
@@ -365,14 +368,16 @@ int serve_ssh(const SshOptions& o, const std::function<int(Plan*)>& make_plan, s
     *err = "refusing to start sshd: " + *err;
     return kExitServeConfig;
   }
-  if (!check_sshd(o.sshd, err)) return 127;
+  if (!check_sshd(o.sshd, err)) return kExitCommandNotFound;
   if (a.uid != geteuid()) use_account_env(a);  // the plan is for the user's sessions
   Plan plan;
   if (int code = make_plan(&plan)) return code;
   SshPaths p = paths_for(o, a);
   if (int code = install(o, a, keys, plan, &p, err)) return code;
-  std::fprintf(stderr, "gpuenv: sshd on port %d for %s (%d authorized keys): ssh -p %d %s@HOST\n",
-               o.port, a.name.c_str(), keys.keys, o.port, a.name.c_str());
+  log_message(Severity::kInfo, "sshd",
+              "sshd on port " + std::to_string(o.port) + " for " + a.name + " (" + std::to_string(keys.keys) +
+                  " authorized keys): ssh -p " + std::to_string(o.port) + " " + a.name + "@HOST",
+              {{"port", o.port}, {"user", a.name}, {"authorized_keys", keys.keys}});
   return exec_program({o.sshd, "-D", "-e", "-f", p.config()}, err);
 }
 

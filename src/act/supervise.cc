@@ -87,7 +87,7 @@ ChildExit exit_of(int status) {
   if (WIFEXITED(status)) out.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
     out.signal = WTERMSIG(status);
-    out.code = 128 + out.signal;
+    out.code = kExitSignalBase + out.signal;
   }
   return out;
 }

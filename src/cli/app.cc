@@ -1,11 +1,14 @@
 #include "cli/app.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <sstream>
 
 #include "act/printable.h"
 #include "cli/context.h"
 #include "cli/exit_codes.h"
+#include "sense/trace.h"
 
 namespace gpuenv {
 namespace {
@@ -54,6 +57,63 @@ const char* command_word(int argc, char** argv) {
   return at < 0 ? nullptr : argv[at];
 }
 
+// The --log-format value among gpuenv's own arguments (argv[1..end)), read
+// before CLI11 parses them so that a bad command line is reported in it.
+std::string log_format_arg(int end, char** argv) {
+  for (int i = 1; i < end; ++i) {
+    std::string a = argv[i];
+    if (a == "--log-format" && i + 1 < end) return argv[i + 1];
+    if (a.rfind("--log-format=", 0) == 0) return a.substr(13);
+  }
+  return "";
+}
+
+// The format asked for: --log-format wins over GPUENV_LOG_FORMAT; false
+// (with *err naming it) when the one that applies is neither text nor json.
+bool resolve_log_format(const std::string& flag, LogFormat* out, std::string* err) {
+  if (!flag.empty()) {
+    if (parse_log_format(flag, out)) return true;
+    *err = "--log-format " + flag + ": expected text or json";
+    return false;
+  }
+  std::string env = env_or("GPUENV_LOG_FORMAT", "");
+  if (env.empty()) *out = LogFormat::kText;
+  if (env.empty() || parse_log_format(env, out)) return true;
+  *err = "GPUENV_LOG_FORMAT=" + env + ": expected text or json";
+  return false;
+}
+
+// As resolve_log_format, but text for a bad value: for reporting the
+// errors that come before the command line is judged.
+LogFormat early_log_format(const std::string& flag) {
+  LogFormat f = LogFormat::kText;
+  std::string ignored;
+  if (parse_log_format(flag, &f) || resolve_log_format("", &f, &ignored)) return f;
+  return LogFormat::kText;
+}
+
+// --log-format on a command and its own subcommands (serve jupyter|ssh).
+void add_log_format(CLI::App* sub, std::string* value) {
+  sub->add_option("--log-format", *value,
+                  "text (default) or json: how messages and problems on stderr are written, "
+                  "json as one object per line (also GPUENV_LOG_FORMAT)")
+      ->option_text("text|json");
+  for (CLI::App* child : sub->get_subcommands({})) add_log_format(child, value);
+}
+
+// GPUENV_TRACE's totals (sense/trace.h), as lines of the log.
+void log_trace(const char* name, int calls, double ms) {
+  log_event({Severity::kInfo, "trace", fmt::format("trace: {:<44} {:>4} call(s) {:>8.2f} ms", name, calls, ms),
+             {{"name", name}, {"calls", calls}, {"ms", ms}}, LogEvent::Form::kLine});
+}
+
+// CLI11's message for a bad command line, which quotes the arguments.
+void report_usage(const std::string& text) {
+  std::string message = text;
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  log_event({Severity::kError, "usage", printable_lines(text), {{"message", message}}, LogEvent::Form::kVerbatim});
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -67,11 +127,14 @@ int run_cli(int argc, char** argv) {
   // them built, 0.06 ms with one. The others are still added, with their
   // help line, for `gpuenv --help`.
   const Command* named = named_command(argc, argv);
+  configure_log(early_log_format(""), "");
   if (const char* word = command_word(argc, argv); word && !named) {
     std::string names;
     for (const Command& c : commands()) names += std::string(names.empty() ? "" : ", ") + c.name;
-    print_error(std::string("unknown command \"") + word + "\"; the commands are " + names +
-                " (gpuenv --help says what each does)");
+    log_message(Severity::kError, "usage",
+                std::string("unknown command \"") + word + "\"; the commands are " + names +
+                    " (gpuenv --help says what each does)",
+                {{"command_word", word}});
     return kExitUsage;
   }
   std::vector<std::pair<CLI::App*, std::function<int()>>> actions;
@@ -79,12 +142,14 @@ int run_cli(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     if (named && named != &c) continue;
     actions.emplace_back(sub, c.setup(sub, &ctx));
+    add_log_format(sub, &ctx.common.log_format);
   }
   if (named && named->takes_command) {
     auto [end, start] = split_command(actions[0].first, argc, argv, subcommand_at(argc, argv) + 1);
     ctx.command.assign(argv + start, argv + argc);
     argc = end;
   }
+  configure_log(early_log_format(log_format_arg(argc, argv)), named ? named->name : "");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -96,9 +161,17 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::ostringstream out, err;  // CLI11 quotes the arguments: sanitise them
     app.exit(e, out, err);
-    std::fputs(printable_lines(out.str() + err.str()).c_str(), stderr);
+    report_usage(out.str() + err.str());
     return kExitUsage;
   }
+  LogFormat format = LogFormat::kText;
+  std::string why;
+  if (!resolve_log_format(ctx.common.log_format, &format, &why)) {
+    log_message(Severity::kError, "usage", why);
+    return kExitUsage;
+  }
+  configure_log(format, named ? named->name : "");
+  trace::set_sink(log_trace);
   for (auto& [sub, action] : actions)
     if (*sub) return action();
   return kExitUsage;

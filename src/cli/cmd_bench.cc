@@ -26,7 +26,10 @@ struct BenchFlags {
   std::string db;
 };
 
-bool stderr_is_terminal(bool quiet) { return !quiet && isatty(STDERR_FILENO); }
+// Progress is for a person at a terminal: not with --json, nor in JSON logs.
+bool stderr_is_terminal(bool quiet) {
+  return !quiet && log_format() == LogFormat::kText && isatty(STDERR_FILENO);
+}
 
 int show_history(Context* ctx, const BenchFlags& f) {
   Machine m;
@@ -36,7 +39,7 @@ int show_history(Context* ctx, const BenchFlags& f) {
   auto db = store::Store::open_existing(path, &err);
   if (db && !db->history(fp, &rows, &err)) db.reset();
   if (!err.empty()) {
-    print_error(err);
+    log_message(Severity::kError, "store", err, {{"path", path}});
     return kExitFailure;
   }
   std::string machine = store::describe_machine(m);
@@ -46,9 +49,10 @@ int show_history(Context* ctx, const BenchFlags& f) {
 
 bool bench_options(const BenchFlags& f, bench::Options* o) {
   std::string err;
-  if (!bench::parse_sizes(f.sizes, &o->sizes, &err)) return print_error(err), false;
+  if (!bench::parse_sizes(f.sizes, &o->sizes, &err)) return log_message(Severity::kError, "usage", err), false;
   if (f.trials < 1 || f.trials > GPUENV_BENCH_MAX_SAMPLES)
-    return print_error("--trials: expected 1 to " + std::to_string(GPUENV_BENCH_MAX_SAMPLES)), false;
+    return log_message(Severity::kError, "usage", "--trials: expected 1 to " + std::to_string(GPUENV_BENCH_MAX_SAMPLES)),
+           false;
   o->trials = f.trials;
   o->only = f.only;
   if (!f.devices.empty()) o->devices = f.devices;
@@ -63,7 +67,7 @@ bool any_failed(const std::vector<bench::Result>& results) {
 
 int run_bench(Context* ctx, const BenchFlags& f) {
   if (!ctx->common.machine_file.empty()) {
-    print_error("bench measures this machine; --machine goes only with --history");
+    log_message(Severity::kError, "usage", "bench measures this machine; --machine goes only with --history");
     return kExitUsage;
   }
   bench::Options o;
@@ -72,7 +76,7 @@ int run_bench(Context* ctx, const BenchFlags& f) {
   ctx->load_machine(&m);
   BenchSession s;
   std::string err;
-  if (!s.open(o.devices, &err)) return print_error(err), kExitFailure;
+  if (!s.open(o.devices, &err)) return log_message(Severity::kError, "plugin", err), kExitFailure;
   bench::Context bctx{&m, s.devices, o};
   std::vector<bench::Case> cases = bench::bench_cases(o);
   bench::RunInfo info{store::describe_machine(m), store::fingerprint(m), utc_now(), 0, {}, {}, s.devices};
@@ -122,7 +126,7 @@ std::optional<std::int64_t> store_results(const std::string& path, const store::
   std::int64_t id = 0;
   auto db = store::Store::open(path, &err);
   if (db && db->add_run(run, ms, &id, &err)) return id;
-  print_error("warning: results not stored: " + err);
+  log_message(Severity::kWarning, "store", "results not stored: " + err, {{"path", path}});
   return std::nullopt;
 }
 
@@ -159,7 +163,7 @@ std::function<int()> setup_bench(CLI::App* sub, Context* ctx) {
   sub->add_option("--db", f->db,
                   "The measurement store (default: gpuenv.db under the cache root, --cache-root)")
       ->option_text("FILE");
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kFlagMachine | kFlagCacheRoot | kFlagNoColor);
   return [ctx, f] { return f->history ? show_history(ctx, *f) : run_bench(ctx, *f); };
 }
 

@@ -66,9 +66,10 @@ void run_gpu_checks(Context* ctx, const Machine& m, const CheckFlags& f, GpuChec
 }
 
 int run_check(Context* ctx, const CheckFlags& f) {
-  if (f.quick && f.long_check) return print_error("check: --quick or --long, not both"), kExitUsage;
+  if (f.quick && f.long_check)
+    return log_message(Severity::kError, "usage", "check: --quick or --long, not both"), kExitUsage;
   if (f.duration_s <= 0 || f.duration_s > 86400)
-    return print_error("--duration: expected 1 to 86400 seconds"), kExitUsage;
+    return log_message(Severity::kError, "usage", "--duration: expected 1 to 86400 seconds"), kExitUsage;
   auto t0 = std::chrono::steady_clock::now();
   std::string started = utc_now();
   ctx->common.health = true;  // ECC, row remapping, clocks, fabric: decide/health.h judges them
@@ -106,7 +107,7 @@ std::function<int()> setup_check(CLI::App* sub, Context* ctx) {
   sub->add_flag("--json", f->json, "Verdicts and figures as JSON");
   sub->add_flag("--no-store", f->no_store, "Do not keep the figures");
   sub->add_option("--db", f->db, "The measurement store (default: gpuenv.db under the cache root, as gpuenv bench)")->option_text("FILE");
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kSensingFlags | kFlagNoColor);
   return [ctx, f] { return run_check(ctx, *f); };
 }
 

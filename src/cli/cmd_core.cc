@@ -11,11 +11,20 @@
 namespace gpuenv {
 namespace {
 
+// A line "gpuenv: TEXT" of any level, without log_message's "warning: ":
+// how the plan's notes and run's binding warning have always read.
+void log_line(Severity level, const std::string& event, const std::string& text,
+              nlohmann::ordered_json fields) {
+  fields["message"] = text;
+  log_event({level, event, printable(text), std::move(fields), LogEvent::Form::kLine});
+}
+
 // The plan's warnings and errors, one line each on stderr: stdout stays
-// what `eval` or a pipe reads.
+// what `eval` or a pipe reads. "note", as init reports them.
 void warn_notes(const Plan& plan) {
   for (const auto& n : plan.notes)
-    if (n.severity != Severity::kInfo) print_error(n.rule + ": " + n.message);
+    if (n.severity != Severity::kInfo)
+      log_line(n.severity, "note", n.rule + ": " + n.message, {{"rule", n.rule}});
 }
 
 }  // namespace
@@ -23,27 +32,31 @@ void warn_notes(const Plan& plan) {
 std::function<int()> setup_detect(CLI::App* sub, Context* ctx) {
   auto json = std::make_shared<bool>(false);
   sub->add_flag("--json", *json, "Print the machine snapshot (versioned JSON)");
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kSensingFlags | kFlagNoColor);
   return [ctx, json] {
     ctx->common.details = *json;  // the snapshot is complete; the summary is fast
     Machine m;
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     std::string out = *json ? machine_to_json(m) : render_detect(m, ctx->style(stdout));
     std::fputs(out.c_str(), stdout);
-    std::fputs(render_problems(m, ctx->style(stderr)).c_str(), stderr);
+    for (const auto& e : problem_events(m, ctx->style(stderr))) log_event(e);
     return int(driver_fails(m) ? kExitDriverFails : kExitOk);
   };
 }
 
 std::function<int()> setup_env(CLI::App* sub, Context* ctx) {
   auto format = std::make_shared<std::string>("sh");
-  sub->add_option("--format", *format, "sh (default, safe to eval or source), dotenv (docker --env-file; not for a shell), json")
-      ->option_text("sh|dotenv|json");
-  ctx->add_common_flags(sub);
-  return [ctx, format] {
+  auto json = std::make_shared<bool>(false);
+  CLI::Option* format_opt =
+      sub->add_option("--format", *format, "sh (default, safe to eval or source), dotenv (docker --env-file; not for a shell), json")
+          ->option_text("sh|dotenv|json");
+  sub->add_flag("--json", *json, "The same as --format json")->excludes(format_opt);
+  ctx->add_common_flags(sub, kPlanFlags);
+  return [ctx, format, json] {
     EnvFormat f;
+    if (*json) *format = "json";
     if (!parse_env_format(*format, &f)) {
-      print_error("--format " + *format + ": expected sh, dotenv or json");
+      log_message(Severity::kError, "usage", "--format " + *format + ": expected sh, dotenv or json");
       return int(kExitUsage);
     }
     Machine m;
@@ -57,8 +70,10 @@ std::function<int()> setup_env(CLI::App* sub, Context* ctx) {
       return int(kExitFailure);
     }
     for (const auto& name : skipped)
-      print_error("warning: " + name + " left out: its value holds a newline, CR or NUL, or is not UTF-8, "
-                  "which a dotenv file cannot carry (--format sh or json have it)");
+      log_message(Severity::kWarning, "skipped",
+                  name + " left out: its value holds a newline, CR or NUL, or is not UTF-8, "
+                         "which a dotenv file cannot carry (--format sh or json have it)",
+                  {{"name", name}});
     std::fputs(out.c_str(), stdout);
     return int(kExitOk);
   };
@@ -69,14 +84,15 @@ std::function<int()> setup_explain(CLI::App* sub, Context* ctx) {
   auto f = std::make_shared<RunFlags>();
   sub->add_flag("--json", *json, "The plan as JSON");
   add_run_flags(sub, f.get());
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kPlanFlags | kFlagNoColor);
   sub->footer("A command after the flags (or after --): also the feedback from its last watched run.");
   return [ctx, json, f] {
     Machine m;
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     Plan plan = decide(m, ctx->plan_options(m));
     warn_notes(plan);
-    std::string out = *json ? plan_to_json(plan) : render_explain(plan, ctx->style(stdout));
+    std::string out = *json ? plan_to_json(plan)
+                            : render_explain(plan, ctx->style(stdout), terminal_columns(stdout));
     if (!*json) out += feedback_section(ctx, *f, ctx->command);
     std::fputs(out.c_str(), stdout);
     return int(kExitOk);
@@ -86,11 +102,11 @@ std::function<int()> setup_explain(CLI::App* sub, Context* ctx) {
 std::function<int()> setup_run(CLI::App* sub, Context* ctx) {
   auto f = std::make_shared<RunFlags>();
   add_run_flags(sub, f.get());
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kPlanFlags);
   sub->footer("Everything after run's own flags (or after --) is the command, verbatim.");
   return [ctx, f] {
     if (ctx->command.empty()) {
-      print_error("run: no command given; usage: gpuenv run [--] COMMAND [ARG...]");
+      log_message(Severity::kError, "usage", "run: no command given; usage: gpuenv run [--] COMMAND [ARG...]");
       return int(kExitUsage);
     }
     return run_command(ctx, *f, warn_notes);

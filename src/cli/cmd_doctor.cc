@@ -1,6 +1,7 @@
 // doctor: sense everything doctor's checks read (cuInit, GPU health,
 // libtorch_cuda's kernels), run the checks, print findings with fixes.
 #include <exception>
+#include <nlohmann/json.hpp>
 
 #include "act/doctor_report.h"
 #include "cli/context.h"
@@ -10,14 +11,16 @@
 namespace gpuenv {
 namespace {
 
-std::string list_checks() {
+// --list: "NAME<TAB>SUMMARY" lines; with --json [{"name", "summary"}, ...].
+std::string list_checks(bool json) {
   std::string out;
-  for (const Check& c : all_checks()) out += std::string(c.name) + "\t" + c.summary + "\n";
-  return out;
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const Check& c : all_checks()) {
+    out += std::string(c.name) + "\t" + c.summary + "\n";
+    j.push_back({{"name", c.name}, {"summary", c.summary}});
+  }
+  return json ? j.dump(2) + "\n" : out;
 }
-
-// Nagios plugin codes (Node Problem Detector's custom plugins use them too).
-constexpr int kNagiosOk = 0, kNagiosWarning = 1, kNagiosCritical = 2, kNagiosUnknown = 3;
 
 int exit_code(Status s, bool nagios) {
   switch (s) {
@@ -55,9 +58,9 @@ int run_guarded(Context* ctx, const Flags& f) {
   try {
     return run_doctor(ctx, f);
   } catch (const std::exception& e) {
-    print_error(std::string("doctor could not judge: ") + e.what());
+    log_message(Severity::kError, "internal error", std::string("doctor could not judge: ") + e.what());
   } catch (...) {
-    print_error("doctor could not judge: an unknown exception");
+    log_message(Severity::kError, "internal error", "doctor could not judge: an unknown exception");
   }
   return kNagiosUnknown;
 }
@@ -69,7 +72,7 @@ std::function<int()> setup_doctor(CLI::App* sub, Context* ctx) {
   sub->add_flag("--json", f->json, "Findings as JSON");
   sub->add_flag("--extensions", f->extensions,
                 "Also check every other CUDA library in torch's site-packages");
-  sub->add_flag("--list", f->list, "List the checks and exit");
+  sub->add_flag("--list", f->list, "List the checks and exit (--json: as JSON)");
   sub->add_option("--exit-codes", f->exit_codes,
                   "default, or nagios: 0 ok, 1 warning, 2 critical (an error), 3 unknown (doctor "
                   "could not judge)")
@@ -78,10 +81,10 @@ std::function<int()> setup_doctor(CLI::App* sub, Context* ctx) {
   sub->footer(
       "Exit status: 0 all ok, 4 warnings only, 1 at least one error, 2 bad command line, 3 bad "
       "--machine file; with --exit-codes nagios: 0 ok, 1 warning, 2 critical, 3 unknown.");
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kFlagMachine | kFlagCacheRoot | kFlagPython | kFlagNoColor);
   return [ctx, f] {
     if (f->list) {
-      std::fputs(list_checks().c_str(), stdout);
+      std::fputs(list_checks(f->json).c_str(), stdout);
       return int(kExitOk);
     }
     return run_guarded(ctx, *f);

@@ -16,7 +16,6 @@ namespace gpuenv {
 namespace {
 
 struct InitFlags {
-  std::string log_format = "text";
   PlanFiles files;
 };
 
@@ -38,7 +37,7 @@ int sense_limit_ms() {
                     "the driver answers; GPUENV_SENSE_TIMEOUT_S sets the limit"));
   }
   std::fflush(stderr);
-  std::_Exit(sig != 0 ? 128 + sig : kExitFailure);
+  std::_Exit(sig != 0 ? kExitSignalBase + sig : kExitFailure);
 }
 
 // The plan's cache directories exist, and what root owns under the cache
@@ -59,11 +58,7 @@ void prepare_cache(const Plan& plan, const std::string& root, const InitUser& wh
 
 int run_init(const Context& ctx, const InitFlags& o, std::vector<std::string> argv) {
   Supervisor supervisor;  // first: before sensing can start a thread
-  LogFormat format = LogFormat::kText;
-  parse_log_format(o.log_format, &format);
-  auto log = [format](const LogEvent& e) {
-    std::fputs(render_event(e, format, rfc3339_now()).c_str(), stderr);
-  };
+  auto log = [](const LogEvent& e) { log_event(e); };  // --log-format: cli/app.cc
   InitUser who;
   std::string err;
   if (!choose_init_user(argv, geteuid(), env_or("GPUENV_USER", ""), env_or(kRunAsRootVar, ""), &who,
@@ -107,17 +102,13 @@ int run_init(const Context& ctx, const InitFlags& o, std::vector<std::string> ar
 
 std::function<int()> setup_init(CLI::App* sub, Context* ctx) {
   auto o = std::make_shared<InitFlags>();
-  sub->add_option("--log-format", o->log_format, "text (default): a short banner; json: one object per line")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->envname("GPUENV_LOG_FORMAT")
-      ->option_text("text|json");
   sub->add_option("--etc-dir", o->files.etc_dir, "Where the dotenv file `env` goes (default /etc/gpuenv)")
       ->envname("GPUENV_ETC_DIR")
       ->option_text("DIR");
   sub->add_option("--profile-d", o->files.profile_d, "Where gpuenv.sh goes (default /etc/profile.d)")
       ->envname("GPUENV_PROFILE_D")
       ->option_text("DIR");
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kPlanFlags);
   sub->footer("Everything after init's own flags (or after --) is the command, verbatim.");
   return [ctx, o] { return run_init(*ctx, *o, ctx->command); };
 }

@@ -332,14 +332,14 @@ std::function<int()> setup_inspect(CLI::App* sub, Context* ctx) {
       ->required()
       ->option_text("FILE...");
   sub->add_flag("--json", *as_json, "The report as JSON");
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kFlagMachine | kFlagCuda);
   return [ctx, files, as_json] {
     Machine m;
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     std::vector<FileReport> reports;
     for (const auto& f : *files) reports.push_back(inspect_file(f, m));
     for (const auto& r : reports)
-      if (!r.error.empty()) print_error(r.error);
+      if (!r.error.empty()) log_message(Severity::kError, "file", r.error, {{"path", r.path}});
     std::string out = *as_json ? render_json(reports) : render_text(reports, m);
     std::fputs(out.c_str(), stdout);
     return exit_code(reports);

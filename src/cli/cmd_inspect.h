@@ -9,14 +9,11 @@
 
 namespace gpuenv {
 
-/// inspect's exit status when no GPU is denied but some GPU can run the
-/// code only by JIT-compiling PTX (README.md, "Exit codes"). The others:
-/// 0 every GPU runs it natively (or there is no GPU), kExitFailure (1) some
-/// GPU cannot run it, kExitBadInput (3) a file is unreadable or corrupt.
-inline constexpr int kExitInspectPtxJit = 4;
-
 /// Adds inspect's arguments and flags to `sub`; the action prints the
-/// report and returns the exit status above.
+/// report and returns its exit status (cli/exit_codes.h): 0 every GPU runs
+/// the code natively (or there is no GPU), kExitInspectPtxJit (4) some GPU
+/// only by JIT-compiling PTX, kExitFailure (1) some GPU cannot run it,
+/// kExitBadInput (3) a file is unreadable or corrupt.
 std::function<int()> setup_inspect(CLI::App* sub, Context* ctx);
 
 }  // namespace gpuenv

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <ctime>
+#include <nlohmann/json.hpp>
 
 #include "act/init.h"
 #include "cli/cmd_bench.h"
@@ -21,24 +22,36 @@ constexpr const char* kDefaultOutput = "/etc/kubernetes/node-feature-discovery/f
 
 struct LabelFlags {
   std::string output = kDefaultOutput;
-  bool once = false;
+  bool once = false, json = false;
   int interval_s = 60;
 };
+
+// --json: {"expiry": RFC 3339, "labels": {"gpuenv.dev/NAME": "VALUE", ...}}.
+std::string labels_json(const Labels& labels, const std::string& expiry) {
+  nlohmann::ordered_json j = {{"expiry", expiry}, {"labels", nlohmann::ordered_json::object()}};
+  for (const auto& [name, value] : labels) j["labels"][kLabelPrefix + name] = value;
+  return j.dump(2) + "\n";
+}
 
 // The file's content, or false (with *err) when the machine cannot be read
 // or the file would pass NFD's size limit. Labels expire after three rounds:
 // one missed round keeps them, a dead writer does not.
-bool render_round(Context* ctx, int interval_s, std::string* out, int* code) {
+bool render_round(Context* ctx, const LabelFlags& f, std::string* out, int* code) {
   Machine m;
   if (!ctx->load_machine(&m)) {
     *code = kExitBadInput;
     return false;
   }
   std::string verdict = status_name(worst(diagnose(m, ctx->plan_options(m))));
-  *out = feature_file(node_labels(m, verdict), utc_time(std::time(nullptr) + 3 * interval_s));
+  Labels labels = node_labels(m, verdict);
+  std::string expiry = utc_time(std::time(nullptr) + 3 * f.interval_s);
+  if (f.json) return *out = labels_json(labels, expiry), true;
+  *out = feature_file(labels, expiry);
   if (out->size() >= kFeatureFileLimit) {
-    print_error("labels: the feature file would be " + std::to_string(out->size()) +
-                " bytes; NFD ignores files of 64 KiB or more");
+    log_message(Severity::kError, "too large",
+                "labels: the feature file would be " + std::to_string(out->size()) +
+                    " bytes; NFD ignores files of 64 KiB or more",
+                {{"bytes", out->size()}});
     *code = kExitFailure;
     return false;
   }
@@ -49,15 +62,15 @@ bool write_round(const std::string& output, const std::string& content) {
   if (output == "-") return std::fputs(content.c_str(), stdout) >= 0 && std::fflush(stdout) == 0;
   std::string err;
   if (write_file_atomic(output, content, 0644, &err)) return true;
-  print_error("labels: " + err);
+  log_message(Severity::kError, "write failed", "labels: " + err, {{"path", output}, {"error", err}});
   return false;
 }
 
 int one_round(Context* ctx, const LabelFlags& f) {
   std::string content;
   int code = kExitOk;
-  if (!render_round(ctx, f.interval_s, &content, &code)) return code;
-  return write_round(f.output, content) ? int(kExitOk) : int(kExitFailure);
+  if (!render_round(ctx, f, &content, &code)) return code;
+  return write_round(f.json ? "-" : f.output, content) ? int(kExitOk) : int(kExitFailure);
 }
 
 // Rounds until SIGTERM or SIGINT; both stay blocked, so a signal that comes
@@ -80,9 +93,11 @@ int loop(Context* ctx, const LabelFlags& f) {
 
 std::function<int()> setup_labels(CLI::App* sub, Context* ctx) {
   auto f = std::make_shared<LabelFlags>();
-  sub->add_option("--output", f->output,
-                  std::string("The feature file; - for stdout (default ") + kDefaultOutput + ")")
-      ->option_text("FILE");
+  CLI::Option* output =
+      sub->add_option("--output", f->output,
+                      std::string("The feature file; - for stdout (default ") + kDefaultOutput + ")")
+          ->option_text("FILE");
+  sub->add_flag("--json", f->json, "Print the labels once as JSON on stdout; write no file")->excludes(output);
   sub->add_flag("--once", f->once, "Write once and exit (default: every --interval until SIGTERM)");
   sub->add_option("--interval", f->interval_s, "Seconds between rounds (default 60)")
       ->check(CLI::Range(1, 86400))
@@ -90,12 +105,12 @@ std::function<int()> setup_labels(CLI::App* sub, Context* ctx) {
   sub->footer(
       "Exit status: 0 written (or ended by SIGTERM), 1 the file could not be written, 2 bad "
       "command line, 3 bad --machine file.");
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kFlagMachine | kFlagCacheRoot | kFlagPython);
   return [ctx, f] {
     ctx->common.cuda = true;  // what doctor senses: its verdict is a label
     ctx->common.health = true;
     ctx->common.torch_kernels = true;
-    return f->once ? one_round(ctx, *f) : loop(ctx, *f);
+    return f->once || f->json ? one_round(ctx, *f) : loop(ctx, *f);
   };
 }
 

@@ -147,7 +147,7 @@ std::function<int()> setup_plan_memory(CLI::App* sub, Context* ctx) {
       "Predicts the peak of torch.cuda.max_memory_allocated() per GPU for a training step "
       "(docs/memory.md). Exit status: 0 a plan (fits or not: see \"fits\"), 2 bad flags, 3 a "
       "bad --config or --machine file.");
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kSensingFlags | kFlagOverride);
   return [ctx, f] { return run(ctx, f.get()); };
 }
 

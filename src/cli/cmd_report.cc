@@ -81,7 +81,7 @@ std::function<int()> setup_report(CLI::App* sub, Context* ctx) {
   sub->add_option("--svg", f->svg, "Write the job's chart (SVG) to FILE (the newest job without JOB)")->option_text("FILE");
   sub->add_option("--limit", f->limit, "How many recent jobs the table lists (default 20)")->check(CLI::Range(1, 10000));
   sub->add_option("--db", f->db, "The job store (default: gpuenv.db under the cache root)")->option_text("FILE");
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kFlagCacheRoot);
   return [ctx, f] { return run_report(ctx, *f); };
 }
 

@@ -39,7 +39,7 @@ std::function<int()> setup_jupyter(CLI::App* sub, Context* ctx) {
                   "Token file (default ~USER/.local/share/gpuenv/jupyter_token)")
       ->option_text("FILE");
   sub->add_flag("--allow-root", o->allow_root, "Let Jupyter run as root (never the default)");
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kPlanFlags);
   return [ctx, o] {
     std::string err;
     int code = serve_jupyter(*o, plan_maker(ctx), &err);
@@ -71,7 +71,7 @@ std::function<int()> setup_ssh(CLI::App* sub, Context* ctx) {
                 "Allow ssh -L (local TCP forwarding), which remote editors such as VS Code need")
       ->envname("GPUENV_SSH_ALLOW_FORWARDING");
   sub->add_option("--sshd", o->sshd, "The sshd binary (default /usr/sbin/sshd)")->option_text("PATH");
-  ctx->add_common_flags(sub);
+  ctx->add_common_flags(sub, kPlanFlags);
   return [ctx, o] {
     std::string err;
     int code = serve_ssh(*o, plan_maker(ctx), &err);

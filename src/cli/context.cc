@@ -1,10 +1,10 @@
 #include "cli/context.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
 
-#include "act/printable.h"
 #include "model/env_names.h"
 #include "model/snapshot.h"
 #include "sense/fs.h"
@@ -21,28 +21,34 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v && *v ? v : fallback;
 }
 
-// Messages carry outside text (a snapshot's fields, file names), so they go
-// through the one terminal sanitiser; a newline in one cannot forge a line.
-void print_error(const std::string& message) {
-  std::fprintf(stderr, "gpuenv: %s\n", printable(message).c_str());
+void Context::add_common_flags(CLI::App* sub, unsigned which) {
+  Common* c = &common;
+  if (which & kFlagMachine)
+    sub->add_option("--machine", c->machine_file,
+                    "Work from a snapshot (gpuenv detect --json) instead of this machine")
+        ->option_text("FILE");
+  if (which & kFlagCuda) sub->add_flag("--cuda", c->cuda, "Also query the CUDA driver (cuInit: slower)");
+  if (which & kFlagOverride) sub->add_flag("--override", c->override_user, "Replace variables you already set");
+  if (which & kFlagPtx) sub->add_flag("--ptx", c->ptx, "Add +PTX to TORCH_CUDA_ARCH_LIST");
+  if (which & kFlagCacheRoot)
+    sub->add_option("--cache-root", c->cache_root,
+                    "Where compile caches, bytecode and the measurement store live (default: $GPUENV_CACHE_ROOT, $XDG_CACHE_HOME/gpuenv, ~/.cache/gpuenv)")
+        ->option_text("DIR");
+  if (which & kFlagNoColor) sub->add_flag("--no-color", c->no_color, "No ANSI colour (also: NO_COLOR)");
+  if (which & kFlagPython)
+    sub->add_option("--python", c->python,
+                    "The Python whose torch to read (default: $VIRTUAL_ENV, $CONDA_PREFIX, "
+                    "python3 on PATH)")
+        ->option_text("PATH");
 }
 
-void Context::add_common_flags(CLI::App* sub) {
-  Common* c = &common;
-  sub->add_option("--machine", c->machine_file,
-                  "Work from a snapshot (gpuenv detect --json) instead of this machine")
-      ->option_text("FILE");
-  sub->add_flag("--cuda", c->cuda, "Also query the CUDA driver (cuInit: slower)");
-  sub->add_flag("--override", c->override_user, "Replace variables you already set");
-  sub->add_flag("--ptx", c->ptx, "Add +PTX to TORCH_CUDA_ARCH_LIST");
-  sub->add_option("--cache-root", c->cache_root,
-                  "Where compile caches, bytecode and the measurement store live (default: $GPUENV_CACHE_ROOT, $XDG_CACHE_HOME/gpuenv, ~/.cache/gpuenv)")
-      ->option_text("DIR");
-  sub->add_flag("--no-color", c->no_color, "No ANSI colour (also: NO_COLOR)");
-  sub->add_option("--python", c->python,
-                  "The Python whose torch to read (default: $VIRTUAL_ENV, $CONDA_PREFIX, "
-                  "python3 on PATH)")
-      ->option_text("PATH");
+std::size_t terminal_columns(FILE* stream) {
+  int fd = fileno(stream);
+  if (!isatty(fd)) return 0;
+  winsize ws{};
+  if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  int columns = std::atoi(env_or("COLUMNS", "").c_str());
+  return columns > 0 ? std::size_t(columns) : 80;
 }
 
 Style Context::style(FILE* stream) const {
@@ -74,19 +80,22 @@ bool Context::load_machine(Machine* m) const {
     std::string why;
     *m = sense_machine(o, &why);
     if (!why.empty()) {
-      print_error(why + "; name a Python interpreter: --python /path/to/venv/bin/python");
+      log_message(Severity::kError, "python", why + "; name a Python interpreter: --python /path/to/venv/bin/python",
+                  {{"error", why}});
       return false;
     }
     return true;
   }
   std::string text, err;
   if (!fs::read_file(common.machine_file, &text, &err)) {
-    print_error("cannot read the snapshot: " + err +
-                "; pass a snapshot written by `gpuenv detect --json > FILE`");
+    log_message(Severity::kError, "snapshot",
+                "cannot read the snapshot: " + err + "; pass a snapshot written by `gpuenv detect --json > FILE`",
+                {{"path", common.machine_file}, {"error", err}});
     return false;
   }
   if (!machine_from_json(text, m, &err)) {
-    print_error(common.machine_file + ": " + err);
+    log_message(Severity::kError, "snapshot", common.machine_file + ": " + err,
+                {{"path", common.machine_file}, {"error", err}});
     return false;
   }
   return true;

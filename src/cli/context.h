@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "act/log.h"
 #include "act/report.h"
 #include "model/machine.h"
 #include "model/plan.h"
@@ -16,7 +17,24 @@
 
 namespace gpuenv {
 
-/// Flags every subcommand takes.
+/// The common flags, one bit each: a command adds those it reads, and any
+/// other is refused as a bad command line (exit 2).
+enum CommonFlag : unsigned {
+  kFlagMachine = 1u << 0,    // --machine FILE
+  kFlagCuda = 1u << 1,       // --cuda
+  kFlagOverride = 1u << 2,   // --override
+  kFlagPtx = 1u << 3,        // --ptx
+  kFlagCacheRoot = 1u << 4,  // --cache-root DIR
+  kFlagNoColor = 1u << 5,    // --no-color
+  kFlagPython = 1u << 6,     // --python PATH
+};
+/// What a command that senses this machine reads.
+inline constexpr unsigned kSensingFlags = kFlagMachine | kFlagCuda | kFlagCacheRoot | kFlagPython;
+/// What a command that makes a plan reads.
+inline constexpr unsigned kPlanFlags = kSensingFlags | kFlagOverride | kFlagPtx;
+inline constexpr unsigned kAllFlags = kPlanFlags | kFlagNoColor;
+
+/// The common flags' values.
 struct Common {
   std::string machine_file;  // --machine
   bool cuda = false;         // --cuda
@@ -25,6 +43,7 @@ struct Common {
   std::string cache_root;
   bool no_color = false;
   std::string python;  // --python
+  std::string log_format;  // --log-format, every command (cli/app.cc)
   // Set by doctor, not flags every command has: what else to sense.
   bool health = false;
   bool details = false;
@@ -40,8 +59,9 @@ class Context {
   /// own flags, or after `--`, verbatim.
   std::vector<std::string> command;
 
-  /// Adds the common flags to a subcommand.
-  void add_common_flags(CLI::App* sub);
+  /// Adds the common flags named in `which` (CommonFlag bits) to a
+  /// subcommand. --log-format is every command's: cli/app.cc adds it.
+  void add_common_flags(CLI::App* sub, unsigned which = kAllFlags);
   /// The Machine: sensed live, or read from --machine FILE. On failure
   /// prints the reason and returns false (exit with kExitBadInput).
   bool load_machine(Machine* m) const;
@@ -52,9 +72,6 @@ class Context {
   std::string cache_root() const;
   Style style(FILE* stream) const;
 };
-
-/// Prints "gpuenv: MESSAGE" on stderr.
-void print_error(const std::string& message);
 
 /// A subcommand: `setup` adds its flags to `sub` and returns the action to
 /// run once the command line has been parsed (returns the exit code).
@@ -82,6 +99,11 @@ std::function<int()> setup_labels(CLI::App* sub, Context* ctx);
 std::function<int()> setup_export(CLI::App* sub, Context* ctx);  // cli/cmd_export.cc
 // cli/cmd_report.cc
 std::function<int()> setup_report(CLI::App* sub, Context* ctx);
+
+/// How many columns `stream` shows when it is a terminal: its window size
+/// (TIOCGWINSZ), else $COLUMNS, else 80; 0 when it is not a terminal (a
+/// pipe, a file), where lines are printed whole.
+std::size_t terminal_columns(FILE* stream);
 
 /// The environment variable `name`, or `fallback` when it is unset or empty.
 std::string env_or(const char* name, const std::string& fallback);

@@ -5,6 +5,7 @@
 #include <exception>
 #include <new>
 
+#include "act/log.h"
 #include "cli/app.h"
 #include "cli/exit_codes.h"
 
@@ -18,14 +19,6 @@
 
 namespace {
 
-// Written without allocating: after bad_alloc there may be no memory left.
-void say(const char* a, const char* b = "") {
-  std::fputs("gpuenv: ", stderr);
-  std::fputs(a, stderr);
-  std::fputs(b, stderr);
-  std::fputs("\n", stderr);
-}
-
 // run_cli, with any exception that escapes it (an allocation that fails,
 // under `ulimit -v` or on a hostile input a bound missed) turned into a
 // message and exit 1 instead of std::terminate's abort.
@@ -33,12 +26,14 @@ int guarded_run(int argc, char** argv) {
   try {
     return gpuenv::run_cli(argc, argv);
   } catch (const std::bad_alloc&) {
-    say("out of memory (an allocation failed: is `ulimit -v` or the cgroup's memory limit too "
-        "low?)");
+    // Written without allocating: after bad_alloc there may be no memory left.
+    gpuenv::log_without_allocating(
+        "out of memory",
+        "out of memory (an allocation failed: is `ulimit -v` or the cgroup's memory limit too low?)");
   } catch (const std::exception& e) {
-    say("internal error: ", e.what());
+    gpuenv::log_message(gpuenv::Severity::kError, "internal error", std::string("internal error: ") + e.what());
   } catch (...) {
-    say("internal error: an unknown exception");
+    gpuenv::log_message(gpuenv::Severity::kError, "internal error", "internal error: an unknown exception");
   }
   return gpuenv::kExitFailure;
 }

@@ -65,8 +65,9 @@ void honour_user(const Options& o, const LaunchEnv& l, Setting* s) {
                  "=" + *user + ", as --override asks)";
   } else {
     s->origin = Origin::kKept;
-    s->reason = std::string("kept ") + (snapshot ? "the snapshot's" : "yours") +
-                "; gpuenv would set " + s->value + ": " + s->reason;
+    std::string would = s->value.empty() ? "set it empty" : "set " + s->value;
+    s->reason = std::string("kept ") + (snapshot ? "the snapshot's" : "yours") + "; gpuenv would " +
+                would + ": " + s->reason;
     s->value = *user;
   }
 }

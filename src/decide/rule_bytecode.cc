@@ -25,8 +25,8 @@ std::optional<Setting> allow_writing(const Options& o) {
   const std::string* v = o.getenv("PYTHONDONTWRITEBYTECODE");
   if (!v || v->empty()) return std::nullopt;
   return make_setting("PYTHONDONTWRITEBYTECODE", "",
-                      "empty lets Python write the bytecode that PYTHONPYCACHEPREFIX keeps "
-                      "under the cache root; none is written into the install or image");
+                      "an empty value lets Python write the bytecode that PYTHONPYCACHEPREFIX "
+                      "keeps under the cache root; none is written into the install or image");
 }
 
 }  // namespace

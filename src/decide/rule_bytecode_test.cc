@@ -73,7 +73,7 @@ TEST(RuleBytecode, ThroughDecide) {
     EXPECT_EQ(write->origin, override_user ? Origin::kOverridden : Origin::kKept);
     EXPECT_NE(write->reason.find(override_user
                                      ? "(replaces your PYTHONDONTWRITEBYTECODE=1, as --override asks)"
-                                     : "kept yours; gpuenv would set : empty lets Python write"),
+                                     : "kept yours; gpuenv would set it empty: an empty value lets Python write"),
               std::string::npos)
         << write->reason;
     EXPECT_EQ(write->reason.find("container image"), std::string::npos) << write->reason;

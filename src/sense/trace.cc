@@ -25,6 +25,11 @@ std::mutex& totals_mutex() {
   return m;
 }
 
+Sink& sink() {
+  static Sink s = nullptr;
+  return s;
+}
+
 }  // namespace
 
 bool enabled() {
@@ -43,10 +48,14 @@ void add(const char* name, double ms) {
   totals().push_back({name, 1, ms});
 }
 
+void set_sink(Sink s) { sink() = s; }
+
 void flush() {
   std::lock_guard<std::mutex> lock(totals_mutex());
-  for (const auto& t : totals())
-    std::fprintf(stderr, "gpuenv: trace: %-44s %4d call(s) %8.2f ms\n", t.name, t.calls, t.ms);
+  for (const auto& t : totals()) {
+    if (sink()) sink()(t.name, t.calls, t.ms);
+    else std::fprintf(stderr, "gpuenv: trace: %-44s %4d call(s) %8.2f ms\n", t.name, t.calls, t.ms);
+  }
   totals().clear();
 }
 

@@ -18,8 +18,14 @@ bool enabled();
 /// Safe to call from several threads.
 void add(const char* name, double ms);
 
-/// Prints the totals ("gpuenv: trace: NAME  N calls  T ms"), then clears them.
+/// Prints the totals ("gpuenv: trace: NAME  N calls  T ms", or through the
+/// sink), then clears them.
 void flush();
+
+/// Where flush() sends each total instead of stderr: the CLI's log
+/// (act/log.h), so that --log-format json covers them too.
+using Sink = void (*)(const char* name, int calls, double ms);
+void set_sink(Sink sink);
 
 /// Times a scope into `name` when tracing is on.
 class Scope {
