@@ -243,6 +243,26 @@ TEST(Cli, RunUnderSlurmPinsEachTaskAndExplainNamesSlurm) {
   EXPECT_TRUE(nlohmann::json::parse(none.out)["launcher"].is_null()) << none.out;
 }
 
+// A binding this machine cannot take (a snapshot's CPUs 256-511) is said on
+// stderr before the command starts, watched or not, and the command runs.
+TEST(Cli, RunSaysWhenTheCpuBindingFails) {
+  Machine m = testing::MachineBuilder().cpus(1, 512).gpus(testing::models::h100(), 2);
+  std::string file = snapshot(m);
+  for (const char* watch : {"--no-watch", "--watch-off-by-env"}) {
+    testing::ProcessOptions o;
+    o.env = {{"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"}, {"WORLD_SIZE", "2"}};
+    std::vector<std::string> args = {"run", "--machine", file};
+    if (std::string(watch) == "--no-watch") args.push_back(watch);
+    else o.env["GPUENV_WATCH"] = "1";
+    for (const char* a : {"--", "echo", "ran"}) args.push_back(a);
+    auto r = run_gpuenv(args, o);
+    EXPECT_EQ(r.exit_code, 0) << watch << ": " << r.err;
+    EXPECT_EQ(r.out, "ran\n") << watch;
+    EXPECT_TRUE(contains(r.err, "gpuenv: warning: ")) << watch << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "sched_setaffinity")) << watch << ": " << r.err;
+  }
+}
+
 TEST(Cli, ColourOnlyOnATerminalAndNeverWithNoColor) {
   std::string file = snapshot(testing::machine::h100());
   std::string cmd = std::string(GPUENV_BIN) + " explain --machine " + file;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "act/job_report.h"
+#include "act/log.h"
 #include "act/run.h"
 #include "act/supervise.h"
 #include "act/tune.h"
@@ -207,17 +208,17 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
   std::optional<Job> last = last_job(*ctx, f, ctx->command);
   say_last_verdict(last);
   if (choice.enabled) apply_tune(last, choice);
+  // The binding first, so that its warning is said before exec replaces us.
+  std::string warning;
+  apply_binding(plan, &warning);
+  if (!warning.empty()) log_message(Severity::kWarning, "cpu binding", warning);
   if (!supervisor) {
-    std::string warning;
-    int code = exec_with_plan(plan, ctx->command, &warning, &err);
-    if (!warning.empty()) print_error(warning);
-    print_error(err);
+    std::string again;
+    int code = exec_with_plan(plan, ctx->command, &again, &err);  // returns only when it fails
+    log_message(Severity::kError, "error", err);
     return code;
   }
   apply_settings(plan);
-  std::string warning;
-  apply_binding(plan, &warning);
-  if (!warning.empty()) print_error(warning);
   return supervise_watched(ctx, f, &*supervisor, m, plan, o);
 }
 

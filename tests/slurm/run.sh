@@ -120,6 +120,9 @@ wait_for "slurmd (node $node idle)" sh -c "sinfo -h -n $node -o %t | grep -qx id
 
 export GPUENV_NVML_LIBRARY=$build/fake/libnvidia-ml.so.1 GPUENV_CUDA_LIBRARY=$build/fake/libcuda.so.1
 export FAKE_NVML_SCENARIO=$scenario FAKE_CUDA_SCENARIO=$scenario
+# The launcher is under test here, not the watcher (tests/watch_test.cc): no
+# job records, and no last-verdict line in the tasks' output; nothing in $HOME.
+export GPUENV_WATCH=0 GPUENV_CACHE_ROOT=$T/cache
 unset CUDA_VISIBLE_DEVICES LOCAL_RANK LOCAL_WORLD_SIZE RANK WORLD_SIZE OMP_NUM_THREADS
 
 # One task's report: its Slurm ranks, what gpuenv run gave the command, and
