@@ -7,6 +7,7 @@
 
 #include "act/report.h"
 #include "decide/arch.h"
+#include "model/text.h"
 
 namespace gpuenv {
 namespace {
@@ -14,10 +15,9 @@ namespace {
 using nlohmann::json;
 
 std::string isa_list(const std::set<std::pair<int, int>>& isa) {
-  std::string out;
-  for (const auto& [major, minor] : isa)
-    out += fmt::format("{}{}.{}", out.empty() ? "" : ", ", major, minor);
-  return out;
+  std::vector<std::string> versions;
+  for (const auto& [major, minor] : isa) versions.push_back(fmt::format("{}.{}", major, minor));
+  return join(versions, ", ");
 }
 
 std::string count_row(const TargetKey& key, const TargetCount& t) {
