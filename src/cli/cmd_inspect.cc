@@ -31,6 +31,14 @@ int exit_code(const std::vector<InspectedFile>& reports) {
   return cannot ? kExitFailure : jit ? kExitInspectPtxJit : kExitOk;
 }
 
+std::string render_json(const std::vector<InspectedFile>& reports) {
+  return inspect_to_json(reports, exit_code(reports));
+}
+
+std::string render_text(const std::vector<InspectedFile>& reports, const Machine& m) {
+  return render_inspect(reports, m);
+}
+
 }  // namespace
 
 std::function<int()> setup_inspect(CLI::App* sub, Context* ctx) {
@@ -48,10 +56,9 @@ std::function<int()> setup_inspect(CLI::App* sub, Context* ctx) {
     for (const auto& f : *files) reports.push_back(inspect_file(f, m));
     for (const auto& r : reports)
       if (!r.error.empty()) print_error(r.error);
-    int code = exit_code(reports);
-    std::string out = *as_json ? inspect_to_json(reports, code) : render_inspect(reports, m);
+    std::string out = *as_json ? render_json(reports) : render_text(reports, m);
     std::fputs(out.c_str(), stdout);
-    return code;
+    return exit_code(reports);
   };
 }
 
