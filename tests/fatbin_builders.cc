@@ -93,4 +93,36 @@ Bytes repeated_sections(int entries, int headers) {
   return elf(sections);
 }
 
+FatbinEntry parsed_entry(std::string name, bool relocatable, std::uint32_t container) {
+  FatbinEntry e;
+  e.relocatable = relocatable;
+  e.container = container;
+  if (name.back() == '*') e.flags |= kFatbinFlagCompressedZstd, name.pop_back();
+  if (auto at = name.find('@'); at != std::string::npos) {
+    e.version_major = std::stoi(name.substr(at + 1));
+    e.version_minor = std::stoi(name.substr(name.find('.', at) + 1));
+    name.resize(at);
+  }
+  e.kind = name.rfind("sm_", 0) == 0 ? kFatbinKindCubin : name.rfind("lto_", 0) == 0 ? kFatbinKindLtoIr : kFatbinKindPtx;
+  if (name.back() == 'a') e.flags |= kFatbinFlagArchSpecific, name.pop_back();
+  if (name.back() == 'f') e.flags |= kFatbinFlagFamily, name.pop_back();
+  e.arch = std::stoi(name.substr(name.find('_') + 1));
+  return e;
+}
+
+FatbinFile parsed_file(const std::vector<Fatbin>& fatbins) {
+  FatbinFile f;
+  f.elf = true;
+  for (const Fatbin& b : fatbins) {
+    FatbinContainer c;
+    c.relocatable = b.relocatable;
+    c.first_entry = f.entries.size();
+    c.entry_count = b.entries.size();
+    for (const auto& n : b.entries) f.entries.push_back(parsed_entry(n, b.relocatable, f.containers.size()));
+    f.containers.push_back(c);
+    (b.relocatable ? f.relocatable_sections : f.executable_sections) = 1;
+  }
+  return f;
+}
+
 }  // namespace gpuenv::testing::fatbin

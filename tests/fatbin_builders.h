@@ -47,6 +47,20 @@ Section lying(std::string name, Bytes data, std::uint64_t offset, std::uint64_t 
 /// The first section's data starts at offset 64.
 Bytes elf(const std::vector<Section>& sections);
 
+/// One fatbin (a module) as the parser would report it: its entries named
+/// as inspect names them, PTX with its ISA ("sm_90a", "compute_100f@8.8",
+/// "lto_90"); a trailing '*' marks a compressed entry.
+struct Fatbin {
+  std::vector<std::string> entries;
+  bool relocatable = false;  // in __nv_relfatbin
+};
+
+/// The FatbinEntry for one such name, in container `container`.
+FatbinEntry parsed_entry(std::string name, bool relocatable = false, std::uint32_t container = 0);
+
+/// The FatbinFile of an ELF file holding `fatbins` (parsed: no bytes).
+FatbinFile parsed_file(const std::vector<Fatbin>& fatbins);
+
 /// The amplification shape: one .nv_fatbin section holding a container of
 /// `entries` cubins, and `headers` - 1 more section headers over the same
 /// bytes.

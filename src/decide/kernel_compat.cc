@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "decide/arch.h"
+#include "model/text.h"
 
 namespace gpuenv {
 namespace {
@@ -42,9 +43,7 @@ std::string list_targets(const std::vector<KernelTarget>& targets) {
     std::string n = kernel_target_name(t);
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   }
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out.empty() ? "none" : out;
+  return names.empty() ? "none" : join(names, ", ");
 }
 
 KernelCompat native(const KernelTarget& cubin, ComputeCapability gpu) {

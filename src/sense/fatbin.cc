@@ -300,15 +300,6 @@ bool ByteReader::cstring(std::uint64_t offset, std::string_view* out, std::uint6
   return true;
 }
 
-std::string fatbin_target_name(const FatbinEntry& e) {
-  std::string prefix = e.kind == kFatbinKindCubin ? "sm_"
-                       : e.kind == kFatbinKindPtx ? "compute_"
-                       : e.kind == kFatbinKindLtoIr ? "lto_"
-                                                    : "kind" + std::to_string(e.kind) + "_";
-  std::string suffix = e.arch_specific() ? "a" : e.family_specific() ? "f" : "";
-  return prefix + std::to_string(e.arch) + suffix;
-}
-
 bool parse_fatbin_region(const ByteReader& region, bool relocatable, FatbinFile* out,
                          std::string* err) {
   for (std::uint64_t pos = skip_zeros(region, 0); pos < region.size();

@@ -3,9 +3,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include "sense/fs.h"
 
 namespace gpuenv {
@@ -27,7 +24,7 @@ bool MappedFile::map(int fd, std::uint64_t size, const std::string& path, std::s
   if (size == 0) return true;
   void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (map == MAP_FAILED) {
-    *err = std::string("mmap(") + path + "): " + std::strerror(errno);
+    *err = fs::errno_text("mmap", path);
     return false;
   }
   madvise(map, size, MADV_RANDOM);  // headers sit between large payloads: no read-ahead

@@ -141,7 +141,7 @@ void add_distributions(const std::string& root, const std::string& site,
 }  // namespace
 
 std::vector<std::string> loadable_targets(const FatbinFile& f) {
-  bool relocatable = f.executable_sections == 0 && f.relocatable_sections > 0;
+  bool relocatable = f.relfatbin_only();
   std::set<std::string> names;
   for (const FatbinEntry& e : f.entries) {
     if (e.relocatable != relocatable) continue;
