@@ -21,8 +21,7 @@ bool bind_cpus(const std::vector<int>& cpus, std::string* warning) {
   for (int c : cpus)
     if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
   if (sched_setaffinity(0, sizeof set, &set) == 0) return true;
-  *warning = std::string("sched_setaffinity: ") + std::strerror(errno) +
-             "; the command runs without the planned CPU binding";
+  *warning = fs::errno_text("sched_setaffinity") + "; the command runs without the planned CPU binding";
   return false;
 }
 

@@ -13,6 +13,7 @@
 #include "act/init.h"
 #include "act/log.h"
 #include "act/serve_common.h"
+#include "sense/fs.h"
 
 namespace gpuenv {
 namespace {
@@ -109,7 +110,7 @@ bool check_host_key(const std::string& path, std::string* err) {
     *err = path + " is owned by uid " + std::to_string(st.st_uid) + ", not " +
            std::to_string(geteuid());
   else if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) != 0)
-    *err = "fchmod(" + path + "): " + std::strerror(errno);
+    *err = fs::errno_text("fchmod", path);
   close(fd);
   return err->empty();
 }
@@ -131,7 +132,7 @@ bool generate_host_key(const SshPaths& p, std::string* err) {
 bool write_keys(const SshPaths& p, const Account& a, const std::string& keys, std::string* err) {
   if (!write_file_atomic(p.authorized_keys(), keys, 0640, err)) return false;
   if (geteuid() != 0 || lchown(p.authorized_keys().c_str(), 0, a.gid) == 0) return true;
-  *err = "lchown(" + p.authorized_keys() + "): " + std::strerror(errno);
+  *err = fs::errno_text("lchown", p.authorized_keys());
   return false;
 }
 

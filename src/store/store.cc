@@ -104,7 +104,7 @@ HistoryRow read_row(sqlite3_stmt* s) {
 bool real_name(const std::string& path, std::string* real, std::string* err) {
   std::string dir = fs::dirname(path);
   char buf[PATH_MAX];
-  if (!realpath(dir.c_str(), buf)) return *err = "realpath(" + dir + "): " + std::strerror(errno), false;
+  if (!realpath(dir.c_str(), buf)) return *err = fs::errno_text("realpath", dir), false;
   *real = fs::join(buf, fs::basename(path));
   return true;
 }
