@@ -8,52 +8,13 @@
 #include <set>
 
 #include "model/clock_events.h"
-#include "sense/dynamic_library.h"
 #include "sense/fs.h"
 #include "sense/nvml_api.h"
+#include "sense/nvml_library.h"
 #include "sense/proc_tree.h"
 
 namespace gpuenv {
 namespace {
-
-struct Functions {
-  Fn<nvml::InitFn> init;
-  Fn<nvml::ShutdownFn> shutdown;
-  Fn<nvml::DeviceGetCountFn> count;
-  Fn<nvml::DeviceGetHandleByIndexFn> handle;
-  Fn<nvml::DeviceGetStringFn> uuid, name;
-  Fn<nvml::DeviceGetMemoryInfoFn> memory;
-  Fn<nvml::DeviceGetUintFn> pcie_gen, pcie_width, power_limit;
-  Fn<nvml::DeviceGetMaxClockInfoFn> max_clock;
-  Fn<nvml::DeviceGetUtilizationRatesFn> utilization;
-  Fn<nvml::DeviceGetComputeRunningProcessesFn> processes;
-  Fn<nvml::DeviceGetPowerUsageFn> power;
-  Fn<nvml::DeviceGetClockInfoFn> clock;
-  Fn<nvml::DeviceGetClocksEventReasonsFn> events;
-  Fn<nvml::DeviceGetPcieThroughputFn> pcie;
-};
-
-std::vector<Symbol> symbols(Functions* f) {
-  return {
-      {{"nvmlInit_v2", "nvmlInit"}, &f->init, true},
-      {{"nvmlShutdown"}, &f->shutdown, true},
-      {{"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}, &f->count, true},
-      {{"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}, &f->handle, true},
-      {{"nvmlDeviceGetUUID"}, &f->uuid, true},
-      {{"nvmlDeviceGetName"}, &f->name, false},
-      {{"nvmlDeviceGetMemoryInfo"}, &f->memory, false},
-      {{"nvmlDeviceGetCurrPcieLinkGeneration"}, &f->pcie_gen, false},
-      {{"nvmlDeviceGetCurrPcieLinkWidth"}, &f->pcie_width, false},
-      {{"nvmlDeviceGetPowerManagementLimit"}, &f->power_limit, false},
-      {{"nvmlDeviceGetMaxClockInfo"}, &f->max_clock, false},
-      {{"nvmlDeviceGetUtilizationRates"}, &f->utilization, false},
-      {{"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"}, &f->processes, false},
-      {{"nvmlDeviceGetPowerUsage"}, &f->power, false},
-      {{"nvmlDeviceGetClockInfo"}, &f->clock, false},
-      {{"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"}, &f->events, false},
-      {{"nvmlDeviceGetPcieThroughput"}, &f->pcie, false},
-  };
-}
 
 constexpr std::uint64_t kThermalBits = clock_event::kHwSlowdown | clock_event::kSwThermalSlowdown |
                                        clock_event::kHwThermalSlowdown | clock_event::kHwPowerBrakeSlowdown;
@@ -65,7 +26,7 @@ void add(std::optional<double>* sum, double x) { *sum = sum->value_or(0) + x; }
 // A process NVML lists whose PID this /proc does not show belongs to another
 // PID namespace (a container sees host PIDs): it is counted as the job's only
 // when `foreign_is_ours` and no PID matched.
-std::optional<double> process_memory_mib(const Functions& fn, nvml::Device d, const std::set<int>& pids,
+std::optional<double> process_memory_mib(const NvmlFunctions& fn, nvml::Device d, const std::set<int>& pids,
                                          const std::string& proc, bool foreign_is_ours) {
   if (!fn.processes.call) return std::nullopt;
   std::vector<nvml::ProcessInfo> infos(64);
@@ -91,8 +52,8 @@ std::optional<double> process_memory_mib(const Functions& fn, nvml::Device d, co
 
 struct JobWatch::Impl {
   JobWatchOptions o;
-  DynamicLibrary library;
-  Functions fn;
+  Nvml nvml;
+  const NvmlFunctions& fn = nvml.fn;
   bool initialised = false;
   std::vector<nvml::Device> watched, others;
   JobContext context;
@@ -105,9 +66,9 @@ struct JobWatch::Impl {
   }
 
   bool open(std::string* why) {
-    std::string missing;
-    if (!library.open(o.nvml_library, why)) return false;
-    if (!library.resolve(symbols(&fn), &missing)) return *why = o.nvml_library + ": no " + missing, false;
+    Problem p;
+    if (!load_nvml(o.nvml_library, &nvml, &p)) return *why = p.message, false;
+    if (!fn.uuid.call) return *why = o.nvml_library + ": no nvmlDeviceGetUUID (the GPUs cannot be told apart)", false;
     if (fn.init.call() != nvml::kSuccess) return *why = std::string(fn.init.name) + " failed", false;
     initialised = true;
     unsigned n = 0;
@@ -132,8 +93,8 @@ struct JobWatch::Impl {
     unsigned v = 0;
     if (fn.name.call && fn.name.call(d, name, sizeof name) == nvml::kSuccess) g.name = name;
     if (fn.memory.call && fn.memory.call(d, &mem) == nvml::kSuccess) g.memory_total_mib = mem.total / (1024.0 * 1024.0);
-    if (fn.pcie_gen.call && fn.pcie_gen.call(d, &v) == nvml::kSuccess) g.pcie_gen = int(v);
-    if (fn.pcie_width.call && fn.pcie_width.call(d, &v) == nvml::kSuccess) g.pcie_width = int(v);
+    if (fn.pcie_gen_current.call && fn.pcie_gen_current.call(d, &v) == nvml::kSuccess) g.pcie_gen = int(v);
+    if (fn.pcie_width_current.call && fn.pcie_width_current.call(d, &v) == nvml::kSuccess) g.pcie_width = int(v);
     if (fn.power_limit.call && fn.power_limit.call(d, &v) == nvml::kSuccess) g.power_limit_w = v / 1000.0;
     if (fn.max_clock.call && fn.max_clock.call(d, nvml::kClockSm, &v) == nvml::kSuccess) g.max_sm_mhz = v;
     return g;
@@ -146,17 +107,17 @@ struct JobWatch::Impl {
     if (fn.utilization.call && fn.utilization.call(d, &u) == nvml::kSuccess)
       add(&s->v[kUtilPct], double(u.gpu) / double(watched.size()));
     if (auto mib = process_memory_mib(fn, d, pids, o.proc, true)) add(&s->v[kMemMib], *mib);
-    if (fn.power.call && fn.power.call(d, &v) == nvml::kSuccess) add(&s->v[kPowerW], v / 1000.0);
+    if (fn.power_usage.call && fn.power_usage.call(d, &v) == nvml::kSuccess) add(&s->v[kPowerW], v / 1000.0);
     if (fn.clock.call && fn.clock.call(d, nvml::kClockSm, &v) == nvml::kSuccess)
       add(&s->v[kSmMhz], double(v) / double(watched.size()));
-    if (fn.events.call && fn.events.call(d, &mask) == nvml::kSuccess) {
+    if (fn.clocks_event_reasons.call && fn.clocks_event_reasons.call(d, &mask) == nvml::kSuccess) {
       s->clock_events = s->clock_events.value_or(0) | mask;
       s->v[kThermal] = std::max(s->v[kThermal].value_or(0), (mask & kThermalBits) ? 1.0 : 0.0);
       s->v[kPowerCap] = std::max(s->v[kPowerCap].value_or(0), (mask & clock_event::kSwPowerCap) ? 1.0 : 0.0);
     }
-    if (fn.pcie.call && fn.pcie.call(d, nvml::kPcieUtilRxBytes, &v) == nvml::kSuccess)
+    if (fn.pcie_throughput.call && fn.pcie_throughput.call(d, nvml::kPcieUtilRxBytes, &v) == nvml::kSuccess)
       add(&s->v[kPcieRxMBs], v * 1024.0 / 1e6);
-    if (fn.pcie.call && fn.pcie.call(d, nvml::kPcieUtilTxBytes, &v) == nvml::kSuccess)
+    if (fn.pcie_throughput.call && fn.pcie_throughput.call(d, nvml::kPcieUtilTxBytes, &v) == nvml::kSuccess)
       add(&s->v[kPcieTxMBs], v * 1024.0 / 1e6);
   }
 

@@ -57,6 +57,8 @@ std::vector<Symbol> symbol_table(NvmlFunctions* f) {
       {{"nvmlDeviceGetPowerUsage"}, &f->power_usage, false},
       {{"nvmlDeviceGetTotalEnergyConsumption"}, &f->energy, false},
       {{"nvmlDeviceGetPcieReplayCounter"}, &f->pcie_replay, false},
+      {{"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"}, &f->processes, false},
+      {{"nvmlDeviceGetPcieThroughput"}, &f->pcie_throughput, false},
   };
 }
 

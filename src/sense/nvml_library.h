@@ -54,6 +54,9 @@ struct NvmlFunctions {
   Fn<nvml::DeviceGetPowerUsageFn> power_usage;
   Fn<nvml::DeviceGetTotalEnergyConsumptionFn> energy;
   Fn<nvml::DeviceGetUintFn> pcie_replay;
+  // Watched while `gpuenv run` runs a job (sense/job_watch.h).
+  Fn<nvml::DeviceGetComputeRunningProcessesFn> processes;  // _v3 or _v2
+  Fn<nvml::DeviceGetPcieThroughputFn> pcie_throughput;
 };
 
 /// An open libnvidia-ml and its functions.
