@@ -3,15 +3,12 @@
 #include <cmath>
 #include <limits>
 
+#include "model/json_opt.h"
+
 namespace gpuenv {
 namespace {
 
 using nlohmann::json;
-
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 bool fail(const std::string& path, const std::string& what, std::string* err) {
   *err = path + ": " + what;

@@ -1,14 +1,11 @@
 #include "model/measurement_json.h"
 
+#include "model/json_opt.h"
+
 namespace gpuenv {
 namespace {
 
 using nlohmann::json;
-
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 struct Field {
   const json& j;

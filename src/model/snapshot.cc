@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "model/json_opt.h"
 #include "model/measurement_json.h"
 
 namespace gpuenv {
@@ -13,11 +14,6 @@ namespace {
 using nlohmann::json;
 
 // ---- writing ----
-
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 json to_json_problem(const Problem& p) {
   return {{"source", p.source}, {"code", p.code}, {"message", p.message}, {"fix", p.fix}};
