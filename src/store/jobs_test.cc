@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "store/fingerprint.h"
+#include "forked.h"
 #include "store/store.h"
 
 namespace gpuenv::store {
@@ -160,28 +161,18 @@ TEST(StoreJobs, ADamagedRowNamesItself) {
 TEST(StoreJobs, EightConcurrentRanksLoseNothing) {
   constexpr int kRanks = 8, kJobs = 25;
   std::string path = temp_dir() + "/gpuenv.db";
-  std::vector<pid_t> children;
-  for (int r = 0; r < kRanks; ++r) {
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      std::string err;
-      auto db = Store::open(path, &err);
-      bool ok = db != nullptr;
-      for (int i = 0; ok && i < kJobs; ++i) {
-        std::int64_t id = 0;
-        ok = db->add_job(job("train.py", r), &id, &err);
-      }
-      if (!ok) std::fprintf(stderr, "rank %d: %s\n", r, err.c_str());
-      _exit(ok ? 0 : 1);
+  std::vector<int> codes = testing::run_forked(kRanks, [&](int r) {
+    std::string err;
+    auto db = Store::open(path, &err);
+    bool ok = db != nullptr;
+    for (int i = 0; ok && i < kJobs; ++i) {
+      std::int64_t id = 0;
+      ok = db->add_job(job("train.py", r), &id, &err);
     }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+    if (!ok) std::fprintf(stderr, "rank %d: %s\n", r, err.c_str());
+    return ok;
+  });
+  EXPECT_EQ(codes, std::vector<int>(kRanks, 0));
   std::string err;
   auto db = Store::open(path, &err);
   ASSERT_TRUE(db) << err;

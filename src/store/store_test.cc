@@ -9,6 +9,7 @@
 #include <map>
 
 #include "builders.h"
+#include "forked.h"
 #include "store/fingerprint.h"
 
 namespace gpuenv::store {
@@ -139,28 +140,18 @@ TEST(Store, ANewerSchemaIsNotDowngraded) {
 TEST(StoreConcurrency, EightProcessesLoseNothing) {
   constexpr int kProcesses = 8, kInserts = 40;
   std::string path = temp_dir() + "/gpuenv.db";
-  std::vector<pid_t> children;
-  for (int p = 0; p < kProcesses; ++p) {
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      std::string err;
-      auto db = Store::open(path, &err);  // every child creates and migrates at once too
-      bool ok = db != nullptr;
-      for (int i = 0; ok && i < kInserts; ++i) {
-        std::int64_t id = 0;
-        ok = db->add_run(run("fp-" + std::to_string(p)), {meas("copy", i)}, &id, &err);
-      }
-      if (!ok) std::fprintf(stderr, "rank %d: %s\n", p, err.c_str());
-      _exit(ok ? 0 : 1);
+  std::vector<int> codes = testing::run_forked(kProcesses, [&](int p) {
+    std::string err;
+    auto db = Store::open(path, &err);  // every child creates and migrates at once too
+    bool ok = db != nullptr;
+    for (int i = 0; ok && i < kInserts; ++i) {
+      std::int64_t id = 0;
+      ok = db->add_run(run("fp-" + std::to_string(p)), {meas("copy", i)}, &id, &err);
     }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+    if (!ok) std::fprintf(stderr, "rank %d: %s\n", p, err.c_str());
+    return ok;
+  });
+  EXPECT_EQ(codes, std::vector<int>(kProcesses, 0));
   std::string err;
   auto db = Store::open(path, &err);
   ASSERT_TRUE(db) << err;
