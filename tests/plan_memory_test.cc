@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "process.h"
@@ -132,19 +133,68 @@ TEST(PlanMemory, WhatDoesNotFitGetsTheChangesInOrder) {
   EXPECT_FALSE(p["fits"].get<bool>());
   ASSERT_GE(p["advice"].size(), 2u);
   EXPECT_EQ(p["advice"][0]["change"], "bf16-mixed");
-  EXPECT_EQ(p["advice"][1]["change"], "checkpointing");
-  EXPECT_LT(p["advice"][1]["peak_bytes_per_gpu"].get<double>(),
-            p["advice"][0]["peak_bytes_per_gpu"].get<double>());
+  for (size_t i = 1; i < p["advice"].size(); ++i)  // each kept change lowers the peak
+    EXPECT_LT(p["advice"][i]["peak_bytes_per_gpu"].get<double>(),
+              p["advice"][i - 1]["peak_bytes_per_gpu"].get<double>());
 }
 
-TEST(PlanMemory, AConfigJsonGivesTheSameAsTheFlags) {
+// A config.json plans Hugging Face's modules (dropout, gelu_new: GPT-2 saves
+// more than the plain script's blocks); a preset is the same config.
+TEST(PlanMemory, AConfigJsonPlansHuggingFacesCodeAndAPresetIsTheSameConfig) {
   std::string config = write_temp_file(
       "config.json", R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
                          "vocab_size": 50257, "n_positions": 1024})");
-  json a = plan({"--config", config, "--seq", "1024", "--batch", "8"});
-  json b = plan(words("--arch gpt2 --hidden 768 --layers 12 --heads 12 --vocab 50257 --seq 1024 "
-                      "--batch 8"));
-  EXPECT_EQ(a["peak_bytes_per_gpu"], b["peak_bytes_per_gpu"]);
+  json hf = plan({"--config", config, "--seq", "1024", "--batch", "8"});
+  json preset = plan({"--model", "openai-community/gpt2", "--seq", "1024", "--batch", "8"});
+  json plain = plan(words("--arch gpt2 --hidden 768 --layers 12 --heads 12 --vocab 50257 --seq 1024 "
+                          "--batch 8"));
+  EXPECT_EQ(hf["peak_bytes_per_gpu"], preset["peak_bytes_per_gpu"]);
+  EXPECT_EQ(hf["model"]["parameters"], plain["model"]["parameters"]);
+  EXPECT_EQ(hf["model"]["implementation"], "transformers");
+  EXPECT_EQ(plain["model"]["implementation"], "plain");
+  EXPECT_GT(hf["peak_bytes_per_gpu"].get<double>(), 1.25 * plain["peak_bytes_per_gpu"].get<double>());
+}
+
+// tests/memory/hf_h200_measured.json: Hugging Face models built from the
+// configs in tests/memory/hf, trained as users do, measured on the H200 by
+// tests/gpu/hf_memory_measure.py. Each prediction within 10 %, the median
+// within 3 %, and none more than 5 % low (an under-prediction is an OOM).
+TEST(PlanMemory, EveryHuggingFaceMeasurementIsPredictedWithinTenPercentNoneFiveLow) {
+  std::ifstream in(GPUENV_TESTS_DIR "/memory/hf_h200_measured.json");
+  json table = json::parse(in);
+  std::vector<double> errors;
+  std::set<std::string> families;
+  for (const auto& row : table["rows"]) {
+    std::vector<std::string> flags = words(row["flags"]);
+    flags.push_back("--config");
+    flags.push_back(std::string(GPUENV_TESTS_DIR) + "/memory/hf/" + row["config"].get<std::string>() + ".json");
+    json p = plan(flags);
+    double predicted = p["peak_bytes_per_gpu"], peak = row["peak"];
+    double error = (predicted - peak) / peak;
+    EXPECT_LT(std::abs(error), 0.10) << row["name"] << ": predicted " << predicted << ", measured " << peak;
+    EXPECT_GT(error, -0.05) << row["name"] << ": predicted " << predicted << ", measured " << peak;
+    EXPECT_EQ(p["model"]["parameters"], row["params"]) << row["name"];
+    if (!p["model"]["lora"].is_null())
+      EXPECT_EQ(p["model"]["lora"]["trainable_parameters"], row["trainable"]) << row["name"];
+    families.insert(p["model"]["arch"].get<std::string>());
+    errors.push_back(std::abs(error));
+  }
+  ASSERT_GE(errors.size(), 24u);
+  EXPECT_GE(families.size(), 8u);
+  std::sort(errors.begin(), errors.end());
+  EXPECT_LT(errors[errors.size() / 2], 0.03);
+}
+
+// The issue's case: Llama-3-8B, bf16-mixed, full fine-tuning on one H200.
+// The foreach optimizer's temporaries are the peak: fused AdamW alone fits,
+// and nothing costlier is offered.
+TEST(PlanMemory, AdviceNamesTheCheapestChangeThatLowersThePeak) {
+  json p = plan(words("--model meta-llama/Llama-3.1-8B --seq 2048 --batch 1 --precision bf16-mixed"));
+  EXPECT_FALSE(p["fits"].get<bool>()) << p.dump();
+  EXPECT_EQ(p["peak_phase"], "optimizer_step");
+  ASSERT_EQ(p["advice"].size(), 1u) << p["advice"].dump();
+  EXPECT_EQ(p["advice"][0]["change"], "fused AdamW");
+  EXPECT_TRUE(p["advice"][0]["fits"].get<bool>());
 }
 
 struct BadInput {
@@ -177,6 +227,20 @@ TEST(PlanMemory, BadInputNamesTheFieldAndExitsTwoForFlagsThreeForFiles) {
         "--batch", "1"},
        3, "no \"num_hidden_layers\""},
       {{"--config", "/nonexistent/config.json", "--seq", "8", "--batch", "1"}, 3, "cannot read"},
+      {{"--config", file(R"({"model_type": "llama", "hidden_size": 64, "hidden_size": 64})"),
+        "--seq", "8", "--batch", "1"},
+       3, "given twice"},
+      {words(gpt2 + " --heads 12 --kv-heads 0"), 2, "--kv-heads must be a positive integer"},
+      {words(gpt2 + " --heads 12 --ffn 0"), 2, "--ffn must be a positive integer"},
+      {words(gpt2 + " --heads 12 --lora-targets q,v"), 2, "--lora-targets needs --lora-rank R"},
+      {words(gpt2 + " --heads 12 --lora-rank 8"), 2, "--lora-rank needs a Hugging Face model"},
+      {words("--model no/such-model --seq 8 --batch 1"), 2, "is not a preset"},
+      {words("--model Qwen/Qwen2.5-7B --batch 1"), 2, "max_position_embeddings is 131072"},
+      {words("--model Qwen/Qwen2.5-7B --seq 8 --batch 1 --lora-rank 8 --lora-targets q,x"), 2,
+       "\"x\" is not one of q, k, v, o, gate, up, down"},
+      {words("--arch gpt2 --hidden 768 --layers 12 --heads 12 --vocab 50257 --seq 65536 "
+             "--batch 65536"),
+       2, "more than 2^31"},
   };
   for (const auto& r : rows) {
     std::vector<std::string> args = {"plan-memory", "--machine", kH200};

@@ -13,7 +13,22 @@ namespace {
 using memory::Breakdown;
 using nlohmann::ordered_json;
 
-std::uint64_t bytes(double b) { return b <= 0 ? 0 : std::uint64_t(std::llround(b)); }
+// Plans are bounded far below 2^62 (training_problem); clamp anyway.
+std::uint64_t bytes(double b) {
+  if (!(b > 0)) return 0;
+  return b >= 0x1p62 ? std::uint64_t(1) << 62 : std::uint64_t(std::llround(b));
+}
+
+std::string family_name(const memory::ModelShape& m) {
+  return m.family ? m.model_type : memory::arch_name(m.arch);
+}
+
+std::string lora_text(const memory::Training& t) {
+  if (t.lora.rank == 0) return "";
+  std::string targets;
+  for (const auto& x : t.lora.targets) targets += (targets.empty() ? "" : ",") + x;
+  return fmt::format(", LoRA rank {} on {} (dropout {:g})", t.lora.rank, targets, t.lora.dropout);
+}
 std::string gib(double b) { return human_bytes(bytes(b)); }
 
 std::string model_line(const memory::MemoryPlan& p, double params) {
@@ -22,11 +37,14 @@ std::string model_line(const memory::MemoryPlan& p, double params) {
   std::string opt = memory::optimizer_name(t.optimizer);
   if (t.optimizer == memory::Optimizer::kAdamW) opt += t.fused_optimizer ? " (fused)" : " (foreach)";
   return fmt::format(
-      "{}: {:.0f} M parameters (hidden {}, {} layers, {} heads / {} kv, ffn {}, vocab {}, {}); "
-      "batch {} x seq {}, {}, {}{}, {} GPU(s), {}",
-      memory::arch_name(m.arch), params / 1e6, m.hidden, m.layers, m.heads, m.kv_heads, m.ffn,
-      m.vocab, m.tied ? "tied" : "untied", t.batch, t.seq, memory::precision_name(t.precision),
-      opt, t.checkpointing ? ", checkpointing" : "", t.gpus, memory::strategy_name(t.strategy));
+      "{}{}: {:.0f} M parameters (hidden {}, {} layers, {} heads / {} kv, head dim {}, ffn {}{}, "
+      "vocab {}, {}); batch {} x seq {}, {}, {}{}{}, {} GPU(s), {}",
+      m.family ? "" : "plain ", family_name(m), params / 1e6, m.hidden, m.layers, m.heads,
+      m.kv_heads, memory::head_dim_of(m), m.ffn,
+      m.experts ? fmt::format(" x {} experts, top {}", m.experts, m.top_k) : "", m.vocab,
+      m.tied ? "tied" : "untied", t.batch, t.seq, memory::precision_name(t.precision), opt,
+      t.checkpointing ? ", checkpointing" : "", lora_text(t), t.gpus,
+      memory::strategy_name(t.strategy));
 }
 
 const std::pair<const char*, double Breakdown::*> kComponents[] = {
@@ -90,12 +108,21 @@ ordered_json components_json(const Breakdown& b) {
   return j;
 }
 
+ordered_json lora_json(const memory::Training& t, double trainable) {
+  if (t.lora.rank == 0) return nullptr;
+  return {{"rank", t.lora.rank}, {"targets", t.lora.targets}, {"dropout", t.lora.dropout},
+          {"trainable_parameters", bytes(trainable)}};
+}
+
 ordered_json model_json(const memory::MemoryPlan& p, double params) {
   const memory::Training& t = p.training;
   memory::ModelShape m = memory::with_defaults(t.model);
-  return {{"arch", memory::arch_name(m.arch)}, {"parameters", bytes(params)},
+  return {{"arch", family_name(m)}, {"implementation", m.family ? "transformers" : "plain"},
+          {"parameters", bytes(params)},
           {"hidden", m.hidden}, {"layers", m.layers}, {"heads", m.heads},
-          {"kv_heads", m.kv_heads}, {"ffn", m.ffn}, {"vocab", m.vocab}, {"tied", m.tied == 1},
+          {"kv_heads", m.kv_heads}, {"head_dim", memory::head_dim_of(m)}, {"ffn", m.ffn},
+          {"experts", m.experts}, {"top_k", m.top_k}, {"vocab", m.vocab}, {"tied", m.tied == 1},
+          {"lora", lora_json(t, p.estimate.trainable)},
           {"seq", t.seq}, {"batch", t.batch}, {"precision", memory::precision_name(t.precision)},
           {"optimizer", memory::optimizer_name(t.optimizer)},
           {"fused_optimizer", t.fused_optimizer}, {"checkpointing", t.checkpointing},
@@ -137,7 +164,7 @@ std::string memory_plan_to_json(const memory::MemoryPlan& p) {
                       {"fits", c.fits}, {"cost", c.cost}});
   j["advice"] = advice;
   j["notes"] = p.notes;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gpuenv

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "act/memory_report.h"
+#include "decide/memory/presets.h"
 #include "cli/exit_codes.h"
 #include "sense/fs.h"
 
@@ -16,7 +17,9 @@ namespace {
 using namespace memory;
 
 struct Flags {
-  std::string config, arch, precision = "fp32", optimizer = "adamw", strategy = "ddp";
+  std::string config, model, arch, precision = "fp32", optimizer = "adamw", strategy = "ddp";
+  std::string lora_targets;
+  double lora_alpha = 0;
   std::string attention = "auto";
   bool tied = false, untied = false, json = false;
   std::map<std::string, CLI::Option*> given;  // the shape flags, to tell absent from 0
@@ -50,14 +53,23 @@ std::vector<std::string> keys(const std::map<std::string, T>& m) {
 void add_shape_flags(CLI::App* sub, Flags* f) {
   ModelShape* m = &f->t.model;
   auto* config = sub->add_option("--config", f->config,
-                                 "A Hugging Face config.json (gpt2 or llama), read locally")
+                                 "A Hugging Face config.json (llama, mistral, qwen2, qwen3, "
+                                 "gemma2, gemma3_text, phi3, gpt2, gpt_neox, olmo2, mixtral, "
+                                 "qwen3_moe), read locally")
                      ->option_text("FILE");
+  auto* model = sub->add_option("--model", f->model,
+                                "A popular model's config by name (e.g. Qwen/Qwen2.5-7B; "
+                                "--model list names them)")
+                    ->option_text("NAME")
+                    ->excludes(config);
   auto shape = [&](const char* name, long long* v, const char* help) {
-    f->given[name] = sub->add_option(name, *v, help)->option_text("N")->excludes(config);
+    f->given[name] =
+        sub->add_option(name, *v, help)->option_text("N")->excludes(config)->excludes(model);
   };
-  sub->add_option("--arch", f->arch, "gpt2 or llama")
+  sub->add_option("--arch", f->arch, "gpt2 or llama: the plain-PyTorch blocks of tests/gpu/plan_memory_measure.py")
       ->check(CLI::IsMember({"gpt2", "llama"}))
-      ->excludes(config);
+      ->excludes(config)
+      ->excludes(model);
   shape("--hidden", &m->hidden, "Hidden size D");
   shape("--layers", &m->layers, "Transformer blocks L");
   shape("--heads", &m->heads, "Attention heads H");
@@ -86,38 +98,111 @@ void add_training_flags(CLI::App* sub, Flags* f) {
   sub->add_option("--attention", f->attention,
                   "SDPA kernel: auto (default: as PyTorch picks), fused or math")
       ->check(CLI::IsMember(keys(kAttention)));
+  f->given["--lora-rank"] =
+      sub->add_option("--lora-rank", t->lora.rank, "peft LoRA of rank R over a frozen base")->option_text("R");
+  f->given["--lora-targets"] =
+      sub->add_option("--lora-targets", f->lora_targets,
+                      "Comma-separated: q,k,v,o,gate,up,down (default q,v, peft's for llama)")
+          ->option_text("LIST");
+  f->given["--lora-dropout"] =
+      sub->add_option("--lora-dropout", t->lora.dropout, "lora_dropout (default 0.05)")->option_text("P");
+  f->given["--lora-alpha"] = sub->add_option("--lora-alpha", f->lora_alpha,
+                                             "lora_alpha (scales the update; no memory effect)")
+                                 ->option_text("A");
   sub->add_flag("--json", f->json, "The plan as JSON");
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s + ",") {
+    if (c != ',') {
+      cur += c;
+    } else if (!cur.empty()) {
+      out.push_back(cur);
+      cur.clear();
+    }
+  }
+  return out;
+}
+
+// --lora-* without --lora-rank is a mistake worth naming.
+std::string lora_from_flags(Flags* f) {
+  Lora& l = f->t.lora;
+  bool rank = f->given.at("--lora-rank")->count() > 0;
+  for (const char* flag : {"--lora-targets", "--lora-dropout", "--lora-alpha"})
+    if (!rank && f->given.at(flag)->count() > 0) return std::string(flag) + " needs --lora-rank R";
+  if (rank && l.rank <= 0) return "--lora-rank must be a positive integer";
+  if (!f->lora_targets.empty()) l.targets = split_commas(f->lora_targets);
+  return "";
+}
+
+// The shape from --config FILE or --model NAME; exit status on failure.
+int shape_from_file(Flags* f, std::string* warning) {
+  std::string text, err;
+  std::string source = f->config;
+  if (!f->model.empty()) {
+    const Preset* p = find_preset(f->model);
+    if (!p) {
+      std::string names;
+      for (const auto& q : presets()) names += std::string("\n  ") + q.name;
+      if (f->model == "list") {
+        std::fputs((names.substr(1) + "\n").c_str(), stdout);
+        return kExitOk;
+      }
+      print_error("plan-memory: --model " + f->model.substr(0, 80) +
+                  " is not a preset; use --config FILE for it, or one of:" + names);
+      return kExitUsage;
+    }
+    text = p->config;
+    source = p->name;
+  } else if (!fs::read_file(f->config, &text, &err)) {
+    print_error("plan-memory: cannot read --config: " + err);
+    return kExitBadInput;
+  }
+  if (!shape_from_hf_config(text, &f->t.model, &err, warning)) {
+    print_error("plan-memory: " + source + ": " + err);
+    return kExitBadInput;
+  }
+  return -1;
 }
 
 // The shape from the flags; the message names the flag that is missing.
 std::string shape_from_flags(Flags* f) {
-  if (f->arch.empty()) return "--arch gpt2|llama is required (or --config FILE)";
+  if (f->arch.empty()) return "--arch gpt2|llama is required (or --config FILE, or --model NAME)";
   f->t.model.arch = f->arch == "gpt2" ? Arch::kGpt2 : Arch::kLlama;
   for (const char* flag : {"--hidden", "--layers", "--heads", "--vocab"})
     if (f->given.at(flag)->count() == 0) return std::string(flag) + " is required with --arch";
+  // 0 is how the code spells "the default": given on the command line it is a mistake.
+  for (const char* flag : {"--kv-heads", "--ffn"})
+    if (f->given.at(flag)->count() > 0 && (flag[2] == 'k' ? f->t.model.kv_heads : f->t.model.ffn) <= 0)
+      return std::string(flag) + " must be a positive integer";
   return "";
 }
 
 int run(Context* ctx, Flags* f) {
   Training& t = f->t;
-  if (!f->config.empty()) {
-    std::string text, err;
-    if (!fs::read_file(f->config, &text, &err)) {
-      print_error("plan-memory: cannot read --config: " + err);
-      return kExitBadInput;
-    }
-    if (!shape_from_hf_config(text, &t.model, &err)) {
-      print_error("plan-memory: " + f->config + ": " + err);
-      return kExitBadInput;
-    }
+  std::string warning;
+  bool from_file = !f->config.empty() || !f->model.empty();
+  if (from_file) {
+    if (int code = shape_from_file(f, &warning); code >= 0) return code;
   } else if (std::string why = shape_from_flags(f); !why.empty()) {
     print_error("plan-memory: " + why);
     return kExitUsage;
   }
   if (f->tied || f->untied) t.model.tied = f->tied ? 1 : 0;
+  if (std::string why = lora_from_flags(f); !why.empty()) {
+    print_error("plan-memory: " + why);
+    return kExitUsage;
+  }
   for (const char* flag : {"--seq", "--batch"})
     if (f->given.at(flag)->count() == 0) {
-      print_error(std::string("plan-memory: ") + flag + " is required");
+      std::string hint = flag == std::string("--seq") && t.model.max_positions > 0
+                             ? " (the model's max_position_embeddings is " +
+                                   std::to_string(t.model.max_positions) +
+                                   "; training usually runs shorter sequences)"
+                             : "";
+      print_error(std::string("plan-memory: ") + flag + " is required" + hint);
       return kExitUsage;
     }
   t.precision = pick(kPrecisions, f->precision);
@@ -125,13 +210,19 @@ int run(Context* ctx, Flags* f) {
   t.strategy = pick(kStrategies, f->strategy);
   t.attention = pick(kAttention, f->attention);
   // A --config shape has been checked; what is left is the flags'.
-  if (std::string why = training_problem(t, !f->config.empty()); !why.empty()) {
+  if (std::string why = training_problem(t, from_file); !why.empty()) {
     print_error("plan-memory: " + why);
     return kExitUsage;
   }
   Machine m;
   if (!ctx->load_machine(&m)) return kExitBadInput;
   MemoryPlan p = plan_memory(m, ctx->plan_options(m), t);
+  if (!warning.empty()) p.notes.insert(p.notes.begin(), warning);
+  if (!(p.estimate.peak_bytes() < 0x1p62)) {  // 4 EiB: no plan, and beyond exact arithmetic
+    print_error("plan-memory: the predicted peak is more than 4 EiB per GPU: not a plan (smaller "
+                "--seq, --batch or model)");
+    return kExitUsage;
+  }
   std::string out = f->json ? memory_plan_to_json(p) : render_memory_plan(p);
   std::fputs(out.c_str(), stdout);
   return kExitOk;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "decide/memory/family.h"
+#include "decide/memory/saved.h"
+
 namespace gpuenv::memory {
 namespace {
 
@@ -21,6 +24,12 @@ struct Inventory {
   double layer_weights = 0, layer_biases = 0;  // Linear weights/biases of one block
   double head = 0;                              // lm_head's V x D, tied or not
   double root = 0;  // what is not in a block: embeddings, final norm, untied head
+  // LoRA: the adapters are what trains (fp32); without LoRA everything trains.
+  std::vector<Tensor> adapters;
+  double adapter_total = 0;
+  bool lora = false;
+  const std::vector<Tensor>& trained() const { return lora ? adapters : tensors; }
+  double trained_total() const { return lora ? adapter_total : total; }
 };
 
 void add(Inventory* inv, double rows, double cols, int count = 1) {
@@ -49,8 +58,79 @@ void add_block(Inventory* inv, const ModelShape& m) {
   }
 }
 
-Inventory inventory(const ModelShape& given, long long seq) {
+// A Hugging Face layer's parameters, as its modeling code declares them.
+void add_hf_block(Inventory* inv, const ModelShape& m) {
+  const Family& f = *m.family;
+  double d = double(m.hidden), hd = double(head_dim_of(m)), q = double(m.heads) * hd;
+  double k = double(m.kv_heads ? m.kv_heads : m.heads) * hd, ff = double(m.ffn);
+  int n = int(m.layers);
+  bool ln = f.norm == Norm::kLayerNorm;
+  int norms = f.layout == Layout::kSandwich ? 4 : 2;
+  add(inv, d, 0, (ln ? 2 : 1) * norms * n);
+  if (f.qk_norm == QkNorm::kPerHead) add(inv, hd, 0, 2 * n);
+  if (f.qk_norm == QkNorm::kFull) add(inv, q, 0, n), add(inv, k, 0, n);
+  double attn = 2 * d * q + 2 * d * k, biases = 0;
+  if (f.fused_qkv) {
+    add(inv, q + 2 * k, d, n);
+  } else {
+    add(inv, q, d, n), add(inv, k, d, 2 * n);
+  }
+  if (m.qkv_bias) add(inv, q + 2 * k, 0, n), biases += q + 2 * k;
+  add(inv, d, q, n);
+  if (m.o_bias) add(inv, d, 0, n), biases += d;
+  double mlp = 0;
+  if (f.moe) {
+    double e = double(m.experts);
+    add(inv, e, d, n);                                // router
+    add(inv, e * 2 * ff, d, n), add(inv, e * d, ff, n);  // experts' gate_up and down (3-D)
+    mlp = e * d;  // only the router is a Linear that autocast casts
+  } else if (f.gated_mlp) {
+    if (f.fused_gate_up) add(inv, 2 * ff, d, n); else add(inv, ff, d, 2 * n);
+    add(inv, d, ff, n);
+    mlp = 3 * d * ff;
+    if (m.mlp_bias) add(inv, 2 * ff + d, 0, n), biases += 2 * ff + d;
+  } else {
+    add(inv, ff, d, n), add(inv, d, ff, n);
+    mlp = 2 * d * ff;
+    if (m.mlp_bias) add(inv, ff, 0, n), add(inv, d, 0, n), biases += ff + d;
+  }
+  inv->layer_weights = attn + mlp;
+  inv->layer_biases = biases;
+}
+
+// LoRA's adapters: A (r x in) and B (out x r) per target and layer.
+void add_adapters(Inventory* inv, const ModelShape& m, const Lora& l) {
+  if (l.rank == 0) return;
+  double d = double(m.hidden), hd = double(head_dim_of(m)), q = double(m.heads) * hd;
+  double k = double(m.kv_heads ? m.kv_heads : m.heads) * hd, ff = double(m.ffn), r = double(l.rank);
+  for (const auto& t : l.targets) {
+    double in = t == "o" ? q : t == "down" ? ff : d;
+    double out = t == "q" ? q : t == "k" || t == "v" ? k : t == "gate" || t == "up" ? ff : d;
+    for (long long i = 0; i < m.layers; ++i) inv->adapters.push_back({r, in}), inv->adapters.push_back({out, r});
+  }
+  for (const auto& t : inv->adapters) inv->adapter_total += t.numel();
+  inv->lora = true;
+}
+
+Inventory hf_inventory(const ModelShape& m, const Lora& l) {
+  const Family& f = *m.family;
+  Inventory inv;
+  double d = double(m.hidden), v = double(m.vocab);
+  add(&inv, v, d);
+  if (f.learned_positions) add(&inv, double(m.positions), d);
+  add(&inv, d, 0, f.norm == Norm::kLayerNorm ? 2 : 1);  // final norm
+  if (!m.tied) add(&inv, v, d);
+  for (const auto& t : inv.tensors) inv.root += t.numel();
+  add_hf_block(&inv, m);
+  for (const auto& t : inv.tensors) inv.total += t.numel();
+  inv.head = v * d;
+  add_adapters(&inv, m, l);
+  return inv;
+}
+
+Inventory inventory(const ModelShape& given, long long seq, const Lora& lora = {}) {
   ModelShape m = with_defaults(given);
+  if (m.family) return hf_inventory(m, lora);
   Inventory inv;
   double d = m.hidden, v = m.vocab;
   add(&inv, v, d);
@@ -85,9 +165,41 @@ Sizes sizes(Precision p) {
 // 16-bit on sm80+, head dim <= 256 and a multiple of 8, grouped heads
 // allowed; the memory-efficient kernel for fp32 (and 16-bit) with a head
 // dim multiple of 8 but equal key/value and query heads; else math.
+// Hugging Face's sdpa attention passes enable_gqa (no mask) or repeats the
+// key/value heads (a mask: a sliding window shorter than the sequence). In
+// fp32 with grouped heads no fused kernel takes enable_gqa: the math kernel
+// runs (measured on the H200 for every GQA family).
+Attention resolve_hf(const Training& t, const GpuTraits& g, std::string* why) {
+  const ModelShape& m = t.model;
+  long long hd = head_dim_of(m);
+  bool half = t.precision != Precision::kFp32;
+  bool gqa = m.kv_heads != 0 && m.kv_heads != m.heads;
+  bool masked = m.sliding_window > 0 && t.seq > m.sliding_window;
+  if (hd % 8 == 0 && half && g.cc_major >= 8 && hd <= 256 && !masked) {
+    *why = "flash attention (16-bit, head dim " + std::to_string(hd) + "): no T x T matrix";
+    return Attention::kFused;
+  }
+  if (hd % 8 == 0 && (!gqa || masked) && (half ? g.cc_major >= 8 || t.precision != Precision::kBf16 : true)) {
+    *why = "memory-efficient attention (head dim " + std::to_string(hd) + ")" +
+           (masked ? ", with the sliding-window mask and key/value heads repeated" : "") +
+           ": no T x T matrix";
+    return Attention::kFused;
+  }
+  *why = gqa && !half ? "math kernel: fp32 with grouped key/value heads (enable_gqa) has no fused kernel; it "
+                        "saves the B x H x T x T attention matrix per layer"
+                      : "math kernel: no fused kernel takes this shape; it saves the B x H x T x T "
+                        "attention matrix per layer";
+  return Attention::kMath;
+}
+
 Attention resolve(const Training& t, const GpuTraits& g, std::string* why) {
   ModelShape m = with_defaults(t.model);
-  long long hd = m.hidden / m.heads;
+  if (m.family && t.attention == Attention::kAuto) {
+    Training u = t;
+    u.model = m;
+    return resolve_hf(u, g, why);
+  }
+  long long hd = head_dim_of(m);
   bool half = t.precision != Precision::kFp32;
   bool gqa = m.kv_heads != m.heads;
   if (t.attention != Attention::kAuto) {
@@ -117,15 +229,26 @@ struct Dims {
 
 Dims dims(const Training& t) {
   ModelShape m = with_defaults(t.model);
-  double hd = double(m.hidden / m.heads);
+  double hd = double(head_dim_of(m));
   return {double(t.batch) * t.seq, double(m.hidden), m.kv_heads * hd, double(m.ffn),
           double(m.vocab), double(m.heads), double(t.batch), double(t.seq)};
 }
 
 // What one block saves for backward (autograd's saved tensors), per the ops
 // of tests/gpu/plan_memory_measure.py; docs/memory.md derives each term.
+SavedContext saved_context(const Training& t, const Sizes& s, Attention attn) {
+  SavedContext c;
+  c.a = s.a, c.r = s.r, c.mixed = s.mixed, c.frozen = t.lora.rank > 0;
+  c.math = attn == Attention::kMath;
+  c.kv_expanded = t.model.sliding_window > 0 && t.seq > t.model.sliding_window;
+  c.seq = double(t.seq);
+  return c;
+}
+
 double block_saved(const Training& t, const Sizes& s, Attention attn) {
   Dims x = dims(t);
+  if (t.model.family)
+    return x.n * layer_saved_per_token(with_defaults(t.model), t.lora, saved_context(t, s, attn));
   double nd = x.n * x.d, nf = x.n * x.f, nk = x.n * x.k;
   double scores = attn == Attention::kMath ? s.a * x.b * x.h * x.t * x.t : 0;
   double lse = attn == Attention::kMath ? 0 : 4 * x.b * x.h * std::ceil(x.t / 32) * 32;
@@ -148,6 +271,8 @@ double block_saved(const Training& t, const Sizes& s, Attention attn) {
 // The final norm's saved tensors and the lm_head's input.
 double final_saved(const Training& t, const Sizes& s) {
   Dims x = dims(t);
+  if (t.model.family)
+    return x.n * root_saved_per_token(with_defaults(t.model), saved_context(t, s, Attention::kFused));
   double nd = x.n * x.d;
   return t.model.arch == Arch::kGpt2 ? s.r * nd + 8 * x.n + s.a * nd
                                      : 2 * s.r * nd + s.r * x.n + s.a * nd;
@@ -156,11 +281,11 @@ double final_saved(const Training& t, const Sizes& s) {
 double state_bytes(const Training& t, const Inventory& inv, double w) {
   switch (t.optimizer) {
     case Optimizer::kAdamW:
-      return 2 * w * inv.total + (t.fused_optimizer ? kBlock * inv.tensors.size() : 0);
-    case Optimizer::kSgd: return w * inv.total;  // momentum buffer
+      return 2 * w * inv.trained_total() + (t.fused_optimizer ? kBlock * inv.trained().size() : 0);
+    case Optimizer::kSgd: return w * inv.trained_total();  // momentum buffer
     case Optimizer::kAdafactor: {
       double n = 0;  // factored second moments: a row and a column per matrix
-      for (const auto& x : inv.tensors) n += x.cols > 0 ? x.rows + x.cols : x.rows;
+      for (const auto& x : inv.trained()) n += x.cols > 0 ? x.rows + x.cols : x.rows;
       return w * n;
     }
   }
@@ -171,16 +296,16 @@ double state_bytes(const Training& t, const Inventory& inv, double w) {
 // (one state's size); fused AdamW and SGD work in place; Adafactor builds
 // the full-size estimate and update of its largest tensor.
 double step_temporaries(const Training& t, const Inventory& inv, double w) {
-  if (t.optimizer == Optimizer::kAdamW) return t.fused_optimizer ? 0 : w * inv.total;
+  if (t.optimizer == Optimizer::kAdamW) return t.fused_optimizer ? 0 : w * inv.trained_total();
   if (t.optimizer == Optimizer::kSgd) return 0;
   double largest = 0;
-  for (const auto& x : inv.tensors) largest = std::max(largest, x.numel());
+  for (const auto& x : inv.trained()) largest = std::max(largest, x.numel());
   return 2 * w * largest;
 }
 
 double rounding(const Inventory& inv, double elem) {
   double extra = 0;
-  for (const auto& x : inv.tensors) {
+  for (const auto& x : inv.trained()) {
     double b = x.numel() * elem;
     extra += std::ceil(b / kBlock) * kBlock - b;
   }
@@ -194,6 +319,7 @@ struct Terms {
   double gathered, unsharded_grads;         // FSDP's per-unit full tensors
   double acts, acts_last_block, final, data, head_grad, grad_flow, backward_scores;
   double logits_fwd, logits_bwd, embedding_grad, overhead;
+  double kv_cache;  // alive through forward only
   bool checkpointing;
 };
 
@@ -206,12 +332,14 @@ Terms terms(const Training& t, const GpuTraits& g, const Inventory& inv, Attenti
   double block = inv.layer_weights + inv.layer_biases;
   Terms r{};
   r.checkpointing = t.checkpointing;
-  r.weights = offload ? 0 : s.w * inv.total / shard;
+  // LoRA trains fp32 adapters (peft's autocast_adapter_dtype) over a frozen base.
+  double tw = inv.lora ? 4 : s.w;
+  r.weights = offload ? 0 : (s.w * inv.total + 4 * inv.adapter_total) / shard;
   if (m.arch == Arch::kLlama) r.weights += 2 * x.t * (x.d / x.h) * s.w;  // cos, sin buffers
-  r.grads = offload ? 0 : s.w * inv.total / shard;
-  r.states = offload ? 0 : state_bytes(t, inv, s.w) / shard;
-  r.step_tmp = offload ? 0 : step_temporaries(t, inv, s.w) / shard;
-  r.buckets = t.strategy == Strategy::kDdp && t.gpus > 1 ? s.w * inv.total : 0;
+  r.grads = offload ? 0 : tw * inv.trained_total() / shard;
+  r.states = offload ? 0 : state_bytes(t, inv, tw) / shard;
+  r.step_tmp = offload ? 0 : step_temporaries(t, inv, tw) / shard;
+  r.buckets = t.strategy == Strategy::kDdp && t.gpus > 1 ? tw * inv.trained_total() : 0;
   if (s.mixed) {
     r.cast_all = 2 * (m.layers * block + inv.head);
     // Checkpointed blocks save nothing: only the lm_head's copy is kept
@@ -225,19 +353,42 @@ Terms terms(const Training& t, const GpuTraits& g, const Inventory& inv, Attenti
     r.unsharded_grads = s.w * block;
   }
   double saved = block_saved(t, s, attn), input = s.r * x.n * x.d;
+  // Some layers with the sliding window, the rest without (gemma): a mix of
+  // the two, each with the kernel it gets.
+  bool windowed = m.family && m.sliding_window > 0 && t.seq > m.sliding_window;
+  if (windowed && m.window_fraction < 1) {
+    Training global = t;
+    global.model.sliding_window = 0;
+    std::string why;
+    Attention global_attn = t.attention == Attention::kAuto ? resolve(global, g, &why) : t.attention;
+    double f = m.window_fraction;
+    saved = f * saved + (1 - f) * block_saved(global, s, global_attn);
+    if (global_attn == Attention::kMath) attn = Attention::kMath;  // for the backward scores
+  }
   r.acts = m.layers * (t.checkpointing ? input : saved);
   r.acts_last_block = t.checkpointing ? saved - input : 0;  // recomputed in backward
   r.final = final_saved(t, s);
   r.data = 2 * 8 * x.n;  // int64 tokens and targets
-  r.head_grad = offload ? 0 : s.w * inv.head / shard;
+  r.head_grad = offload || inv.lora ? 0 : s.w * inv.head / shard;
   r.grad_flow = s.r * x.n * x.d;
   r.backward_scores = attn == Attention::kMath ? 2 * s.a * x.b * x.h * x.t * x.t : 0;
   double nv = x.n * x.v;
   r.logits_fwd = s.a * nv + (s.a < 4 ? 4 * nv : 0) + 4 * nv;
   r.logits_bwd = 12 * nv;
-  r.embedding_grad = m.tied && !offload ? s.w * inv.head / shard : 0;
+  // transformers trains with use_cache on unless checkpointing turns it off:
+  // the returned DynamicCache holds a copy of each layer's keys and values
+  // until the output is dropped after the loss, in the keys' dtype: fp32
+  // under autocast when RoPE multiplied by fp32 cos/sin (measured on
+  // gpt_neox and phi3, whose forward is the peak).
+  if (m.family && !t.checkpointing)
+    r.kv_cache = (m.family->rope_upcast && s.mixed ? 4 : s.a) * 2 * x.n * x.k * double(m.layers);
+  if (m.logit_softcap) {  // logits / cap, tanh (its output saved), * cap: one more B x T x V
+    r.logits_fwd += s.a * nv;
+    r.logits_bwd += s.a * nv;
+  }
+  r.embedding_grad = m.tied && !offload && !inv.lora ? s.w * inv.head / shard : 0;
   double workspace = g.cc_major >= 9 ? 32.0 * 1024 * 1024 : (4096.0 * 2 + 16 * 8) * 1024;
-  r.overhead = 2 * workspace + (offload ? 0 : 3 * rounding(inv, s.w) / shard);
+  r.overhead = 2 * workspace + (offload ? 0 : 3 * rounding(inv, tw) / shard);
   return r;
 }
 
@@ -249,7 +400,7 @@ std::vector<Phase> phases(const Terms& r) {
   out.push_back(phase("forward_at_loss",
                       "end of forward: every saved activation, the logits, their fp32 copy and "
                       "log_softmax's output; autocast's weight copies still cached",
-                      {r.weights, r.buckets, r.states, acts + r.final, r.logits_fwd,
+                      {r.weights, r.buckets, r.states, acts + r.final + r.kv_cache, r.logits_fwd,
                        r.cast_all + r.gathered, r.overhead}));
   out.push_back(phase("backward_at_loss",
                       "start of backward: log_softmax's output, its gradient and nll_loss's "
@@ -283,8 +434,9 @@ double parameter_count(const ModelShape& m, long long seq) { return inventory(m,
 
 Estimate estimate(const Training& t, const GpuTraits& gpu) {
   Estimate e;
-  Inventory inv = inventory(t.model, t.seq);
-  e.parameters = inv.total;
+  Inventory inv = inventory(t.model, t.seq, t.lora);
+  e.parameters = inv.total + inv.adapter_total;
+  e.trainable = inv.trained_total();
   e.attention = resolve(t, gpu, &e.attention_reason);
   e.phases = phases(terms(t, gpu, inv, e.attention));
   for (size_t i = 1; i < e.phases.size(); ++i)

@@ -36,7 +36,8 @@ struct GpuTraits {
 };
 
 struct Estimate {
-  double parameters = 0;
+  double parameters = 0;  // with LoRA's adapters
+  double trainable = 0;   // what the optimizer updates
   Attention attention = Attention::kFused;  // resolved: kFused or kMath
   std::string attention_reason;
   std::vector<Phase> phases;

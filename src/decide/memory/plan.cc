@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "decide/decide.h"
+#include "decide/memory/family.h"
 #include "decide/visible.h"
 
 namespace gpuenv::memory {
@@ -58,67 +59,123 @@ std::vector<std::string> unmeasured(const Training& t) {
   if (t.gpus > 1 || t.strategy != Strategy::kDdp)
     notes.push_back("multi-GPU, FSDP and CPU offload figures are modelled, not yet measured "
                     "(docs/memory.md)");
-  if (t.precision == Precision::kFp16Mixed || t.precision == Precision::kBf16 ||
-      t.optimizer == Optimizer::kAdafactor)
+  bool pure_measured = t.precision == Precision::kBf16 && t.model.family;
+  if ((t.precision == Precision::kFp16Mixed || t.precision == Precision::kBf16 ||
+       t.optimizer == Optimizer::kAdafactor) && !(pure_measured && t.optimizer == Optimizer::kAdamW))
     notes.push_back(std::string(precision_name(t.precision)) + " with " +
                     optimizer_name(t.optimizer) +
-                    " is modelled from the same terms; the measured table covers fp32 and "
-                    "bf16-mixed with AdamW and SGD");
+                    " is modelled from the same terms; the measured tables cover fp32, "
+                    "bf16-mixed and (Hugging Face models) pure bf16 with AdamW, and SGD");
   return notes;
 }
 
+// The changes that can lower a peak, cheapest first (docs/memory.md, "When it
+// does not fit"). Each is tried on top of those kept before it; one is kept
+// only when it lowers the peak, and the list ends at the first that fits.
 struct Advisor {
   GpuTraits traits;
   double budget;
   int visible;
   bool expandable;
   std::vector<Change> out;
+  Training t;
 
-  // Adds a change on top of the previous ones; true once one fits.
-  bool add(const std::string& change, const Training& t, const std::string& cost) {
-    bool fits = need_of(t, traits, expandable) <= budget;
-    out.push_back({change, t, peak_of(t, traits), fits, cost});
-    return fits;
+  double need(const Training& u) const { return need_of(u, traits, expandable); }
+
+  // Keeps `u` when it lowers the need; true once it fits.
+  bool offer(const std::string& change, const Training& u, const std::string& cost) {
+    double before = need(t), after = need(u);
+    if (!(after < before * 0.995)) return false;
+    t = u;
+    out.push_back({change, t, peak_of(t, traits), after <= budget, cost});
+    return out.back().fits;
   }
 
-  std::vector<Change> run(Training t) {
-    if (t.precision == Precision::kFp32) {
-      t.precision = Precision::kBf16Mixed;
-      if (add("bf16-mixed", t,
-              "matmuls in bf16 under autocast (faster on tensor cores); weights, gradients and "
-              "optimizer states stay fp32"))
-        return out;
-    }
-    if (!t.checkpointing) {
-      t.checkpointing = true;
-      if (add("checkpointing", t,
-              "activation checkpointing: each block's forward runs again in backward, about +1 "
-              "forward per step (~+33 % step time)"))
-        return out;
-    }
-    if (visible >= 2 && t.strategy == Strategy::kDdp) {
-      t.strategy = Strategy::kFsdp;
-      t.gpus = std::max<long long>(t.gpus, visible);
-      if (add("fsdp over " + std::to_string(t.gpus) + " GPUs", t,
-              "parameters all-gathered and gradients reduce-scattered every step, about 1.5x "
-              "DDP's traffic (modelled, not yet measured)"))
-        return out;
-    }
-    if (t.strategy != Strategy::kFsdpOffload) {
-      t.strategy = Strategy::kFsdpOffload;
-      if (add("cpu offload", t,
-              "optimizer step on the CPU, parameters and gradients over PCIe every step: often "
-              "several times slower (modelled, not yet measured)"))
-        return out;
-    }
+  bool fused() {
+    if (t.optimizer != Optimizer::kAdamW || t.fused_optimizer) return false;
+    Training u = t;
+    u.fused_optimizer = true;
+    return offer("fused AdamW", u,
+                 "AdamW(fused=True): the same update in one kernel, without foreach's temporaries "
+                 "(no slower; usually faster)");
+  }
+
+  bool mixed() {
+    if (t.precision != Precision::kFp32) return false;
+    Training u = t;
+    bool bf16 = traits.cc_major >= 8;
+    u.precision = bf16 ? Precision::kBf16Mixed : Precision::kFp16Mixed;
+    return offer(bf16 ? "bf16-mixed" : "fp16-mixed", u,
+                 std::string("matmuls in ") + (bf16 ? "bf16" : "fp16") +
+                     " under autocast (faster on tensor cores); weights, gradients and optimizer "
+                     "states stay fp32" + (bf16 ? "" : "; fp16 needs a GradScaler"));
+  }
+
+  bool micro_batch() {
     long long b = largest_batch(t, traits, budget, expandable);
-    if (b >= 1 && b < t.batch) {
-      long long k = (t.batch + b - 1) / b;
-      add("batch " + std::to_string(b), with_batch(t, b),
-          "fewer samples per step: accumulate gradients over " + std::to_string(k) +
-              " micro-batches for the same tokens per step (" + std::to_string(k) +
-              "x the forward/backward passes, no extra memory)");
-    }
+    if (b < 1 || b >= t.batch) return false;
+    long long k = (t.batch + b - 1) / b;
+    return offer("batch " + std::to_string(b), with_batch(t, b),
+                 "micro-batch " + std::to_string(b) + " with gradient accumulation over " +
+                     std::to_string(k) + " micro-batches: the same samples per optimizer step, " +
+                     std::to_string(k) + "x the forward/backward passes on smaller batches");
+  }
+
+  bool checkpointing() {
+    if (t.checkpointing) return false;
+    Training u = t;
+    u.checkpointing = true;
+    return offer("checkpointing", u,
+                 "activation checkpointing: each block's forward runs again in backward, about +1 "
+                 "forward per step (~+33 % step time)");
+  }
+
+  bool pure_bf16() {
+    if (traits.cc_major < 8 || t.precision == Precision::kBf16 || t.lora.rank > 0) return false;
+    Training u = t;
+    u.precision = Precision::kBf16;
+    return offer("pure bf16", u,
+                 "weights, gradients and optimizer states in bf16 (no fp32 master copy): small "
+                 "updates can round away; keep it to fine-tuning, or use stochastic rounding");
+  }
+
+  bool lora() {
+    if (!t.model.family || t.model.family->moe || t.lora.rank > 0) return false;
+    Training u = t;
+    u.lora.rank = 16;
+    u.lora.targets = t.model.family->fused_qkv ? std::vector<std::string>{"o", "down"}
+                                                : std::vector<std::string>{"q", "k", "v", "o"};
+    return offer("lora rank 16", u,
+                 "peft LoRA: the base frozen, rank-16 adapters trained (a different fine-tune: "
+                 "close to full fine-tuning on many tasks, Hu et al. 2021)");
+  }
+
+  bool fsdp() {
+    if (visible < 2 || t.strategy != Strategy::kDdp) return false;
+    Training u = t;
+    u.strategy = Strategy::kFsdp;
+    u.gpus = std::max<long long>(t.gpus, visible);
+    return offer("fsdp over " + std::to_string(u.gpus) + " GPUs", u,
+                 "parameters all-gathered and gradients reduce-scattered every step, about 1.5x "
+                 "DDP's traffic (modelled, not yet measured)");
+  }
+
+  bool offload() {
+    if (t.strategy == Strategy::kFsdpOffload) return false;
+    Training u = t;
+    u.strategy = Strategy::kFsdpOffload;
+    return offer("cpu offload", u,
+                 "optimizer step on the CPU, parameters and gradients over PCIe every step: often "
+                 "several times slower (modelled, not yet measured)");
+  }
+
+  std::vector<Change> run(Training start) {
+    t = start;
+    for (bool (Advisor::*step)() :
+         {&Advisor::fused, &Advisor::mixed, &Advisor::micro_batch, &Advisor::checkpointing,
+          &Advisor::micro_batch, &Advisor::pure_bf16, &Advisor::lora, &Advisor::micro_batch,
+          &Advisor::fsdp, &Advisor::offload, &Advisor::micro_batch})
+      if ((this->*step)()) return out;
     return out;
   }
 };
@@ -169,6 +226,11 @@ MemoryPlan plan_memory(const Machine& m, const Options& o, const Training& t) {
   p.gpu = smallest_gpu(m, o, &traits, &p.notes);
   p.estimate = estimate(t, traits);
   for (auto& n : unmeasured(t)) p.notes.push_back(n);
+  if ((t.precision == Precision::kBf16 || t.precision == Precision::kBf16Mixed) && traits.cc_major < 8)
+    p.notes.push_back(std::string(precision_name(t.precision)) + " needs bf16 tensor cores (compute capability 8.0, Ampere); "
+                      "the smallest visible GPU is " + std::to_string(traits.cc_major) +
+                      ".x, where bf16 matmuls are emulated or refused: plan --precision fp16-mixed "
+                      "(autocast float16 with torch.amp.GradScaler) instead");
   if (!p.gpu) {
     p.notes.push_back("no GPU is visible here: the peak is shown, whether it fits is not judged "
                       "(plan for a machine you don't have with --machine FILE)");
@@ -188,7 +250,7 @@ MemoryPlan plan_memory(const Machine& m, const Options& o, const Training& t) {
   p.fits = need <= p.gpu->budget_bytes;
   p.margin_bytes = p.gpu->budget_bytes - need;
   p.largest_batch = largest_batch(t, traits, p.gpu->budget_bytes, expandable);
-  if (!*p.fits) p.advice = Advisor{traits, p.gpu->budget_bytes, p.gpu->visible, expandable, {}}.run(t);
+  if (!*p.fits) p.advice = Advisor{traits, p.gpu->budget_bytes, p.gpu->visible, expandable, {}, t}.run(t);
   return p;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "decide/memory/estimate.h"
+#include "decide/memory/family.h"
 
 namespace gpuenv::memory {
 namespace {
@@ -86,14 +87,79 @@ TEST(MemoryConfig, ReadsGpt2AndLlamaConfigs) {
   EXPECT_EQ(parameter_count(m, 2048), 1235814400);
 }
 
+TEST(MemoryConfig, ReadsEachFamilysFieldsAndDefaults) {
+  ModelShape m;
+  std::string err, warning;
+  // GPT2Config's defaults: dropout 0.1 everywhere, gelu_new, 1024 positions.
+  ASSERT_TRUE(shape_from_hf_config(R"({"model_type": "gpt2"})", &m, &err)) << err;
+  EXPECT_EQ(m.hidden, 768);
+  EXPECT_EQ(m.positions, 1024);
+  EXPECT_DOUBLE_EQ(m.resid_dropout, 0.1);
+  EXPECT_EQ(m.act, Activation::kGeluNew);
+  const char* qwen2 = R"({"model_type": "qwen2", "hidden_size": 896, "num_hidden_layers": 24,
+    "num_attention_heads": 14, "num_key_value_heads": 2, "intermediate_size": 4864,
+    "vocab_size": 151936, "tie_word_embeddings": true, "sliding_window": 32768,
+    "use_sliding_window": false, "max_position_embeddings": 32768})";
+  ASSERT_TRUE(shape_from_hf_config(qwen2, &m, &err)) << err;
+  EXPECT_TRUE(m.qkv_bias);  // Qwen2Attention: q/k/v with bias, o without
+  EXPECT_FALSE(m.o_bias);
+  EXPECT_EQ(m.sliding_window, 0);
+  EXPECT_EQ(m.max_positions, 32768);
+  EXPECT_EQ(parameter_count(m, 2048), 494032768);  // Qwen2.5-0.5B's published count
+  ASSERT_TRUE(shape_from_hf_config(R"({"model_type": "gemma2", "hidden_size": 2304,
+    "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+    "intermediate_size": 9216, "vocab_size": 256000})", &m, &err)) << err;
+  EXPECT_EQ(head_dim_of(m), 256);  // Gemma2Config's default, not hidden / heads
+  EXPECT_TRUE(m.logit_softcap);
+  EXPECT_EQ(m.tied, 1);
+  EXPECT_EQ(m.act, Activation::kGelu);
+  // An unknown family with Llama's fields is planned as llama, and says so.
+  ASSERT_TRUE(shape_from_hf_config(R"({"model_type": "granite", "hidden_size": 2048,
+    "num_hidden_layers": 4, "num_attention_heads": 16, "intermediate_size": 8192,
+    "vocab_size": 49152})", &m, &err, &warning)) << err;
+  EXPECT_EQ(m.family, &llama_family());
+  EXPECT_NE(warning.find("\"granite\" is not a family plan-memory knows: planned as llama"),
+            std::string::npos) << warning;
+  // Multimodal configs: the text model under text_config.
+  ASSERT_TRUE(shape_from_hf_config(R"({"model_type": "gemma3", "text_config": {"model_type":
+    "gemma3_text", "hidden_size": 2560, "num_hidden_layers": 34, "num_attention_heads": 8,
+    "num_key_value_heads": 4, "intermediate_size": 10240, "vocab_size": 262208}})", &m, &err)) << err;
+  EXPECT_EQ(m.model_type, "gemma3_text");
+}
+
+TEST(MemoryConfig, LoraTargetsAreCheckedAgainstTheFamily) {
+  ModelShape m;
+  std::string err;
+  ASSERT_TRUE(shape_from_hf_config(R"({"model_type": "phi3", "hidden_size": 64,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100})",
+                                   &m, &err)) << err;
+  Lora l;
+  l.rank = 8;
+  EXPECT_NE(lora_problem(m, l).find("phi3 has no separate q projection"), std::string::npos);
+  l.targets = {"o", "down"};
+  EXPECT_EQ(lora_problem(m, l), "");
+  l.targets = {"qkv"};
+  EXPECT_NE(lora_problem(m, l).find("is not one of"), std::string::npos);
+  ModelShape plain{Arch::kLlama, 64, 2, 4, 0, 128, 100, 0, -1};
+  EXPECT_NE(lora_problem(plain, {8, {"q"}, 0}).find("needs a Hugging Face model"), std::string::npos);
+}
+
 TEST(MemoryConfig, BadConfigsNameWhatIsWrong) {
   const std::pair<std::string, std::string> rows[] = {
-      {"{not json", "config.json is not valid JSON"},
+      {"{not json", "config.json: not valid JSON"},
+      {R"({"model_type": "llama", "hidden_size": 64, "hidden_size": 128})",
+       "config.json: the key \"hidden_size\" is given twice"},
       {"[1, 2]", "config.json is not a JSON object"},
       {R"({"n_embd": 768})", "config.json has no \"model_type\""},
       {R"({"model_type": "bert", "hidden_size": 768})", "config.json's \"model_type\" is \"bert\""},
-      {R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257})",
-       "config.json has no \"n_positions\""},
+      {R"({"model_type": "gpt2", "n_embd": 768, "attn_pdrop": 1.5})",
+       "config.json's \"attn_pdrop\" is not a probability"},
+      {R"({"model_type": "gpt2", "activation_function": "mish"})",
+       "config.json's \"activation_function\" is \"mish\""},
+      {R"({"model_type": "mixtral", "hidden_size": 64, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 100,
+          "num_local_experts": 2, "num_experts_per_tok": 3})",
+       "config.json's \"num_experts_per_tok\" 3 is more than the experts, 2"},
       {R"({"model_type": "gpt2", "n_embd": "768"})", "config.json's \"n_embd\" is not an integer"},
       {R"({"model_type": "gpt2", "n_embd": 768.5})", "config.json's \"n_embd\" is not an integer"},
       {R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 7, "vocab_size": 9,
@@ -105,8 +171,12 @@ TEST(MemoryConfig, BadConfigsNameWhatIsWrong) {
        "config.json: num_key_value_heads 6 does not divide num_attention_heads 32"},
       {R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 2,
           "num_attention_heads": 32, "intermediate_size": 64, "vocab_size": 100,
-          "head_dim": 128})",
-       "config.json's \"head_dim\" 128 is not"},
+          "head_dim": 4611686018427387904})",
+       "config.json: head_dim 4611686018427387904 is larger than 4096"},
+      {R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 2,
+          "num_attention_heads": 32, "intermediate_size": 64, "vocab_size": 100,
+          "head_dim": 8192})",
+       "config.json: head_dim 8192 is larger than 4096"},
       {R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 2,
           "num_attention_heads": 32, "intermediate_size": 64, "vocab_size": 100,
           "tie_word_embeddings": 1})",

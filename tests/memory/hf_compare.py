@@ -1,0 +1,48 @@
+"""Prints predicted vs measured for tests/memory/hf_h200_measured.json (or a
+suite.jsonl from tests/gpu/hf_memory_measure.py --suite).
+
+  python3 tests/memory/hf_compare.py [FILE] [--gpuenv build/gpuenv]
+"""
+import json, os, statistics, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def rows(path):
+    text = open(path).read()
+    if path.endswith(".jsonl"):
+        return [json.loads(l) for l in text.splitlines() if l.strip()]
+    return json.loads(text)["rows"]
+
+
+def main():
+    args = sys.argv[1:]
+    gpuenv = os.path.join(ROOT, "build", "gpuenv")
+    if "--gpuenv" in args:
+        i = args.index("--gpuenv"); gpuenv = args[i + 1]; del args[i:i + 2]
+    path = args[0] if args else os.path.join(HERE, "hf_h200_measured.json")
+    errs = []
+    for r in rows(path):
+        if "error" in r:
+            continue
+        cfg = os.path.join(HERE, "hf", r["config"] + ".json")
+        out = subprocess.run([gpuenv, "plan-memory", "--json", "--machine",
+                              os.path.join(ROOT, "tests", "machines", "h200.json"), "--config", cfg]
+                             + r["flags"].split(), capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"{r['name']:32s} exit {out.returncode}: {out.stderr.strip()[:200]}")
+            continue
+        p = json.loads(out.stdout)
+        peak = r.get("peak_with_base", r["peak"])
+        e = (p["peak_bytes_per_gpu"] - peak) / peak
+        errs.append(abs(e))
+        print(f"{r['name']:32s} pred {p['peak_bytes_per_gpu']/2**30:7.2f} meas {peak/2**30:7.2f} "
+              f"err {e*100:+6.1f}% phase {p['peak_phase']:20s} params {p['model']['parameters']-r['params']:+d} "
+              f"{p['attention']}")
+    if errs:
+        print(f"median |err| {statistics.median(errs)*100:.1f}%  max {max(errs)*100:.1f}%")
+
+
+if __name__ == "__main__":
+    main()
