@@ -185,6 +185,32 @@ TEST(PlanMemory, EveryHuggingFaceMeasurementIsPredictedWithinTenPercentNoneFiveL
   EXPECT_LT(errors[errors.size() / 2], 0.03);
 }
 
+// Presets are the Hub's config.json numbers: their parameter counts are the
+// published ones (model cards), and every preset plans.
+TEST(PlanMemory, PresetsHaveThePublishedParameterCounts) {
+  const std::pair<const char*, long long> rows[] = {
+      {"meta-llama/Llama-3.1-8B", 8030261248},   {"meta-llama/Llama-3.2-3B", 3212749824},
+      {"Qwen/Qwen2.5-7B", 7615616512},           {"Qwen/Qwen3-8B", 8190735360},
+      {"Qwen/Qwen3-30B-A3B", 30532122624},       {"mistralai/Mistral-7B-v0.1", 7241732096},
+      {"mistralai/Mixtral-8x7B-v0.1", 46702792704}, {"google/gemma-2-2b", 2614341888},
+      {"microsoft/Phi-3-mini-4k-instruct", 3821079552}, {"microsoft/phi-4", 14659507200},
+      {"HuggingFaceTB/SmolLM2-135M", 134515008}, {"allenai/OLMo-2-1124-7B", 7298617344},
+      {"gpt2", 124439808},  // the part after the "/" names it too
+  };
+  for (const auto& [name, params] : rows)
+    EXPECT_EQ(plan({"--model", name, "--seq", "1024", "--batch", "1"})["model"]["parameters"], params)
+        << name;
+  ProcessResult list = run_gpuenv({"plan-memory", "--model", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  int planned = 0;
+  for (const auto& name : words(list.out)) {
+    json p = plan({"--model", name, "--seq", "1024", "--batch", "1", "--precision", "bf16-mixed"});
+    EXPECT_GT(p["peak_bytes_per_gpu"].get<double>(), 0) << name;
+    ++planned;
+  }
+  EXPECT_GE(planned, 40);
+}
+
 // The case: Llama-3-8B, bf16-mixed, full fine-tuning on one H200.
 // The foreach optimizer's temporaries are the peak: fused AdamW alone fits,
 // and nothing costlier is offered.

@@ -94,4 +94,9 @@ if want fleet; then
   echo "== detect, doctor (default and nagios), labels, run and check on the real driver"
   check tests/gpu/fleet.sh "$BIN"
 fi
+if want memory; then
+  echo "== plan-memory against Hugging Face models trained on this GPU (tests/memory/hf_compare.py)"
+  OUT="$OUT" tests/gpu/hf_memory_run.sh > "$OUT/hf_memory.txt" 2>&1 || fail=1
+  check $PY tests/memory/hf_compare.py "$OUT/suite.jsonl" --gpuenv "$BIN"
+fi
 exit $fail

@@ -22,7 +22,7 @@ def main():
     if "--gpuenv" in args:
         i = args.index("--gpuenv"); gpuenv = args[i + 1]; del args[i:i + 2]
     path = args[0] if args else os.path.join(HERE, "hf_h200_measured.json")
-    errs = []
+    errs, signed = [], []
     for r in rows(path):
         if "error" in r:
             continue
@@ -37,11 +37,16 @@ def main():
         peak = r.get("peak_with_base", r["peak"])
         e = (p["peak_bytes_per_gpu"] - peak) / peak
         errs.append(abs(e))
+        signed.append(e)
         print(f"{r['name']:32s} pred {p['peak_bytes_per_gpu']/2**30:7.2f} meas {peak/2**30:7.2f} "
               f"err {e*100:+6.1f}% phase {p['peak_phase']:20s} params {p['model']['parameters']-r['params']:+d} "
               f"{p['attention']}")
-    if errs:
-        print(f"median |err| {statistics.median(errs)*100:.1f}%  max {max(errs)*100:.1f}%")
+    if not errs:
+        sys.exit("no rows")
+    print(f"median |err| {statistics.median(errs)*100:.1f}%  max {max(errs)*100:.1f}%  lowest {min(signed)*100:+.1f}%")
+    ok = max(errs) < 0.10 and statistics.median(errs) < 0.03 and min(signed) > -0.05
+    print("PASS" if ok else "FAIL")
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":
