@@ -208,6 +208,28 @@ std::string launch_summary(const LaunchEnv& l) {
   return join(parts, ", inside ");
 }
 
+std::optional<std::string> slurm_first_host(const std::string& list) {
+  std::string host;
+  for (size_t i = 0; i < list.size() && list[i] != ','; ++i) {
+    char c = list[i];
+    if (c == '[') {  // the first of the range list: "07-09,12" -> "07"
+      size_t close = list.find(']', i);
+      if (close == std::string::npos) return std::nullopt;
+      std::string first = list.substr(i + 1, close - i - 1);
+      first = first.substr(0, first.find_first_of(",-"));
+      if (first.empty() || first.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+      host += first;
+      i = close;
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_') {
+      host += c;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (host.empty() || host.size() > 253) return std::nullopt;
+  return host;
+}
+
 const char* engine_id(Engine e) {
   switch (e) {
     case Engine::kTorchrun: return "torchrun";

@@ -33,4 +33,9 @@ std::optional<int> parse_count(const std::string& s);
 /// nodes 0-2 run 2 tasks, node 3 runs 1); nullopt when malformed or out of range.
 std::optional<int> slurm_tasks_on_node(const std::string& tasks_per_node, int node);
 
+/// The first host of a Slurm hostlist ("gpu[07-09,12],cpu1" -> "gpu07",
+/// "rack[1-2]-n[01-04]" -> "rack1-n01"); nullopt when malformed or when the
+/// name holds a character no hostname has.
+std::optional<std::string> slurm_first_host(const std::string& nodelist);
+
 }  // namespace gpuenv

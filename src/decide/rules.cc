@@ -13,6 +13,7 @@ const std::vector<Rule>& all_rules() {
       {"bytecode", "Python bytecode under the cache root when torch ships none", rule_bytecode},
       {"cpu", "CPU threads and NUMA-local affinity per GPU", rule_cpu},
       {"nccl", "NCCL settings that detection justifies, nothing more", rule_nccl},
+      {"ranks", "torch.distributed's env:// variables from Slurm's under srun", rule_ranks},
       {"mig", "MIG devices addressed by UUID", rule_mig},
       {"measured", "P2P and GPU health as gpuenv bench measured them", rule_measured},
   };

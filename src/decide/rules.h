@@ -34,6 +34,7 @@ Decision rule_caches(const Machine&, const Options&);     // CUDA_CACHE_*, induc
 Decision rule_bytecode(const Machine&, const Options&);   // PYTHONPYCACHEPREFIX
 Decision rule_cpu(const Machine&, const Options&);        // OMP_NUM_THREADS, affinity
 Decision rule_nccl(const Machine&, const Options&);       // NCCL_*
+Decision rule_ranks(const Machine&, const Options&);      // RANK, MASTER_ADDR, ... under srun
 Decision rule_mig(const Machine&, const Options&);        // MIG addressing and warnings
 Decision rule_measured(const Machine&, const Options&);   // what gpuenv bench measured
 

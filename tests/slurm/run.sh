@@ -132,9 +132,31 @@ cat > "$T/task.sh" <<'TASK'
 out=$1/task.$SLURM_PROCID
 "$2" explain > "$out.explain" 2>&1
 "$2" explain --json > "$out.json" 2>/dev/null
-exec "$2" run -- sh -c 'printf "procid=%s localid=%s cvd=%s omp=%s %s\n" "$SLURM_PROCID" "$SLURM_LOCALID" \
+"$2" run -- sh -c 'printf "procid=%s localid=%s cvd=%s omp=%s %s\n" "$SLURM_PROCID" "$SLURM_LOCALID" \
   "${CUDA_VISIBLE_DEVICES-unset}" "$OMP_NUM_THREADS" "$(grep Cpus_allowed_list /proc/self/status | tr -d "\t")"' > "$out.run" 2>&1
+exec "$2" run -- python3 "$1/rendezvous.py" > "$out.ranks" 2>&1
 TASK
+# env:// as torch.distributed does it, without torch: rank 0 listens on
+# MASTER_PORT, the others connect and say their rank; each prints what it saw.
+cat > "$T/rendezvous.py" <<'PY'
+import os, socket, time
+e = {k: os.environ.get(k, "unset") for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+rank, world, port = int(e["RANK"]), int(e["WORLD_SIZE"]), int(e["MASTER_PORT"])
+got = []
+if rank == 0:
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port)); s.listen(world); s.settimeout(20)
+    for _ in range(world - 1):
+        c, _ = s.accept(); got.append(c.recv(16).decode()); c.close()
+else:
+    for _ in range(200):
+        try:
+            c = socket.create_connection(("127.0.0.1", port), timeout=1); break
+        except OSError:
+            time.sleep(0.1)
+    c.sendall(str(rank).encode()); c.close()
+print(" ".join(f"{k}={v}" for k, v in e.items()), "peers=" + ",".join(sorted(got)), "job=" + os.environ["SLURM_JOB_ID"])
+PY
 chmod +x "$T/task.sh"
 
 check() {  # check NAME EXPECTED ACTUAL
@@ -146,7 +168,7 @@ check() {  # check NAME EXPECTED ACTUAL
 run_case() {
   local name=$1 flags=$2
   echo "$name: srun -N1 -n2 $flags"
-  rm -f "$T"/task.*.{run,json,explain}
+  rm -f "$T"/task.*.{run,json,explain,ranks}
   # shellcheck disable=SC2086
   if ! timeout 30 srun -N1 -n2 $flags "$T/task.sh" "$T" "$gpuenv" > "$T/log/srun.out" 2>&1; then
     echo "  FAIL srun: $(tail -n 5 "$T/log/srun.out")"; failed=1; return
@@ -157,6 +179,11 @@ run_case() {
     check "task $i plan" "[$i]" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cpu_binding"]["cpus"])' "$T/task.$i.json" | tr -d ' ')"
     check "task $i explain" "launcher: Slurm (SLURM_PROCID=$i, SLURM_LOCALID=$i, SLURM_NTASKS=2" \
       "$(grep -o '^launcher: Slurm (SLURM_PROCID=[0-9]*, SLURM_LOCALID=[0-9]*, SLURM_NTASKS=[0-9]*' "$T/task.$i.explain")"
+    local job; job=$(grep -o 'job=[0-9]*' "$T/task.$i.ranks" | cut -d= -f2)
+    local peers; peers=$([ "$i" = 0 ] && echo 1 || echo "")
+    check "task $i env:// rendezvous" \
+      "RANK=$i LOCAL_RANK=$i WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=$node MASTER_PORT=$((15000 + ${job:-0} % 10000)) peers=$peers job=$job" \
+      "$(cat "$T/task.$i.ranks")"
     check "task $i engine" "slurm 2 2" \
       "$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["launcher"]; print(l["engine"], l["world_size"], l["local_world_size"])' "$T/task.$i.json")"
   done
