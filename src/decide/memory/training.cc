@@ -293,6 +293,10 @@ bool read_window_layers(const json& j, ModelShape* m, std::string* err) {
   } else if (type == "gemma3_text") {
     long long pattern = 6;
     if (!read_int(j, "sliding_window_pattern", false, &pattern, err)) return false;
+    if (pattern < 1 || pattern > kMaxLayers) {
+      *err = "config.json's \"sliding_window_pattern\" must be a positive integer";
+      return false;
+    }
     m->window_fraction = double(pattern - 1) / double(pattern);
   } else if (type == "qwen2" || type == "qwen3" || type == "qwen3_moe") {
     bool use_window = false;
@@ -304,6 +308,7 @@ bool read_window_layers(const json& j, ModelShape* m, std::string* err) {
                              ? double(std::max(0LL, m->layers - from)) / double(m->layers)
                              : 0;
   }
+  m->window_fraction = std::clamp(m->window_fraction, 0.0, 1.0);
   if (m->window_fraction <= 0) m->sliding_window = 0;
   return true;
 }
