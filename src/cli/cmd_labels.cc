@@ -7,13 +7,13 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "act/init.h"
 #include "cli/cmd_bench.h"
 #include "cli/context.h"
 #include "cli/exit_codes.h"
 #include "decide/node_labels.h"
 #include "diagnose/doctor.h"
 #include "model/text.h"
+#include "sys/file_write.h"
 
 namespace gpuenv {
 namespace {
@@ -59,9 +59,8 @@ bool render_round(Context* ctx, const LabelFlags& f, std::string* out, int* code
 }
 
 bool write_round(const std::string& output, const std::string& content) {
-  if (output == "-") return std::fputs(content.c_str(), stdout) >= 0 && std::fflush(stdout) == 0;
   std::string err;
-  if (write_file_atomic(output, content, 0644, &err)) return true;
+  if (sys::write_output(output, content, 0644, &err)) return true;
   log_message(Severity::kError, "write failed", "labels: " + err, {{"path", output}, {"error", err}});
   return false;
 }
