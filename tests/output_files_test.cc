@@ -134,5 +134,47 @@ TEST(OutputFiles, APlantedDirectoryLinkIsNotFollowedAsRoot) {
   EXPECT_EQ(read(root_only + "/gpuenv"), "precious");
 }
 
+// Item 3: with no --output on a machine that is no NFD node, say so at once
+// instead of retrying mkdir every round; keep looping where it can write.
+TEST(OutputFiles, LabelsWithoutNfdsDirectoryExits1AtOnce) {
+  ScratchDir dir;
+  std::string parent = dir.path() + "/node-feature-discovery";
+  ProcessOptions o;
+  o.env["GPUENV_FEATURES_D"] = parent + "/features.d";
+  o.timeout_ms = 15000;
+  for (std::vector<std::string> args : {std::vector<std::string>{"labels"}, {"labels", "--once"}}) {
+    args.insert(args.end(), {"--cache-root", dir.path() + "/cache"});
+    ProcessResult r = run_gpuenv(args, o);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "labels: " + parent + " does not exist")) << r.err;
+    for (const char* fix : {"--output FILE", "--output -", "--json"}) EXPECT_TRUE(contains(r.err, fix)) << r.err;
+    EXPECT_FALSE(stdfs::exists(parent));
+  }
+  ProcessResult r = run_gpuenv({"labels", "--json", "--cache-root", dir.path() + "/cache"}, o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+bool wait_for_file(const std::string& path, int timeout_ms) {
+  for (int t = 0; t < timeout_ms; t += 50) {
+    if (stdfs::exists(path)) return true;
+    usleep(50 * 1000);
+  }
+  return stdfs::exists(path);
+}
+
+TEST(OutputFiles, LabelsKeepsLoopingWhereNfdsDirectoryIs) {
+  ScratchDir dir;
+  std::string parent = dir.path() + "/node-feature-discovery";
+  ASSERT_EQ(mkdir(parent.c_str(), 0755), 0);
+  Background b({GPUENV_BIN, "labels", "--interval", "1", "--cache-root", dir.path() + "/cache"},
+               {{"GPUENV_FEATURES_D", parent + "/features.d"}});
+  ASSERT_TRUE(wait_for_file(parent + "/features.d/gpuenv", 20000)) << b.log();
+  usleep(1500 * 1000);
+  kill(b.pid(), SIGTERM);
+  int code = -1;
+  ASSERT_TRUE(b.wait_exit(10000, &code)) << "SIGTERM did not end the loop: " << b.log();
+  EXPECT_EQ(code, 0) << b.log();
+}
+
 }  // namespace
 }  // namespace gpuenv::testing
