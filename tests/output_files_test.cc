@@ -176,5 +176,40 @@ TEST(OutputFiles, LabelsKeepsLoopingWhereNfdsDirectoryIs) {
   EXPECT_EQ(code, 0) << b.log();
 }
 
+// Item 15: a command whose stdout cannot be written exits 1 naming the error
+// (before: exit 0 and an empty file on a full disk).
+ProcessResult run_into_dev_full(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"sh", "-c", "exec \"$0\" \"$@\" > /dev/full", GPUENV_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessOptions o;
+  o.env = {{"GPUENV_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"},
+           {"GPUENV_CUDA_LIBRARY", "/nonexistent/libcuda.so.1"},
+           {"GPUENV_WATCH", "0"}};
+  return run_process(argv, o);
+}
+
+TEST(OutputFiles, AFullStdoutExits1NamingTheError) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+  ScratchDir dir;
+  std::string db = store_with_a_job(dir.path());
+  const std::string h200 = GPUENV_TESTS_DIR "/machines/h200.json";
+  std::vector<std::vector<std::string>> commands = {
+      {"env", "--format", "dotenv", "--machine", h200},
+      {"detect", "--machine", h200},
+      {"detect", "--json", "--machine", h200},
+      {"report", "--db", db},
+      {"report", "--json", "--db", db},
+      {"report", "1", "--db", db},
+      {"plan-memory", "--machine", h200, "--arch", "gpt2", "--hidden", "768", "--layers", "12", "--heads",
+       "12", "--vocab", "50257", "--seq", "1024", "--batch", "8"},
+      {"labels", "--once", "--output", "-", "--cache-root", dir.path() + "/cache"},
+  };
+  for (const auto& args : commands) {
+    ProcessResult r = run_into_dev_full(args);
+    EXPECT_EQ(r.exit_code, 1) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "No space left on device")) << args[0] << " " << args[1] << ": " << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace gpuenv::testing
