@@ -82,7 +82,7 @@ void apply_tune(const std::optional<Job>& last, const TuneChoice& choice) {
   if (last) changes = tune_changes(judge(last->context, last->timeline), choice);
   std::string value = tune_env_value(changes);
   if (value.empty()) {
-    print_error("--tune: nothing to apply: " + std::string(last ? "the last run of this command needs no DataLoader change, or you refused it"
+    log_message(Severity::kInfo, "tune", "--tune: nothing to apply: " + std::string(last ? "the last run of this command needs no DataLoader change, or you refused it"
                                                                   : "this command has not run under gpuenv run before"));
     return;
   }
@@ -93,13 +93,13 @@ void apply_tune(const std::optional<Job>& last, const TuneChoice& choice) {
   }
   setenv("PYTHONPATH", prepend_pythonpath(dir, std::getenv("PYTHONPATH")).c_str(), 1);
   setenv(kTuneVar, value.c_str(), 1);
-  print_error("--tune: DataLoaders left at their defaults get " + value + " (refuse one: --tune=-NAME)");
+  log_message(Severity::kInfo, "tune", "--tune: DataLoaders left at their defaults get " + value + " (refuse one: --tune=-NAME)");
 }
 
 void say_last_verdict(const std::optional<Job>& last) {
   if (!last) return;
   Verdict v = judge(last->context, last->timeline)[0];
-  print_error("last run of this command (job " + std::to_string(last->id) + ", " + last->started_at + "): " + v.name +
+  log_message(Severity::kInfo, "last verdict", "last run of this command (job " + std::to_string(last->id) + ", " + last->started_at + "): " + v.name +
               ": " + v.evidence + "; fix: " + v.fix);
 }
 
@@ -148,7 +148,7 @@ void keep_job(const Context& ctx, const RunFlags& f, Job* job) {
     return;
   }
   Verdict v = judge(job->context, job->timeline)[0];
-  print_error("job " + std::to_string(job->id) + ": " + v.name + " (gpuenv report " + std::to_string(job->id) + ")");
+  log_message(Severity::kInfo, "verdict", "job " + std::to_string(job->id) + ": " + v.name + " (gpuenv report " + std::to_string(job->id) + ")");
 }
 
 int supervise_watched(Context* ctx, const RunFlags& f, Supervisor* supervisor, const Machine& m, const Plan& plan,
