@@ -8,6 +8,7 @@
 
 #include "act/job_report.h"
 #include "act/log.h"
+#include "act/printable.h"
 #include "act/run.h"
 #include "act/supervise.h"
 #include "act/tune.h"
@@ -230,7 +231,7 @@ std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<
   parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err);
   std::vector<Verdict> verdicts = judge(last->context, last->timeline);
   std::string out = "\nFeedback from job " + std::to_string(last->id) + " (" + command_text(last->argv, 60) + ", " +
-                    last->started_at + "):\n";
+                    printable(last->started_at) + "):\n";
   for (const auto& v : verdicts) out += "  " + v.name + ": " + v.evidence + "\n    fix: " + v.fix + "\n";
   std::vector<TuneChange> changes = tune_changes(verdicts, choice);
   if (changes.empty()) return out + "  gpuenv run --tune would change nothing.\n";
