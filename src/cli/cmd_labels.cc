@@ -68,7 +68,10 @@ bool render_round(Context* ctx, const LabelFlags& f, std::string* out, int* code
     return false;
   }
   std::string verdict = status_name(worst(diagnose(m, ctx->plan_options(m))));
-  Labels labels = node_labels(m, verdict);
+  std::vector<std::string> dropped;
+  Labels labels = node_labels(m, verdict, &dropped);
+  for (const auto& why : dropped)
+    log_message(Severity::kWarning, "label dropped", "labels: left out " + why, {{"label", why}});
   std::string expiry = utc_time(std::time(nullptr) + 3 * f.interval_s);
   if (f.json) return *out = labels_json(labels, expiry), true;
   *out = feature_file(labels, expiry);
