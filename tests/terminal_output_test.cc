@@ -3,6 +3,8 @@
 // Nothing may come out raw: no ESC, BEL, C1 CSI (U+009B) or lone 0x9B.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "builders.h"
 #include "model/snapshot.h"
 #include "process.h"
@@ -77,6 +79,34 @@ TEST(TerminalOutput, UsageErrorsEscapeTheArgumentsTheyQuote) {
   auto r = run_gpuenv({"detect", "--bogus\x1b[2J\xc2\x9b"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--bogus\\x1b[2J\\u009b"), std::string::npos) << r.err;
+  expect_no_raw_controls(r.err);
+}
+
+// Issue 21: explain's feedback from the last run wrote the stored
+// started_at raw, where run and report escape it.
+TEST(TerminalOutput, ExplainEscapesAStoredStartTime) {
+  const std::string hostile = "2025\x1b]0;PWNED\x07\x1b[2J\xc2\x9b" "31m\x9b" "1m";
+  std::string root = write_temp_file("x", "") + ".d", err;
+  std::vector<std::string> argv = {"python3", "train.py"};
+  {
+    auto db = store::Store::open(root + "/gpuenv.db", &err);
+    ASSERT_TRUE(db) << err;
+    Job j;
+    j.argv = argv;
+    j.cwd = std::filesystem::current_path().string();
+    j.command_fp = store::command_fingerprint(argv, j.cwd);
+    j.started_at = hostile;
+    j.plan_json = "{}";
+    j.context.gpus.push_back({"GPU-a", "NVIDIA H200", 143771.0, 5, 16, 1980.0, 700.0});
+    std::int64_t id = 0;
+    ASSERT_TRUE(db->add_job(j, &id, &err)) << err;
+  }
+  testing::ProcessOptions o;
+  o.env["GPUENV_CACHE_ROOT"] = root;
+  auto r = run_gpuenv({"explain", "--", "python3", "train.py"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Feedback from job 1 (python3 train.py, 2025\\x1b]0;PWNED"), std::string::npos) << r.out;
+  expect_no_raw_controls(r.out);
   expect_no_raw_controls(r.err);
 }
 

@@ -10,6 +10,7 @@
 
 #include "act/init_log.h"
 #include "model/plan.h"
+#include "sys/file_write.h"
 
 namespace gpuenv {
 
@@ -32,11 +33,8 @@ std::string render_env_file(const Plan& plan, std::vector<std::string>* skipped)
 /// False (with *err) only for a value no environment can hold (NUL).
 bool render_profile_script(const Plan& plan, std::string* out, std::string* err);
 
-/// Writes `content` to `path` through a temporary dot-file in the same
-/// directory (".NAME.tmp.XXXXXX", which directory readers skip) and rename(2), so a reader never sees half a file; the file gets `mode`
-/// whatever the umask. Creates the directory (0755) when it is missing.
-bool write_file_atomic(const std::string& path, const std::string& content, mode_t mode,
-                       std::string* err);
+/// The careful atomic write (sys/file_write.h), under its old name here.
+using sys::write_file_atomic;
 
 /// Writes the env file and the profile script (0644), reporting each file
 /// written, each setting left out and each failure (a warning: init goes on

@@ -39,9 +39,20 @@ double memory_top_gib(const Job& job) {
   return std::max(cap, peak.n ? peak.max : 0.0) / 1024;
 }
 
+// Text for an SVG: printable() (no control character, valid UTF-8), the XML
+// specials, and U+FFFE and U+FFFF, which XML 1.0 does not allow
+// (xmllint: "Char 0xFFFE out of allowed range"), written as \ufffe.
 std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : printable(s)) {
+  std::string out, text = printable(s);
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    bool nonchar = text.compare(i, 2, "\xef\xbf") == 0 && i + 2 < text.size() &&
+                   (text[i + 2] == '\xbe' || text[i + 2] == '\xbf');
+    if (nonchar) {
+      out += text[i + 2] == '\xbe' ? "\\ufffe" : "\\uffff";
+      i += 2;
+      continue;
+    }
     switch (c) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
@@ -71,7 +82,7 @@ std::string command_text(const std::vector<std::string>& argv, std::size_t max) 
   for (const auto& a : argv)
     words.push_back(a.find_first_of(" \t'\"") == std::string::npos && !a.empty() ? a : "'" + a + "'");
   std::string s = printable(join(words, " "));
-  if (s.size() > max && max > 3) s = s.substr(0, max - 3) + "...";
+  if (s.size() > max && max > 3) s = std::string(utf8_prefix(s, max - 3)) + "...";
   return s;
 }
 
@@ -192,7 +203,7 @@ std::string job_svg(const Job& job, const std::vector<Verdict>& verdicts) {
   s += "<text x=\"" + fmt("%.0f", L + 100) + "\" y=\"" + fmt("%.0f", T + 16) + "\" fill=\"#d62728\">memory</text>\n";
   if (!verdicts.empty())
     s += "<text x=\"" + fmt("%.0f", L) + "\" y=\"" + fmt("%.0f", T - 8) + "\" font-size=\"11\" fill=\"#555\">" +
-         xml_escape(verdicts[0].evidence.substr(0, 120)) + "</text>\n";
+         xml_escape(std::string(utf8_prefix(verdicts[0].evidence, 120))) + "</text>\n";
   return s + "</svg>\n";
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "act/printable.h"
+
 namespace gpuenv {
 namespace {
 
@@ -78,6 +80,57 @@ TEST(JobReport, Locale) {
   EXPECT_FALSE(utf8_locale(nullptr, nullptr, nullptr));
   EXPECT_EQ(human_duration(12.34), "12.3 s");
   EXPECT_EQ(human_duration(3725), "1 h 02 min");
+}
+
+// Whether every character of `s` is one XML 1.0 allows (its Char
+// production): #x9, #xA, #xD, #x20-#xD7FF, #xE000-#xFFFD, #x10000-.
+bool xml_chars_only(const std::string& s) {
+  if (!valid_utf8(s)) return false;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    int n = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+    unsigned cp = n == 1 ? c : c & (0xff >> (n + 1));
+    for (int k = 1; k < n; ++k) cp = cp << 6 | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+    bool ok = cp == 0x9 || cp == 0xa || cp == 0xd || (cp >= 0x20 && cp <= 0xd7ff) ||
+              (cp >= 0xe000 && cp <= 0xfffd) || cp >= 0x10000;
+    if (!ok) return false;
+    i += n;
+  }
+  return true;
+}
+
+// Issue 21: U+FFFE/U+FFFF in a command line made the SVG ill-formed
+// (xmllint: "Char 0xFFFE out of allowed range").
+TEST(JobReport, SvgIsWellFormedWhateverTheCommandLine) {
+  Job j = sample_job();
+  j.argv = {"python3", "\xef\xbf\xbe", "\xef\xbf\xbf", "\x01\x1b[2J", "\xc2\x9b", "\xff", "\xed\xa0\x80",
+            std::string(20, 'x') + "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"};
+  std::string svg = job_svg(j, judge(j.context, j.timeline));
+  EXPECT_TRUE(xml_chars_only(svg)) << svg.substr(0, 300);
+  EXPECT_NE(svg.find("\\ufffe \\uffff"), std::string::npos) << svg.substr(0, 300);
+  // Every character cut, wherever the 60-byte title ends.
+  for (size_t pad = 0; pad < 3; ++pad) {
+    j.argv = {std::string(40 + pad, 'a')};
+    for (int i = 0; i < 10; ++i) j.argv[0] += "\xe2\x82\xac";
+    EXPECT_TRUE(xml_chars_only(job_svg(j, judge(j.context, j.timeline)))) << pad;
+  }
+}
+
+// Issue 21: report cut a UTF-8 character in half when it shortened a command.
+TEST(JobReport, ShorteningKeepsWholeCharacters) {
+  const std::string euro = "\xe2\x82\xac";
+  for (size_t max = 4; max < 20; ++max) {
+    std::string words;
+    for (int i = 0; i < 10; ++i) words += euro;
+    std::string s = command_text({"a", words}, max);
+    EXPECT_TRUE(valid_utf8(s)) << max << ": " << s;
+    EXPECT_LE(s.size(), max);
+    EXPECT_EQ(s.substr(s.size() - 3), "...");
+  }
+  Job j = sample_job();
+  j.argv = {std::string(39, 'a') + euro + euro};
+  std::vector<Job> jobs = {j};
+  EXPECT_TRUE(valid_utf8(render_jobs_table(jobs)));
 }
 
 }  // namespace

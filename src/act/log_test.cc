@@ -105,5 +105,22 @@ TEST(Log, WithoutAllocatingIsValidJsonToo) {
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "gpuenv: out of memory (an allocation failed)\n");
 }
 
+// Issue 21: text mode escapes C1 controls (CSI U+009B); JSON lines did not.
+TEST(Log, JsonEscapesC1ControlsAndDel) {
+  std::string csi = "a\xc2\x9b" "2Jb\x7f\xc2\x85";
+  LogEvent e{Severity::kError, "error", csi, {{"message", csi}, {csi, csi}}, LogEvent::Form::kLine};
+  std::string line = render_event(e, LogFormat::kJson, "t", "detect");
+  EXPECT_EQ(line.find("\xc2\x9b"), std::string::npos) << line;
+  EXPECT_EQ(line.find('\x7f'), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("message":"a\u009b2Jb\u007f\u0085")"), std::string::npos) << line;
+  json j = json::parse(line);
+  EXPECT_EQ(j["message"], csi);  // a JSON reader gets the text back
+  EXPECT_EQ(j[csi], csi);
+  // Other characters beyond ASCII stay as they are.
+  EXPECT_NE(render_event({Severity::kInfo, "x", "", {{"m", "\xc2\xa0\xe2\x82\xac"}}}, LogFormat::kJson, "t")
+                .find("\xc2\xa0\xe2\x82\xac"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpuenv

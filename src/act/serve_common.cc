@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "sense/fs.h"
+#include "sys/safe_dir.h"
 
 extern char** environ;
 
@@ -200,34 +201,6 @@ int exec_program(const std::vector<std::string>& argv, std::string* err) {
   return e == ENOENT ? 127 : 126;
 }
 
-bool make_dirs(const std::string& dir, mode_t mode, std::string* err) {
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos < dir.size() && dir[pos] != '/') continue;
-    std::string part = dir.substr(0, pos);
-    if (mkdir(part.c_str(), mode) == 0) {
-      chmod(part.c_str(), mode);  // exactly `mode`, whatever the umask
-    } else if (errno != EEXIST) {
-      *err = fs::errno_text("mkdir", part);
-      return false;
-    }
-  }
-  return true;
-}
-
-bool create_exclusive(const std::string& path, const std::string& content, mode_t mode,
-                      std::string* err) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-  if (fd < 0) {
-    *err = fs::errno_text("open", path);
-    return false;
-  }
-  bool ok = fchmod(fd, mode) == 0 && fs::write_all(fd, content) && fsync(fd) == 0;
-  if (!ok) *err = fs::errno_text("write", path);
-  close(fd);
-  if (!ok) unlink(path.c_str());
-  return ok;
-}
-
 int open_regular(const std::string& path, struct stat* st, std::string* err) {
   return fs::open_regular_nofollow(path, st, err);
 }
@@ -253,26 +226,14 @@ bool read_file(const std::string& path, size_t max_bytes, std::string* out, std:
 }
 
 bool check_private_dir(const std::string& dir, std::string* resolved, std::string* err) {
+  std::string why = sys::unsafe_dir(dir, sys::Sticky::kRefused,
+                                    "only root (or the user gpuenv runs as) may be able to change " + dir +
+                                        " and the directories above it");
+  if (!why.empty()) return *err = why, false;
   char real[PATH_MAX];
-  if (!realpath(dir.c_str(), real)) {
-    *err = fs::errno_text("realpath", dir);
-    return false;
-  }
+  if (!realpath(dir.c_str(), real)) return *err = fs::errno_text("realpath", dir), false;
   *resolved = real;
-  for (std::string d = *resolved;; d = parent_dir(d)) {
-    struct stat st;
-    if (stat(d.c_str(), &st) != 0) *err = fs::errno_text("stat", d);
-    else if (!S_ISDIR(st.st_mode)) *err = d + " is not a directory";
-    else if (st.st_uid != 0 && st.st_uid != geteuid())
-      *err = d + " is owned by uid " + std::to_string(st.st_uid);
-    else if (st.st_mode & 022) *err = d + " is writable by its group or by others";
-    if (!err->empty()) {
-      *err += ": only root (or the user gpuenv runs as) may be able to change " + *resolved +
-              " and the directories above it";
-      return false;
-    }
-    if (d == "/") return true;
-  }
+  return true;
 }
 
 std::string user_search_path(const std::string& value, const Account& a) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/exit_codes.h"
+#include "sys/file_write.h"
 
 namespace gpuenv {
 
@@ -57,13 +58,10 @@ bool run_program(const std::vector<std::string>& argv, std::string* err);
 /// that fails: 127 (not found) or 126, with *err.
 int exec_program(const std::vector<std::string>& argv, std::string* err);
 
-/// Creates directories like `mkdir -p`; those it creates get `mode`.
-bool make_dirs(const std::string& dir, mode_t mode, std::string* err);
-
-/// Creates a file that must not exist yet (O_CREAT|O_EXCL|O_NOFOLLOW) with
-/// exactly `mode`, whatever the umask, and writes `content`.
-bool create_exclusive(const std::string& path, const std::string& content, mode_t mode,
-                      std::string* err);
+/// `mkdir -p` and the exclusive create, from the one home of careful
+/// writes (sys/file_write.h), under their old names here.
+using sys::create_exclusive;
+using sys::make_dirs;
 
 /// Opens `path` read-only for a file that someone less privileged may
 /// control: never through a symlink in its last component (O_NOFOLLOW),
@@ -74,10 +72,10 @@ int open_regular(const std::string& path, struct stat* st, std::string* err);
 /// Reads a whole file through open_regular, refusing one over max_bytes.
 bool read_file(const std::string& path, size_t max_bytes, std::string* out, std::string* err);
 
-/// Resolves `dir` (realpath) into *resolved and checks that only root and
-/// this process's user can change it: it and every directory above it are
-/// owned by root or geteuid() and writable by neither group nor others. That
-/// is also what sshd's StrictModes asks of the directories above its files.
+/// Checks that only root and this process's user can change `dir`: the one
+/// safe-directory rule (sys/safe_dir.h) with sticky directories refused, as
+/// sshd's StrictModes refuses them above its files; then resolves it
+/// (realpath) into *resolved.
 bool check_private_dir(const std::string& dir, std::string* resolved, std::string* err);
 
 /// A search path (PATH, LD_LIBRARY_PATH) for `a`'s sessions: the entries of

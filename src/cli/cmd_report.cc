@@ -1,11 +1,11 @@
 // gpuenv report [JOB] [--json] [--svg FILE]: the jobs gpuenv run watched.
 #include <cstdlib>
 
-#include "act/init.h"
 #include "act/job_report.h"
 #include "cli/cmd_bench.h"
 #include "cli/exit_codes.h"
 #include "decide/verdict.h"
+#include "sys/file_write.h"
 
 namespace gpuenv {
 namespace {
@@ -28,7 +28,7 @@ int show_one(const Job& job, const ReportFlags& f) {
   std::vector<Verdict> verdicts = judge(job.context, job.timeline);
   if (!f.svg.empty()) {
     std::string err;
-    if (!write_file_atomic(f.svg, job_svg(job, verdicts), 0644, &err)) {
+    if (!sys::write_output(f.svg, job_svg(job, verdicts), 0644, &err)) {
       print_error("--svg: " + err);
       return kExitFailure;
     }

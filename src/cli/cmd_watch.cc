@@ -8,6 +8,7 @@
 
 #include "act/job_report.h"
 #include "act/log.h"
+#include "act/printable.h"
 #include "act/run.h"
 #include "act/supervise.h"
 #include "act/tune.h"
@@ -82,7 +83,7 @@ void apply_tune(const std::optional<Job>& last, const TuneChoice& choice) {
   if (last) changes = tune_changes(judge(last->context, last->timeline), choice);
   std::string value = tune_env_value(changes);
   if (value.empty()) {
-    print_error("--tune: nothing to apply: " + std::string(last ? "the last run of this command needs no DataLoader change, or you refused it"
+    log_message(Severity::kInfo, "tune", "--tune: nothing to apply: " + std::string(last ? "the last run of this command needs no DataLoader change, or you refused it"
                                                                   : "this command has not run under gpuenv run before"));
     return;
   }
@@ -93,13 +94,13 @@ void apply_tune(const std::optional<Job>& last, const TuneChoice& choice) {
   }
   setenv("PYTHONPATH", prepend_pythonpath(dir, std::getenv("PYTHONPATH")).c_str(), 1);
   setenv(kTuneVar, value.c_str(), 1);
-  print_error("--tune: DataLoaders left at their defaults get " + value + " (refuse one: --tune=-NAME)");
+  log_message(Severity::kInfo, "tune", "--tune: DataLoaders left at their defaults get " + value + " (refuse one: --tune=-NAME)");
 }
 
 void say_last_verdict(const std::optional<Job>& last) {
   if (!last) return;
   Verdict v = judge(last->context, last->timeline)[0];
-  print_error("last run of this command (job " + std::to_string(last->id) + ", " + last->started_at + "): " + v.name +
+  log_message(Severity::kInfo, "last verdict", "last run of this command (job " + std::to_string(last->id) + ", " + last->started_at + "): " + v.name +
               ": " + v.evidence + "; fix: " + v.fix);
 }
 
@@ -148,7 +149,7 @@ void keep_job(const Context& ctx, const RunFlags& f, Job* job) {
     return;
   }
   Verdict v = judge(job->context, job->timeline)[0];
-  print_error("job " + std::to_string(job->id) + ": " + v.name + " (gpuenv report " + std::to_string(job->id) + ")");
+  log_message(Severity::kInfo, "verdict", "job " + std::to_string(job->id) + ": " + v.name + " (gpuenv report " + std::to_string(job->id) + ")");
 }
 
 int supervise_watched(Context* ctx, const RunFlags& f, Supervisor* supervisor, const Machine& m, const Plan& plan,
@@ -230,7 +231,7 @@ std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<
   parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err);
   std::vector<Verdict> verdicts = judge(last->context, last->timeline);
   std::string out = "\nFeedback from job " + std::to_string(last->id) + " (" + command_text(last->argv, 60) + ", " +
-                    last->started_at + "):\n";
+                    printable(last->started_at) + "):\n";
   for (const auto& v : verdicts) out += "  " + v.name + ": " + v.evidence + "\n    fix: " + v.fix + "\n";
   std::vector<TuneChange> changes = tune_changes(verdicts, choice);
   if (changes.empty()) return out + "  gpuenv run --tune would change nothing.\n";

@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -38,10 +39,35 @@ int guarded_run(int argc, char** argv) {
   return gpuenv::kExitFailure;
 }
 
+// Into a file or pipe, stdout keeps up to 1 MiB before writing, so that a
+// command's output meets its first write error in the final flush, where
+// errno still names it; a terminal stays line-buffered.
+void buffer_stdout() {
+  static char buffer[1 << 20];
+  if (!isatty(STDOUT_FILENO)) std::setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
+}
+
+// Every command's stdout, checked here once it has returned: a write that
+// failed (a full disk, /dev/full, an I/O error), the final flush and the
+// close. A command that would exit 0 exits 1 instead, naming the error; one
+// that already failed, or `run`'s job status, keeps its code.
+int check_stdout(int rc) {
+  bool flush_failed = std::fflush(stdout) != 0;
+  int e = flush_failed ? errno : 0;  // an earlier failed write's errno is gone
+  bool failed = flush_failed || std::ferror(stdout);
+  // EBADF: stdout was closed (`>&-`) and nothing was written to it.
+  if (std::fclose(stdout) != 0 && errno != EBADF && !failed) failed = true, e = errno;
+  if (!failed) return rc;
+  std::string why = e ? std::strerror(e) : "a write failed";
+  gpuenv::log_message(gpuenv::Severity::kError, "write failed", "writing stdout: " + why, {{"path", "stdout"}});
+  return rc == gpuenv::kExitOk ? int(gpuenv::kExitFailure) : rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int rc = guarded_run(argc, argv);
+  buffer_stdout();
+  int rc = check_stdout(guarded_run(argc, argv));
 #ifndef GPUENV_ASAN
   // A one-shot process: skip the libraries' exit-time teardown. NVML's
   // takes ~3 ms of detect's ~25 on an H200, and the kernel releases its

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "model/arch_table.h"
@@ -114,17 +115,45 @@ std::optional<double> figure(const Machine& m, const Gpu& g, const std::string& 
   return best ? best->value : std::nullopt;
 }
 
+// A finite figure rounded to an integer, without lround's overflow: "-5" and
+// "-9223372036854775808" as they are, for keep_valid to judge.
+std::string figure_text(double v) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%.0f", std::round(v));
+  return buf;
+}
+
 // The slowest GPU's figure, rounded to an integer (node affinity's Gt and
 // Lt compare integers); left out unless every GPU was measured.
 void measured_label(const Machine& m, const std::vector<const Gpu*>& gpus, const std::string& key,
-                    const std::string& name, Labels* l) {
+                    const std::string& name, Labels* l, std::vector<std::string>* dropped) {
   std::optional<double> least;
   for (const Gpu* g : gpus) {
     std::optional<double> v = figure(m, *g, key);
     if (!v) return;
     least = least ? std::min(*least, *v) : *v;
   }
-  if (least) (*l)[name] = std::to_string(std::lround(*least));
+  if (least && !std::isfinite(*least)) {
+    if (dropped) dropped->push_back(name + "=" + (std::isnan(*least) ? "nan" : "inf") +
+                                    ": not a finite figure, so the label is left out");
+    return;
+  }
+  if (least) (*l)[name] = figure_text(*least);
+}
+
+// Leaves out every value Kubernetes would refuse, saying which.
+void keep_valid(Labels* l, std::vector<std::string>* dropped) {
+  for (auto it = l->begin(); it != l->end();) {
+    if (valid_label_value(it->second)) {
+      ++it;
+      continue;
+    }
+    if (dropped)
+      dropped->push_back(it->first + "=" + it->second +
+                         ": not a Kubernetes label value (at most 63 of [-._A-Za-z0-9], a letter or digit at "
+                         "each end), so the label is left out");
+    it = l->erase(it);
+  }
 }
 
 }  // namespace
@@ -146,13 +175,14 @@ bool valid_label_value(const std::string& s) {
          std::all_of(s.begin(), s.end(), value_char);
 }
 
-Labels node_labels(const Machine& m, const std::optional<std::string>& doctor) {
+Labels node_labels(const Machine& m, const std::optional<std::string>& doctor,
+                   std::vector<std::string>* dropped) {
   Labels l;
   std::vector<const Gpu*> gpus = serving(m);
   l["gpu.count"] = std::to_string(gpus.size());
   if (doctor) l["doctor"] = label_value(*doctor);
   driver_labels(m.nvidia, &l);
-  if (gpus.empty()) return l;
+  if (gpus.empty()) return keep_valid(&l, dropped), l;
   gpu_labels(*gpus.front(), &l);
   mig_labels(gpus, &l);
   std::vector<ComputeCapability> ccs;
@@ -162,8 +192,9 @@ Labels node_labels(const Machine& m, const std::optional<std::string>& doctor) {
     format_labels(ccs, &l);
     wheel_label(m, ccs, &l);
   }
-  measured_label(m, gpus, "gemm_bf16_", "bench.bf16-tflops", &l);
-  measured_label(m, gpus, "h2d_pinned", "bench.h2d-gbps", &l);
+  measured_label(m, gpus, "gemm_bf16_", "bench.bf16-tflops", &l, dropped);
+  measured_label(m, gpus, "h2d_pinned", "bench.h2d-gbps", &l, dropped);
+  keep_valid(&l, dropped);
   return l;
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/machine.h"
 
@@ -24,8 +25,12 @@ inline constexpr std::size_t kFeatureFileLimit = 65536;
 using Labels = std::map<std::string, std::string>;
 
 /// The labels of `m`. `doctor` is doctor's verdict (ok|warning|error), left
-/// out when nullopt. A machine without a GPU still gets gpu.count=0.
-Labels node_labels(const Machine& m, const std::optional<std::string>& doctor);
+/// out when nullopt. A machine without a GPU still gets gpu.count=0. Every
+/// value is checked against valid_label_value() last: one that fails (a
+/// stored bench figure of -5, or one that is not finite) is left out, and
+/// "NAME=VALUE: why" appended to *dropped when given.
+Labels node_labels(const Machine& m, const std::optional<std::string>& doctor,
+                   std::vector<std::string>* dropped = nullptr);
 
 /// `s` as a label value: characters outside [-A-Za-z0-9_.] become '-' (a
 /// space too, as GFD writes products: "NVIDIA-H200"), at most 63, starting

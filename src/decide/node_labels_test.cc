@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "builders.h"
 
 namespace gpuenv {
@@ -195,6 +197,37 @@ TEST(NodeLabels, AFullNodeFitsNfdsLimit) {
   Machine m = measured_h200s();
   EXPECT_LT(feature_file(node_labels(m, "warning"), "2026-11-29T12:05:00Z").size(),
             kFeatureFileLimit / 16);
+}
+
+// Issue 21: stored bench figures are input like any file; a value that is
+// no label value is left out, and said.
+TEST(NodeLabels, AStoredFigureThatIsNoLabelValueIsDroppedAndSaid) {
+  struct Row {
+    double bf16, h2d;
+    std::vector<std::string> dropped;
+  };
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  std::vector<Row> rows = {
+      {-5, 55.4, {"bench.bf16-tflops=-5: not a Kubernetes label value"}},
+      {-9223372036854775808.0, 1e300,
+       {"bench.bf16-tflops=-9223372036854775808: not a Kubernetes label value",
+        "bench.h2d-gbps=1000000000000000052"}},  // 1e300: 301 digits
+      {nan, inf, {"bench.bf16-tflops=nan: not a finite figure", "bench.h2d-gbps=inf: not a finite figure"}},
+      {780, -0.4, {"bench.h2d-gbps=-0: not a Kubernetes label value"}},
+  };
+  for (const Row& r : rows) {
+    Machine m = h200();
+    m.measurements.push_back(figure(m.gpus[0], "gemm_bf16_8192", r.bf16, "TFLOP/s"));
+    m.measurements.push_back(figure(m.gpus[0], "h2d_pinned", r.h2d, "GB/s"));
+    std::vector<std::string> dropped;
+    Labels l = node_labels(m, "ok", &dropped);
+    for (const auto& [name, value] : l) EXPECT_TRUE(valid_label_value(value)) << name << "=" << value;
+    ASSERT_EQ(dropped.size(), r.dropped.size()) << r.bf16;
+    for (size_t i = 0; i < dropped.size(); ++i)
+      EXPECT_EQ(dropped[i].rfind(r.dropped[i], 0), 0u) << dropped[i];
+    EXPECT_EQ(l.count("bench.bf16-tflops"), r.bf16 == 780 ? 1u : 0u);
+    EXPECT_EQ(l.count("gpu.count"), 1u);
+  }
 }
 
 }  // namespace

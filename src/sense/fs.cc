@@ -11,24 +11,18 @@
 #include <cerrno>
 #include <cstring>
 
+#include "sys/error_text.h"
+#include "sys/file_write.h"
+
 namespace gpuenv::fs {
 
 std::string errno_text(const std::string& call, const std::string& arg, int e) {
-  return call + "(" + arg + "): " + std::strerror(e);
+  return sys::errno_text(call, arg, e);
 }
 
-std::string errno_text(const std::string& what, int e) { return what + ": " + std::strerror(e); }
+std::string errno_text(const std::string& what, int e) { return sys::errno_text(what, e); }
 
-bool write_all(int fd, const std::string& content) {
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
+bool write_all(int fd, const std::string& content) { return sys::write_all(fd, content); }
 
 namespace {
 

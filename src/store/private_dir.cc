@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "sense/fs.h"
+#include "sys/safe_dir.h"
 
 namespace gpuenv::store {
 namespace {
@@ -18,43 +19,10 @@ bool trusted(uid_t owner) { return owner == geteuid() || owner == 0; }
 
 std::string uid_text(uid_t uid) { return "uid " + std::to_string(uid); }
 
-// A symbolic link on the way to `path` that another user owns: they could
-// point it anywhere (the kernel's fs.protected_symlinks rule, for every
-// directory, not only sticky ones).
-std::string foreign_link(const std::string& path) {
-  for (size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
-    std::string prefix = path.substr(0, end);
-    struct stat st;
-    if (lstat(prefix.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && !trusted(st.st_uid))
-      return prefix + " is a symbolic link owned by " + uid_text(st.st_uid) +
-             ", who could point it anywhere; " + kElsewhere;
-    if (end == std::string::npos) return "";
-  }
-}
-
-std::string nearest_existing(std::string dir) {
-  struct stat st;
-  while (lstat(dir.c_str(), &st) != 0 && errno == ENOENT && dir != fs::dirname(dir)) dir = fs::dirname(dir);
-  return dir;
-}
-
 }  // namespace
 
 std::string unsafe_dir(const std::string& dir) {
-  if (dir.empty()) return "";
-  if (std::string why = foreign_link(dir); !why.empty()) return why;
-  std::string at = nearest_existing(dir);
-  struct stat st;
-  if (stat(at.c_str(), &st) != 0) return fs::errno_text("stat", at);
-  if (!S_ISDIR(st.st_mode)) return at + " is not a directory";
-  if (!trusted(st.st_uid))
-    return at + " is owned by " + uid_text(st.st_uid) + ", not by you (" + uid_text(geteuid()) +
-           ") or root: its owner could replace what gpuenv keeps there; " + kElsewhere;
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
-    return at + " is writable by " + ((st.st_mode & S_IWOTH) ? "everyone" : "its group") +
-           " without the sticky bit: another user could plant a symbolic link there; `chmod go-w " + at +
-           "` (or `chmod +t`), or " + kElsewhere;
-  return "";
+  return sys::unsafe_dir(dir, sys::Sticky::kTrusted, kElsewhere);
 }
 
 bool make_private_dir(const std::string& dir, std::string* err) {

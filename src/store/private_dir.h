@@ -9,11 +9,9 @@
 
 namespace gpuenv::store {
 
-/// Why this user should not keep files in `dir`: it (or, when it is missing,
-/// its nearest existing parent) is no directory, is owned by another user
-/// than this one or root, or is writable by group or others without the
-/// sticky bit; or a symbolic link on the way to it is owned by another
-/// user. "" when `dir` is fine or "". The message names the path and the fix.
+/// Why this user should not keep files in `dir`: the one safe-directory rule
+/// (sys/safe_dir.h, sticky directories trusted), its message ending with
+/// the store's fix (--cache-root, --db). "" when `dir` is fine or "".
 std::string unsafe_dir(const std::string& dir);
 
 /// unsafe_dir(), then creates `dir` and its missing parents with mode 0700.
