@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "act/log.h"
 
@@ -16,6 +17,13 @@ namespace gpuenv {
 namespace {
 
 constexpr timeval kTick{0, 100 * 1000};
+
+// The listener's error callback gets the listener's argument, which evhttp
+// set to itself: the guard of a listener is found here.
+std::vector<std::pair<evconnlistener*, ConnectionGuard*>>& guards() {
+  static std::vector<std::pair<evconnlistener*, ConnectionGuard*>> all;
+  return all;
+}
 
 bool out_of_descriptors(int err) { return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM; }
 
@@ -55,11 +63,18 @@ ConnectionGuard::ConnectionGuard(event_base* base, evhttp* http, evconnlistener*
   tick_ = event_new(base, -1, EV_PERSIST, on_tick, this);
   event_add(tick_, &kTick);
   evhttp_set_bevcb(http, on_new_connection, this);
+  guards().emplace_back(listener, this);
   evconnlistener_set_error_cb(listener, on_accept_error);
   open_.reserve(static_cast<std::size_t>(cap_) + 1);
 }
 
+void ConnectionGuard::detach() {
+  std::erase_if(guards(), [this](const auto& g) { return g.second == this; });
+  listener_ = nullptr;
+}
+
 ConnectionGuard::~ConnectionGuard() {
+  detach();
   // evhttp_free closed every connection (on_close forgot them); what is
   // left was made but never adopted.
   for (bufferevent* bev : pending_) bufferevent_decref(bev);
@@ -175,16 +190,20 @@ void ConnectionGuard::close_expired() {
   }
 }
 
-void ConnectionGuard::on_accept_error(evconnlistener* listener, void* self) {
-  auto* g = static_cast<ConnectionGuard*>(self);
+void ConnectionGuard::on_accept_error(evconnlistener* listener, void*) {
   int err = EVUTIL_SOCKET_ERROR();
+  auto found = std::find_if(guards().begin(), guards().end(), [&](const auto& g) { return g.first == listener; });
+  if (found == guards().end()) {
+    evconnlistener_disable(listener);  // no guard left: stop rather than spin
+    return;
+  }
+  ConnectionGuard* g = found->second;
   auto now = Clock::now();
   g->paused_until_ = now + g->limits_.accept_pause;
   g->accept_log_.log(std::string("accept(): ") + std::strerror(err) + "; accepting pauses for " +
                       std::to_string(g->limits_.accept_pause.count()) + " ms" +
                       (out_of_descriptors(err) ? ", and the connection idle longest is closed" : ""));
   if (out_of_descriptors(err) && g->evictable(now)) g->close(g->idle_longest());
-  if (g->listener_ == nullptr) return;
   evconnlistener_disable(listener);
   g->accepting_ = false;
 }

@@ -73,7 +73,7 @@ class ConnectionGuard {
   void answered(evhttp_request* req);
   /// Stops touching the listener: call it before freeing `http`, which
   /// frees the listener before it closes the connections.
-  void detach() { listener_ = nullptr; }
+  void detach();
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -4,6 +4,10 @@ by ctest as perf.export_load, docs/performance.md has the figures).
 
   python3 tests/perf/export_load.py --gpuenv build/gpuenv [--seconds 14]
 
+Then, under `ulimit -n 10` (below what the connection cap assumes, so accept()
+fails with EMFILE) with 30 idle clients, the exporter must stay up, use under
+0.2 s of CPU per second, log under 64 KiB and answer a scrape within 5 s.
+
 The exporter runs under `ulimit -n 64` with the stand-in NVML (8 GPUs). 100
 idle clients connect and send nothing; 50 trickle a request's head one byte
 every 4 s; each reconnects at once when the exporter closes it. Meanwhile a
@@ -88,14 +92,14 @@ def scrape(port):
     return time.monotonic() - t, "" if ok else f"answer: {data[:80]!r}"
 
 
-def start(args, log):
+def start(args, log, nofile=64):
     env = dict(os.environ)
     env["GPUENV_NVML_LIBRARY"] = os.path.join(args.fake_dir, "libnvidia-ml.so.1")
     env["FAKE_NVML_SCENARIO"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fake_nvml",
                                              "scenarios", "h200_8_busy.txt")
 
     def limit():
-        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
     p = subprocess.Popen([args.gpuenv, "export", "--listen", "127.0.0.1:0"], env=env, stderr=log,
                          stdin=subprocess.DEVNULL, preexec_fn=limit)
@@ -139,6 +143,47 @@ def attack(port, pid, seconds):
     return scrapes, failures, cpu / wall, longest_trickle, reconnects, wall
 
 
+def starved(args):
+    """ulimit -n 10: below what the connection cap assumes, so accept() itself
+    fails (EMFILE). The exporter must stay up, pause instead of spinning,
+    log a line, not a flood, and still answer (more slowly: 5 s)."""
+    bad = []
+    with tempfile.NamedTemporaryFile(prefix="gpuenv-export-starved-", suffix=".log") as log:
+        p, port = start(args, log, nofile=10)
+        try:
+            idle = []
+            for _ in range(30):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.setblocking(False)
+                s.connect_ex(("127.0.0.1", port))
+                idle.append(s)
+            c0, t0 = cpu_seconds(p.pid), time.monotonic()
+            time.sleep(3)
+            cpu_rate = (cpu_seconds(p.pid) - c0) / (time.monotonic() - t0)
+            took, problem = scrape(port)
+            alive = p.poll() is None
+            for s in idle:
+                s.close()
+        finally:
+            p.terminate()
+            p.wait(5)
+        log_bytes = os.path.getsize(log.name)
+        log_text = open(log.name, errors="replace").read()
+    print(f"ulimit -n 10, 30 idle clients: exporter CPU {cpu_rate:.3f} s per s; scrape {1000 * took:.0f} ms "
+          f"{problem or 'ok'}; stderr {log_bytes} bytes; {'alive' if alive else 'DIED'}")
+    if not alive:
+        bad.append(f"the exporter died (status {p.returncode})")
+    if problem or took >= 5:
+        bad.append(f"the scrape failed or took 5 s or more: {problem}")
+    if cpu_rate >= 0.2:
+        bad.append("the exporter used 0.2 s of CPU per second or more at EMFILE")
+    if log_bytes > 64 * 1024:
+        bad.append("more than 64 KiB of log at EMFILE")
+    if "Too many open files" not in log_text:
+        bad.append("accept()'s EMFILE was not logged")
+    return bad, log_text
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpuenv", default="build/gpuenv")
@@ -162,7 +207,9 @@ def main():
           f"{len(failures)} failed")
     print(f"exporter CPU: {cpu_rate:.3f} s per s; longest trickling connection {longest:.1f} s; "
           f"stderr {log_bytes} bytes")
-    bad = []
+    bad, starved_log = starved(args)
+    if bad:
+        log_text = starved_log
     if failures:
         bad.append(f"scrapes failed: {failures[:3]}")
     if not s or s[-1] >= 1.0:
