@@ -2,10 +2,13 @@
 // checked by promtool, and scraped by a real Prometheus server.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -60,6 +63,26 @@ Http curl(const std::string& url) {
   h.body = r.out.substr(split + 4);
   h.status = std::atoi(h.headers.c_str() + h.headers.find(' ') + 1);
   return h;
+}
+
+// Sends `request` on a new connection to 127.0.0.1:port and returns all
+// it reads until the server closes it or `timeout_ms` passes.
+std::string exchange(int port, const std::string& request, int timeout_ms = 5000) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(port));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 &&
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+    char buf[65536];
+    for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  return got;
 }
 
 std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
@@ -151,6 +174,59 @@ TEST(Export, PointerPageAndNotFound) {
   EXPECT_EQ(curl(e.url("/metrics?x=1")).status, 200);
 }
 
+TEST(Export, HeadGivesTheLengthAndNoBody) {
+  Exporter e("h200");
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  // HEAD, then GET on the same connection: a body after the HEAD's head
+  // would be read as the next response.
+  std::string got = exchange(e.port(),
+                             "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+                             "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  std::size_t head_end = got.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos) << got;
+  std::string head = got.substr(0, head_end);
+  EXPECT_EQ(head.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << head;
+  std::size_t at = head.find("Content-Length: ");
+  ASSERT_NE(at, std::string::npos) << head;
+  long length = std::atol(head.c_str() + at + 16);
+  EXPECT_GT(length, 1000) << head;
+  std::string rest = got.substr(head_end + 4);
+  EXPECT_EQ(rest.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << "after the HEAD's head: " << rest.substr(0, 200);
+  std::size_t body = rest.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_NE(rest.find("gpuenv_gpu_up{", body), std::string::npos);
+  // The lengths agree but for the few bytes of the scrape age.
+  EXPECT_LT(std::labs(static_cast<long>(rest.size() - body - 4) - length), 16L);
+}
+
+// evhttp's timeout restarts at every byte; the request as a whole has 10 s.
+TEST(Export, ATricklingRequestIsClosedAfterTenSeconds) {
+  Exporter e("h200");
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(e.port()));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  timeval tv{0, 500 * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  auto start = std::chrono::steady_clock::now();
+  const std::string head = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  bool closed = false;
+  for (std::size_t i = 0; i < head.size() && !closed && std::chrono::steady_clock::now() - start < std::chrono::seconds(14);
+       ++i) {
+    send(fd, &head[i], 1, MSG_NOSIGNAL);
+    char c;
+    for (int waits = 0; waits < 4 && !closed; ++waits) closed = recv(fd, &c, 1, 0) == 0;  // a byte every 2 s
+  }
+  double lived = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  close(fd);
+  EXPECT_TRUE(closed) << "still open after " << lived << " s";
+  EXPECT_GT(lived, 9.0);
+  EXPECT_LT(lived, 12.0);
+}
+
 TEST(Export, SigtermEndsItWithZeroWithinASecond) {
   for (int sig : {SIGTERM, SIGINT}) {
     Exporter e("h200_8_busy");
@@ -164,10 +240,49 @@ TEST(Export, SigtermEndsItWithZeroWithinASecond) {
   }
 }
 
+TEST(Export, ListensOnEveryAddressOrLocalhostAsGoExportersDo) {
+  for (const char* listen : {":0", "localhost:0"}) {
+    Background bg({GPUENV_BIN, "export", "--listen", listen}, stand_in_env("h200"));
+    const std::string said = std::string(listen) == ":0" ? "listening on :" : "listening on http://127.0.0.1:";
+    ASSERT_TRUE(bg.wait_for_log(said, 15000)) << listen << ": " << bg.log();
+    std::string log = bg.log();
+    int port = std::atoi(log.c_str() + log.find(said) + said.size());
+    if (std::string(listen) == ":0") {
+      EXPECT_NE(log.find(", every IPv4"), std::string::npos) << log;
+    }
+    EXPECT_EQ(curl("http://127.0.0.1:" + std::to_string(port) + "/metrics").status, 200) << listen << ": " << log;
+  }
+}
+
+TEST(Export, TheStartUpLineFollowsLogFormatJson) {
+  Exporter e("h200", {"--log-format", "json"});
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  std::string log = e.process().log();
+  std::size_t at = log.rfind('\n', log.find("listening on"));
+  std::string first = log.substr(at == std::string::npos ? 0 : at + 1);
+  first = first.substr(0, first.find('\n'));
+  nlohmann::json j = nlohmann::json::parse(first, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << log;
+  EXPECT_EQ(j.value("level", ""), "info") << first;
+  EXPECT_EQ(j.value("msg", ""), "listening") << first;
+  EXPECT_GT(j.value("port", 0), 0) << first;
+  EXPECT_EQ(j.value("devices", 0), 1) << first;
+}
+
+TEST(Export, SighupIsLoggedAndServingGoesOn) {
+  Exporter e("h200");
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  kill(e.process().pid(), SIGHUP);
+  ASSERT_TRUE(e.process().wait_for_log("SIGHUP ignored", 3000)) << e.process().log();
+  EXPECT_EQ(curl(e.url("/metrics")).status, 200) << e.process().log();
+  int code = -1;
+  EXPECT_FALSE(e.process().wait_exit(200, &code)) << "SIGHUP ended it: " << code;
+}
+
 TEST(Export, BadFlagsExitTwoNamingThem) {
-  ProcessResult bad = run_gpuenv({"export", "--listen", "localhost:9400"}, stand_ins("h200"));
+  ProcessResult bad = run_gpuenv({"export", "--listen", "gpu-node:9400"}, stand_ins("h200"));
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("\"localhost:9400\""), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("\"gpu-node:9400\""), std::string::npos) << bad.err;
   ProcessResult port = run_gpuenv({"export", "--listen", "127.0.0.1:70000"}, stand_ins("h200"));
   EXPECT_EQ(port.exit_code, 2);
   EXPECT_NE(port.err.find("0-65535"), std::string::npos) << port.err;
@@ -175,6 +290,16 @@ TEST(Export, BadFlagsExitTwoNamingThem) {
   EXPECT_EQ(machine.exit_code, 2);
   EXPECT_NE(machine.err.find("--machine"), std::string::npos) << machine.err;
   EXPECT_EQ(run_gpuenv({"export", "--interval", "0"}, stand_ins("h200")).exit_code, 2);
+}
+
+TEST(Export, ANonFiniteIntervalExitsTwo) {
+  for (const char* bad : {"nan", "NaN", "inf", "-inf", "infinity", "1e999"}) {
+    ProcessOptions opts = stand_ins("h200");
+    opts.timeout_ms = 3000;  // before the fix it served, reading NVML in a tight loop
+    ProcessResult r = run_gpuenv({"export", "--listen", "127.0.0.1:0", "--interval", bad}, opts);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("--interval"), std::string::npos) << r.err;
+  }
 }
 
 TEST(Export, APortInUseOrNoNvmlExitsOne) {

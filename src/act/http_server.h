@@ -9,23 +9,29 @@
 
 namespace gpuenv {
 
-/// HOST:PORT to listen on: an IPv4 address, or an IPv6 one in brackets.
+/// HOST:PORT to listen on: an IPv4 address, or an IPv6 one in brackets;
+/// or every address (":PORT").
 struct ListenAddress {
-  std::string host;  // "127.0.0.1", "::1" (no brackets)
+  std::string host;  // "127.0.0.1", "::1" (no brackets); "::" or "0.0.0.0" for every address
   int port = 0;      // 0: the kernel picks a free one
   bool ipv6 = false;
+  bool any = false;  // ":PORT": every IPv4 and IPv6 address (IPv4 only where IPv6 is off)
 };
 
-/// Parses "127.0.0.1:9400" or "[::1]:9400". False with *err saying what
-/// is wrong with `text` and what is wanted.
+/// Parses "127.0.0.1:9400", "[::1]:9400", "localhost:9400" (127.0.0.1,
+/// without asking DNS) or ":9400" (every address), as Go's net.Listen
+/// takes them. False with *err saying what is wrong with `text` and what
+/// is wanted.
 bool parse_listen_address(std::string_view text, ListenAddress* out, std::string* err);
 
-/// "127.0.0.1:9400", "[::1]:9400".
+/// "127.0.0.1:9400", "[::1]:9400", ":9400".
 std::string format_listen_address(const ListenAddress& a);
 
 /// A listening TCP socket (non-blocking, close-on-exec) on `address`, its
-/// real address (the port the kernel chose for 0) in *bound. -1 with *err
-/// ("bind(127.0.0.1:9400): Address already in use") when it cannot.
+/// real address (the port the kernel chose for 0) in *bound. Every address
+/// is [::] taking IPv4 too, or 0.0.0.0 where the kernel has no IPv6. -1
+/// with *err ("bind(127.0.0.1:9400): Address already in use") when it
+/// cannot.
 int listen_tcp(const ListenAddress& address, ListenAddress* bound, std::string* err);
 
 struct HttpResponse {
@@ -38,10 +44,13 @@ struct HttpResponse {
 using HttpHandler = std::function<HttpResponse(const std::string& path)>;
 
 /// Serves GET and HEAD on `fd` (from listen_tcp, which it then owns) until
-/// SIGTERM or SIGINT, then returns true. SIGTERM and SIGINT should be
-/// blocked on entry (so that every other thread keeps them blocked): they
-/// are unblocked here once they are handled, and `ready` runs then.
+/// SIGTERM or SIGINT, then returns true. SIGTERM, SIGINT and SIGHUP should
+/// be blocked on entry (so that every other thread keeps them blocked):
+/// they are unblocked here once they are handled, and `ready` runs then.
+/// SIGHUP runs `hangup` and serving goes on. Connections are held to
+/// HttpLimits (act/http_server_limits.h): at most connection_cap(64).
 /// False with *err when libevent cannot start.
-bool serve_http(int fd, const HttpHandler& handler, const std::function<void()>& ready, std::string* err);
+bool serve_http(int fd, const HttpHandler& handler, const std::function<void()>& ready,
+                const std::function<void()>& hangup, std::string* err);
 
 }  // namespace gpuenv

@@ -34,14 +34,44 @@ TEST(ListenAddress, Parses) {
 
 TEST(ListenAddress, RefusesWhatIsNotHostColonPort) {
   for (const char* bad : {"", "9400", "127.0.0.1", "127.0.0.1:", "127.0.0.1:99999", "127.0.0.1:-1",
-                          "127.0.0.1:94x0", "localhost:9400", "::1:9400", "[::1]9400", "[::1]:",
-                          "[127.0.0.1]:9400", "1.2.3:80", ":9400"}) {
+                          "127.0.0.1:94x0", "gpu-node:9400", "::1:9400", "[::1]9400", "[::1]:",
+                          "[127.0.0.1]:9400", "1.2.3:80", ":", ":x", "[]:9400", "[localhost]:9400"}) {
     ListenAddress a;
     std::string err;
     EXPECT_FALSE(parse_listen_address(bad, &a, &err)) << bad;
     EXPECT_NE(err.find(std::string("\"") + bad + "\""), std::string::npos) << err;  // names the value
     EXPECT_NE(err.find("[::1]:9400"), std::string::npos) << err;                  // and what is wanted
   }
+}
+
+TEST(ListenAddress, TakesGoStyleEveryAddressAndLocalhost) {
+  ListenAddress a;
+  std::string err;
+  ASSERT_TRUE(parse_listen_address(":9400", &a, &err)) << err;
+  EXPECT_TRUE(a.any);
+  EXPECT_EQ(a.port, 9400);
+  EXPECT_EQ(format_listen_address(a), ":9400");
+  ASSERT_TRUE(parse_listen_address("localhost:9400", &a, &err)) << err;
+  EXPECT_FALSE(a.any);
+  EXPECT_EQ(format_listen_address(a), "127.0.0.1:9400");  // no DNS: loopback
+}
+
+TEST(ListenTcp, EveryAddressTakesIpv4Loopback) {
+  ListenAddress any, bound;
+  std::string err;
+  ASSERT_TRUE(parse_listen_address(":0", &any, &err)) << err;
+  int fd = listen_tcp(any, &bound, &err);
+  ASSERT_GE(fd, 0) << err;
+  EXPECT_TRUE(bound.any);
+  EXPECT_GT(bound.port, 0);
+  int c = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(bound.port));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(c, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0) << "127.0.0.1 not reached through " << bound.host;
+  close(c);
+  close(fd);
 }
 
 TEST(ListenTcp, PortZeroGetsAPortAndATakenPortSaysSo) {

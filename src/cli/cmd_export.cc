@@ -6,9 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "act/gpu_metrics.h"
 #include "act/http_server.h"
+#include "act/http_server_limits.h"
+#include "act/log.h"
 #include "act/prometheus_text.h"
 #include "cli/context.h"
 #include "cli/exit_codes.h"
@@ -48,18 +51,40 @@ void block_stop_signals() {
   sigemptyset(&stop);
   sigaddset(&stop, SIGTERM);
   sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);  // the sampler thread inherits it
   signal(SIGPIPE, SIG_IGN);                    // a scraper that hangs up is no reason to die
 }
 
+// "listening on http://127.0.0.1:9400/metrics (...)", or for ":9400" the
+// addresses it covers and the URL that reaches it from this machine.
+void log_listening(const ListenAddress& bound, std::size_t devices, double interval_s) {
+  std::string port = std::to_string(bound.port);
+  std::string where = bound.any ? ":" + port + ", every IPv4" + (bound.ipv6 ? " and IPv6" : "") +
+                                      " address (http://127.0.0.1:" + port + "/metrics from this machine)"
+                                : "http://" + format_listen_address(bound) + "/metrics";
+  char detail[96];
+  std::snprintf(detail, sizeof detail, "%zu GPU and MIG devices, NVML read every %g s", devices, interval_s);
+  log_message(Severity::kInfo, "listening", "export: listening on " + where + " (" + detail + ")",
+              {{"address", format_listen_address(bound)},
+               {"all_addresses", bound.any},
+               {"port", bound.port},
+               {"devices", devices},
+               {"interval_s", interval_s}});
+}
+
 int serve(const ExportFlags& f, int fd, const ListenAddress& bound, NvmlSampler* sampler, const ExporterInfo& info) {
   std::size_t devices = sampler->latest()->devices.size();
-  auto ready = [&] {
-    std::fprintf(stderr, "gpuenv: export: listening on http://%s/metrics (%zu GPU and MIG devices, NVML read every %g s)\n",
-                 format_listen_address(bound).c_str(), devices, f.interval_s);
+  auto ready = [&] { log_listening(bound, devices, f.interval_s); };
+  RateLimitedLog hangups(std::chrono::seconds(10));
+  auto hangup = [&] {
+    hangups.log("SIGHUP ignored: the exporter reads NVML live and keeps serving; restart it to decide "
+                "gpuenv_plan_info again",
+                Severity::kInfo);
   };
   std::string err;
-  bool ok = serve_http(fd, [&](const std::string& path) { return respond(path, *sampler, info); }, ready, &err);
+  bool ok = serve_http(
+      fd, [&](const std::string& path) { return respond(path, *sampler, info); }, ready, hangup, &err);
   sampler->stop();
   if (!ok) print_error("export: " + err);
   return ok ? kExitOk : kExitFailure;
@@ -94,17 +119,31 @@ int run_export(Context* ctx, const ExportFlags& f) {
   return serve(f, fd, bound, &sampler, info);
 }
 
+// CLI::Range lets NaN through (every comparison with it is false), and
+// NaN milliseconds would read NVML in a tight loop.
+CLI::Validator finite_seconds() {
+  return CLI::Validator(
+      [](std::string& text) {
+        double v = std::strtod(text.c_str(), nullptr);
+        return std::isfinite(v) ? std::string() : "\"" + text + "\" is not a finite number of seconds";
+      },
+      "SECONDS");
+}
+
 }  // namespace
 
 std::function<int()> setup_export(CLI::App* sub, Context* ctx) {
   auto f = std::make_shared<ExportFlags>();
-  sub->add_option("--listen", f->listen, "Address to serve on (default 127.0.0.1:9400; [::1]:9400 for IPv6)")
+  sub->add_option("--listen", f->listen,
+                  "Address to serve on (default 127.0.0.1:9400; [::1]:9400 for IPv6, :9400 for every address)")
       ->option_text("HOST:PORT");
   sub->add_option("--interval", f->interval_s, "Seconds between NVML reads (default 5)")
+      ->check(finite_seconds())
       ->check(CLI::Range(0.1, 3600.0))
       ->option_text("SECONDS");
   sub->footer(
-      "Serves /metrics (Prometheus text format) until SIGTERM or SIGINT. Exit status: 0 ended by a "
+      "Serves /metrics (Prometheus text format) until SIGTERM or SIGINT; SIGHUP is logged and ignored. "
+      "Exit status: 0 ended by a "
       "signal, 1 cannot listen or load NVML, 2 bad command line, 3 bad --python.");
   ctx->add_common_flags(sub);
   sub->get_option("--machine")->description("Refused (exit 2): the exporter reads this machine's GPUs live");

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Load test of `gpuenv export` at its descriptor limit (issue 21, item 4; run
+by ctest as perf.export_load, docs/performance.md has the figures).
+
+  python3 tests/perf/export_load.py --gpuenv build/gpuenv [--seconds 14]
+
+Then, under `ulimit -n 10` (below what the connection cap assumes, so accept()
+fails with EMFILE) with 30 idle clients, the exporter must stay up, use under
+0.2 s of CPU per second, log under 64 KiB and answer a scrape within 5 s.
+
+The exporter runs under `ulimit -n 64` with the stand-in NVML (8 GPUs). 100
+idle clients connect and send nothing; 50 trickle a request's head one byte
+every 4 s; each reconnects at once when the exporter closes it. Meanwhile a
+scraper GETs /metrics on a new connection every 0.5 s. It fails (exit 1) when:
+- a scrape takes 1 s or more, or fails;
+- the exporter uses 0.2 s of CPU per second or more (utime+stime from
+  /proc/PID/stat over the whole attack);
+- a trickling connection stays open 12 s or more (the request deadline is 10 s);
+- the exporter writes more than 64 KiB on stderr.
+"""
+import argparse
+import os
+import re
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+REQUEST = b"GET /metrics HTTP/1.1\r\nHost: x\r\nUser-Agent: trickle\r\n" + b"X-Pad: " + b"a" * 200 + b"\r\n\r\n"
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Client:
+    def __init__(self, port, trickle):
+        self.port, self.trickle = port, trickle
+        self.sock = None
+        self.connect()
+
+    def connect(self):
+        if self.sock is not None:
+            self.sock.close()
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setblocking(False)
+        self.sock.connect_ex(("127.0.0.1", self.port))
+        self.opened = time.monotonic()
+        self.sent = 0
+        self.next_byte = self.opened + 4
+
+    def tick(self, now):
+        """Sends the next byte when due; False once the exporter closed it."""
+        if self.trickle and now >= self.next_byte and self.sent < len(REQUEST):
+            try:
+                self.sock.send(REQUEST[self.sent:self.sent + 1])
+                self.sent += 1
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                return False
+            self.next_byte = now + 4
+        return True
+
+    def closed(self):
+        try:
+            return self.sock.recv(4096) == b""
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+
+
+def scrape(port):
+    t = time.monotonic()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError as e:
+        return time.monotonic() - t, f"error: {e}"
+    ok = data.startswith(b"HTTP/1.1 200") and b"gpuenv_gpu_up{" in data
+    return time.monotonic() - t, "" if ok else f"answer: {data[:80]!r}"
+
+
+def start(args, log, nofile=64):
+    env = dict(os.environ)
+    env["GPUENV_NVML_LIBRARY"] = os.path.join(args.fake_dir, "libnvidia-ml.so.1")
+    env["FAKE_NVML_SCENARIO"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fake_nvml",
+                                             "scenarios", "h200_8_busy.txt")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    p = subprocess.Popen([args.gpuenv, "export", "--listen", "127.0.0.1:0"], env=env, stderr=log,
+                         stdin=subprocess.DEVNULL, preexec_fn=limit)
+    for _ in range(150):
+        time.sleep(0.1)
+        m = re.search(rb"http://127\.0\.0\.1:(\d+)/", open(log.name, "rb").read())
+        if m:
+            return p, int(m.group(1))
+        if p.poll() is not None:
+            break
+    p.kill()
+    sys.exit("export did not start: " + open(log.name).read())
+
+
+def attack(port, pid, seconds):
+    clients = [Client(port, trickle=False) for _ in range(100)] + [Client(port, trickle=True) for _ in range(50)]
+    start, c0 = time.monotonic(), cpu_seconds(pid)
+    next_scrape, scrapes, failures, longest_trickle, reconnects = start + 1, [], [], 0.0, 0
+    while time.monotonic() - start < seconds:
+        now = time.monotonic()
+        for c in clients:
+            if not c.tick(now) or c.closed():
+                if c.trickle:
+                    longest_trickle = max(longest_trickle, now - c.opened)
+                c.connect()
+                reconnects += 1
+        for c in clients:
+            if c.trickle:
+                longest_trickle = max(longest_trickle, now - c.opened)
+        if now >= next_scrape:
+            took, problem = scrape(port)
+            scrapes.append(took)
+            if problem:
+                failures.append(problem)
+            next_scrape = time.monotonic() + 0.5
+        time.sleep(0.05)
+    wall = time.monotonic() - start
+    cpu = cpu_seconds(pid) - c0
+    for c in clients:
+        c.sock.close()
+    return scrapes, failures, cpu / wall, longest_trickle, reconnects, wall
+
+
+def starved(args):
+    """ulimit -n 10: below what the connection cap assumes, so accept() itself
+    fails (EMFILE). The exporter must stay up, pause instead of spinning,
+    log a line, not a flood, and still answer (more slowly: 5 s)."""
+    bad = []
+    with tempfile.NamedTemporaryFile(prefix="gpuenv-export-starved-", suffix=".log") as log:
+        p, port = start(args, log, nofile=10)
+        try:
+            idle = []
+            for _ in range(30):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.setblocking(False)
+                s.connect_ex(("127.0.0.1", port))
+                idle.append(s)
+            c0, t0 = cpu_seconds(p.pid), time.monotonic()
+            time.sleep(3)
+            cpu_rate = (cpu_seconds(p.pid) - c0) / (time.monotonic() - t0)
+            took, problem = scrape(port)
+            alive = p.poll() is None
+            for s in idle:
+                s.close()
+        finally:
+            p.terminate()
+            p.wait(5)
+        log_bytes = os.path.getsize(log.name)
+        log_text = open(log.name, errors="replace").read()
+    print(f"ulimit -n 10, 30 idle clients: exporter CPU {cpu_rate:.3f} s per s; scrape {1000 * took:.0f} ms "
+          f"{problem or 'ok'}; stderr {log_bytes} bytes; {'alive' if alive else 'DIED'}")
+    if not alive:
+        bad.append(f"the exporter died (status {p.returncode})")
+    if problem or took >= 5:
+        bad.append(f"the scrape failed or took 5 s or more: {problem}")
+    if cpu_rate >= 0.2:
+        bad.append("the exporter used 0.2 s of CPU per second or more at EMFILE")
+    if log_bytes > 64 * 1024:
+        bad.append("more than 64 KiB of log at EMFILE")
+    if "Too many open files" not in log_text:
+        bad.append("accept()'s EMFILE was not logged")
+    return bad, log_text
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpuenv", default="build/gpuenv")
+    ap.add_argument("--fake-dir", default=None, help="where libnvidia-ml.so.1 (the stand-in) is; default BUILD/fake")
+    ap.add_argument("--seconds", type=float, default=14)
+    args = ap.parse_args()
+    if args.fake_dir is None:
+        args.fake_dir = os.path.join(os.path.dirname(os.path.abspath(args.gpuenv)), "fake")
+    with tempfile.NamedTemporaryFile(prefix="gpuenv-export-load-", suffix=".log") as log:
+        p, port = start(args, log)
+        try:
+            scrapes, failures, cpu_rate, longest, reconnects, wall = attack(port, p.pid, args.seconds)
+        finally:
+            p.terminate()
+            p.wait(5)
+        log_bytes = os.path.getsize(log.name)
+        log_text = open(log.name, errors="replace").read()
+    s = sorted(scrapes)
+    print(f"ulimit -n 64, 100 idle + 50 trickling clients reconnecting, {wall:.1f} s, {reconnects} reconnects")
+    print(f"{len(s)} scrapes: median {1000 * s[len(s) // 2]:.1f} ms, max {1000 * s[-1]:.1f} ms; "
+          f"{len(failures)} failed")
+    print(f"exporter CPU: {cpu_rate:.3f} s per s; longest trickling connection {longest:.1f} s; "
+          f"stderr {log_bytes} bytes")
+    bad, starved_log = starved(args)
+    if bad:
+        log_text = starved_log
+    if failures:
+        bad.append(f"scrapes failed: {failures[:3]}")
+    if not s or s[-1] >= 1.0:
+        bad.append("a scrape took 1 s or more")
+    if cpu_rate >= 0.2:
+        bad.append("the exporter used 0.2 s of CPU per second or more")
+    if longest >= 12:
+        bad.append("a trickling connection outlived the 10 s request deadline")
+    if log_bytes > 64 * 1024:
+        bad.append("more than 64 KiB of log")
+    if bad:
+        print("FAIL: " + "; ".join(bad) + "\nlog (start):\n" + log_text[:2000])
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
