@@ -126,7 +126,8 @@ ordered_json model_json(const memory::MemoryPlan& p, double params) {
           {"seq", t.seq}, {"batch", t.batch}, {"precision", memory::precision_name(t.precision)},
           {"optimizer", memory::optimizer_name(t.optimizer)},
           {"fused_optimizer", t.fused_optimizer}, {"checkpointing", t.checkpointing},
-          {"gpus", t.gpus}, {"strategy", memory::strategy_name(t.strategy)}};
+          {"gpus", t.gpus}, {"strategy", memory::strategy_name(t.strategy)},
+          {"fsdp_mixed_precision", t.fsdp_bf16}};
 }
 
 }  // namespace

@@ -95,6 +95,9 @@ void add_training_flags(CLI::App* sub, Flags* f) {
   sub->add_option("--gpus", t->gpus, "GPUs that train (default 1)")->option_text("N");
   sub->add_option("--strategy", f->strategy, "ddp (default), fsdp or fsdp-offload")
       ->check(CLI::IsMember(keys(kStrategies)));
+  sub->add_flag("--fsdp-mixed-precision", t->fsdp_bf16,
+                "FSDP MixedPrecision(param_dtype=bf16): bf16 gathered parameters and compute "
+                "(with --strategy fsdp|fsdp-offload)");
   sub->add_option("--attention", f->attention,
                   "SDPA kernel: auto (default: as PyTorch picks), fused or math")
       ->check(CLI::IsMember(keys(kAttention)));

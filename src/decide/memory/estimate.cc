@@ -172,7 +172,7 @@ Sizes sizes(Precision p) {
 Attention resolve_hf(const Training& t, const GpuTraits& g, std::string* why) {
   const ModelShape& m = t.model;
   long long hd = head_dim_of(m);
-  bool half = t.precision != Precision::kFp32;
+  bool half = t.precision != Precision::kFp32 || t.fsdp_bf16;
   bool gqa = m.kv_heads != 0 && m.kv_heads != m.heads;
   bool masked = m.sliding_window > 0 && t.seq > m.sliding_window;
   if (hd % 8 == 0 && half && g.cc_major >= 8 && hd <= 256 && !masked) {
@@ -200,7 +200,7 @@ Attention resolve(const Training& t, const GpuTraits& g, std::string* why) {
     return resolve_hf(u, g, why);
   }
   long long hd = head_dim_of(m);
-  bool half = t.precision != Precision::kFp32;
+  bool half = t.precision != Precision::kFp32 || t.fsdp_bf16;
   bool gqa = m.kv_heads != m.heads;
   if (t.attention != Attention::kAuto) {
     *why = t.attention == Attention::kFused ? "fused kernel (as asked: --attention fused)"
@@ -325,6 +325,9 @@ struct Terms {
 
 Terms terms(const Training& t, const GpuTraits& g, const Inventory& inv, Attention attn) {
   Sizes s = sizes(t.precision);
+  // FSDP MixedPrecision: fp32 shards, the forward and backward in bf16 as a
+  // pure bf16 model would run them.
+  Sizes compute = t.fsdp_bf16 ? sizes(Precision::kBf16) : s;
   Dims x = dims(t);
   ModelShape m = with_defaults(t.model);
   double shard = t.strategy == Strategy::kDdp ? 1 : double(t.gpus);
@@ -349,10 +352,10 @@ Terms terms(const Training& t, const GpuTraits& g, const Inventory& inv, Attenti
     r.cast_head = 2 * inv.head;
   }
   if (t.strategy != Strategy::kDdp) {
-    r.gathered = s.w * (inv.root + 2 * block);  // the root unit and two blocks (prefetch)
-    r.unsharded_grads = s.w * block;
+    r.gathered = compute.w * (inv.root + 2 * block);  // the root unit and two blocks (prefetch)
+    r.unsharded_grads = compute.w * block;
   }
-  double saved = block_saved(t, s, attn), input = s.r * x.n * x.d;
+  double saved = block_saved(t, compute, attn), input = compute.r * x.n * x.d;
   // Some layers with the sliding window, the rest without (gemma): a mix of
   // the two, each with the kernel it gets.
   bool windowed = m.family && m.sliding_window > 0 && t.seq > m.sliding_window;
@@ -367,13 +370,13 @@ Terms terms(const Training& t, const GpuTraits& g, const Inventory& inv, Attenti
   }
   r.acts = m.layers * (t.checkpointing ? input : saved);
   r.acts_last_block = t.checkpointing ? saved - input : 0;  // recomputed in backward
-  r.final = final_saved(t, s);
+  r.final = final_saved(t, compute);
   r.data = 2 * 8 * x.n;  // int64 tokens and targets
   r.head_grad = offload || inv.lora ? 0 : s.w * inv.head / shard;
-  r.grad_flow = s.r * x.n * x.d;
-  r.backward_scores = attn == Attention::kMath ? 2 * s.a * x.b * x.h * x.t * x.t : 0;
+  r.grad_flow = compute.r * x.n * x.d;
+  r.backward_scores = attn == Attention::kMath ? 2 * compute.a * x.b * x.h * x.t * x.t : 0;
   double nv = x.n * x.v;
-  r.logits_fwd = s.a * nv + (s.a < 4 ? 4 * nv : 0) + 4 * nv;
+  r.logits_fwd = compute.a * nv + (compute.a < 4 ? 4 * nv : 0) + 4 * nv;
   r.logits_bwd = 12 * nv;
   // transformers trains with use_cache on unless checkpointing turns it off:
   // the returned DynamicCache holds a copy of each layer's keys and values
@@ -381,7 +384,7 @@ Terms terms(const Training& t, const GpuTraits& g, const Inventory& inv, Attenti
   // under autocast when RoPE multiplied by fp32 cos/sin (measured on
   // gpt_neox and phi3, whose forward is the peak).
   if (m.family && !t.checkpointing)
-    r.kv_cache = (m.family->rope_upcast && s.mixed ? 4 : s.a) * 2 * x.n * x.k * double(m.layers);
+    r.kv_cache = (m.family->rope_upcast && s.mixed ? 4 : compute.a) * 2 * x.n * x.k * double(m.layers);
   if (m.logit_softcap) {  // logits / cap, tanh (its output saved), * cap: one more B x T x V
     r.logits_fwd += s.a * nv;
     r.logits_bwd += s.a * nv;

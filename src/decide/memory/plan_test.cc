@@ -109,6 +109,27 @@ TEST(MemoryPlan, FsdpIsOfferedOverTheVisibleGpusWhenNothingOnOneGpuFits) {
   EXPECT_TRUE(p.advice.back().fits);
 }
 
+// FSDP MixedPrecision(param_dtype=bf16): fp32 shards, bf16 gathered units
+// and activations, no autocast copies; less than bf16-mixed under FSDP.
+TEST(MemoryPlan, FsdpMixedPrecisionGathersBf16AndCastsNothing) {
+  Training t = llama_1b(4);
+  t.gpus = 8;
+  t.strategy = Strategy::kFsdp;
+  Training mp = t;
+  mp.precision = Precision::kFp32;
+  mp.fsdp_bf16 = true;
+  ASSERT_EQ(training_problem(mp), "");
+  Estimate a = estimate(t, {}), b = estimate(mp, {});
+  EXPECT_LT(b.peak_bytes(), a.peak_bytes());
+  EXPECT_DOUBLE_EQ(a.phases[0].bytes.weights, b.phases[0].bytes.weights);  // fp32 shards in both
+  EXPECT_LT(b.phases[0].bytes.temporaries, a.phases[0].bytes.temporaries);   // no bf16 copies cached
+  mp.strategy = Strategy::kDdp;
+  EXPECT_NE(training_problem(mp).find("needs --strategy fsdp"), std::string::npos);
+  mp.strategy = Strategy::kFsdp;
+  mp.precision = Precision::kBf16Mixed;
+  EXPECT_NE(training_problem(mp).find("replaces --precision"), std::string::npos);
+}
+
 TEST(MemoryPlan, Bf16OnAGpuWithoutItSaysToPlanFp16) {
   MemoryPlan p = plan_memory(testing::machine::t4(), no_env(), llama_1b(1));
   bool said = false;

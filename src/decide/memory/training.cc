@@ -115,6 +115,11 @@ std::string training_problem(const Training& t, bool config) {
     return "--seq x --batch = " + std::to_string(t.seq * t.batch) +
            " tokens per GPU per step is more than 2^31: no GPU holds that";
   if (std::string why = lora_problem(t.model, t.lora); !why.empty()) return why;
+  if (t.fsdp_bf16 && t.strategy == Strategy::kDdp)
+    return "--fsdp-mixed-precision needs --strategy fsdp or fsdp-offload";
+  if (t.fsdp_bf16 && t.precision != Precision::kFp32)
+    return "--fsdp-mixed-precision replaces --precision: FSDP casts the parameters itself (leave "
+           "--precision at fp32, the shards' dtype)";
   if (t.model.arch == Arch::kGpt2 && t.model.positions != 0 && t.seq > t.model.positions)
     return "--seq " + std::to_string(t.seq) + " is longer than the model's " +
            name(kPositions, t.model.arch, config) + " " + std::to_string(t.model.positions);

@@ -66,6 +66,9 @@ struct Training {
   long long gpus = 1;
   Strategy strategy = Strategy::kDdp;
   Attention attention = Attention::kAuto;
+  /// FSDP's MixedPrecision(param_dtype=bf16, reduce_dtype=bf16): fp32 shards,
+  /// bf16 gathered parameters and compute, no autocast (fsdp strategies only).
+  bool fsdp_bf16 = false;
   Lora lora;
 };
 
