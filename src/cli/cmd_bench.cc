@@ -125,6 +125,7 @@ std::optional<std::int64_t> store_results(const std::string& path, const store::
   std::string err;
   std::int64_t id = 0;
   auto db = store::Store::open(path, &err);
+  if (db && !db->note().empty()) log_message(Severity::kInfo, "store", "note: " + db->note(), {{"path", path}});
   if (db && db->add_run(run, ms, &id, &err)) return id;
   log_message(Severity::kWarning, "store", "results not stored: " + err, {{"path", path}});
   return std::nullopt;

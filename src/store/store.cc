@@ -1,5 +1,7 @@
 #include "store/store.h"
 
+#include "store/filesystem.h"
+
 #include <sqlite3.h>
 
 #include <limits.h>
@@ -168,15 +170,22 @@ bool Store::exec(const char* sql, std::string* err, int* rc) {
 
 // Switching to WAL takes a lock of its own that the busy handler does not
 // always wait for; a few retries cover several processes opening at once.
+// On a network filesystem, a rollback journal instead (store/filesystem.h).
 bool Store::init(std::string* err) {
   if (!known_version(err)) return false;  // before WAL changes its header
-  bool wal = false;
+  std::string network = network_filesystem_of(fs::dirname(path_));
+  if (!network.empty())
+    note_ = "the store " + path_ + " is on " + network + ", where SQLite's WAL cannot work across nodes: it "
+            "uses a rollback journal (journal_mode=DELETE); --db FILE on a local disk is faster";
+  std::string journal = std::string("PRAGMA journal_mode=") + journal_mode_for(network);
+  const char* sync = network.empty() ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL";
+  bool set = false;
   int rc = SQLITE_BUSY;
-  for (int attempt = 0; attempt < 500 && !wal && (rc & 0xff) == SQLITE_BUSY; ++attempt) {
-    wal = exec("PRAGMA journal_mode=WAL", err, &rc);
-    if (!wal) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int attempt = 0; attempt < 500 && !set && (rc & 0xff) == SQLITE_BUSY; ++attempt) {
+    set = exec(journal.c_str(), err, &rc);
+    if (!set) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  if (!wal || !exec("PRAGMA synchronous=NORMAL", err) || !exec("BEGIN IMMEDIATE", err)) return false;
+  if (!set || !exec(sync, err) || !exec("BEGIN IMMEDIATE", err)) return false;
   if (!known_version(err) || !exec(kSchema, err)) {
     std::string ignored;
     exec("ROLLBACK", &ignored);

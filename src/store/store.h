@@ -52,6 +52,10 @@ class Store {
   /// the directory and the file as open().
   static std::unique_ptr<Store> open_existing(const std::string& path, std::string* err);
 
+  /// What the opener should say once ("" when nothing): the store is on a
+  /// network filesystem and uses a rollback journal (store/filesystem.h).
+  const std::string& note() const { return note_; }
+
   /// Adds the run and its measurements in one transaction; the new run id in *id.
   bool add_run(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
   /// The newest measurement of each (key, GPU, peer) on this machine.
@@ -75,6 +79,7 @@ class Store {
 
  private:
   explicit Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  std::string note_;
   bool exec(const char* sql, std::string* err, int* rc = nullptr);
   bool init(std::string* err);
   bool known_version(std::string* err);

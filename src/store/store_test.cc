@@ -190,3 +190,38 @@ TEST(StoreFingerprint, StableAndSensitiveToWhatMatters) {
 
 }  // namespace
 }  // namespace gpuenv::store
+
+namespace gpuenv::store {
+namespace {
+
+std::string journal_mode(const std::string& path) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, nullptr);
+  std::string mode = sqlite3_step(s) == SQLITE_ROW ? reinterpret_cast<const char*>(sqlite3_column_text(s, 0)) : "";
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return mode;
+}
+
+// On NFS (faked: GPUENV_STORE_FS_TYPE stands in for statfs) the store uses a
+// rollback journal and says so; on a local disk, WAL and nothing to say.
+TEST(Store, OnANetworkFilesystemItUsesARollbackJournal) {
+  std::string dir = temp_dir(), err;
+  setenv("GPUENV_STORE_FS_TYPE", "0x6969", 1);
+  auto nfs = Store::open(dir + "/nfs.db", &err);
+  unsetenv("GPUENV_STORE_FS_TYPE");
+  ASSERT_TRUE(nfs) << err;
+  std::int64_t id = 0;
+  ASSERT_TRUE(nfs->add_run(run(), {meas("copy", 10)}, &id, &err)) << err;
+  EXPECT_NE(nfs->note().find("is on nfs"), std::string::npos) << nfs->note();
+  EXPECT_EQ(journal_mode(dir + "/nfs.db"), "delete");
+  auto local = Store::open(dir + "/local.db", &err);
+  ASSERT_TRUE(local) << err;
+  EXPECT_EQ(local->note(), "");
+  EXPECT_EQ(journal_mode(dir + "/local.db"), "wal");
+}
+
+}  // namespace
+}  // namespace gpuenv::store
