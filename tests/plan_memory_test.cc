@@ -39,7 +39,7 @@ json measured() {
   return json::parse(in);
 }
 
-TEST(PlanMemory, EveryMeasuredPeakIsPredictedWithinTenPercentMedianFive) {
+TEST(PlanMemory, EveryMeasuredPeakIsPredictedWithinTenPercentNoneFiveLowMedianThree) {
   std::vector<double> errors;
   json table = measured();
   for (const auto& row : table["rows"]) {
@@ -48,13 +48,14 @@ TEST(PlanMemory, EveryMeasuredPeakIsPredictedWithinTenPercentMedianFive) {
     double predicted = p["peak_bytes_per_gpu"], peak = row["peak"];
     double error = std::abs(predicted - peak) / peak;
     EXPECT_LT(error, 0.10) << row["name"] << ": predicted " << predicted << ", measured " << peak;
+    EXPECT_GT(predicted, 0.95 * peak) << row["name"] << ": more than 5 % low";
     EXPECT_EQ(p["model"]["parameters"], row["params"]) << row["name"];
     EXPECT_EQ(p["attention"] == "fused", row["sdpa_fused"].get<bool>()) << row["name"];
     errors.push_back(error);
   }
   ASSERT_GE(errors.size(), 10u);
   std::sort(errors.begin(), errors.end());
-  EXPECT_LT(errors[errors.size() / 2], 0.05);
+  EXPECT_LT(errors[errors.size() / 2], 0.03);
 }
 
 // The edge of the H200 (tests/memory/h200_edge.json): at T = 8192 the peaks
