@@ -20,7 +20,8 @@ own modules are imported, and then only what the environment asks for:
   are never touched, nor is anything that changes numerics. One line per
   loader (per call site) says what changed.
 
-Any other sitecustomize on the path still runs, after this one.
+Any other sitecustomize on the path still runs, after this one, and is then
+the module `sitecustomize`, as without gpuenv.
 """
 import os
 import sys
@@ -202,23 +203,26 @@ def _after_import(name, then):
 
 
 def _chain():
-    """Runs the next sitecustomize on sys.path, as if this one were not there."""
-    import importlib
+    """Runs the next sitecustomize on sys.path as site.py would have: it
+    becomes sys.modules["sitecustomize"], and what it changes (sys.path
+    included) stays changed. This module stays importable as
+    gpuenv_sitecustomize."""
+    import importlib.machinery
+    import importlib.util
     here = os.path.dirname(os.path.abspath(__file__))
-    ours = sys.modules.pop("sitecustomize", None)
-    saved = list(sys.path)
+    ours = sys.modules.get("sitecustomize")
+    sys.modules["gpuenv_sitecustomize"] = ours
+    others = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
     try:
-        sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
-        importlib.import_module("sitecustomize")
-    except ImportError as e:
-        if e.name != "sitecustomize":
-            _log("gpuenv start-up hook: the next sitecustomize failed: %r" % (e,))
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", others)
+        if spec is None or spec.loader is None:
+            return
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["sitecustomize"] = module
+        spec.loader.exec_module(module)
     except Exception as e:  # what site.py does with a failing sitecustomize
+        sys.modules["sitecustomize"] = ours
         _log("gpuenv start-up hook: the next sitecustomize failed: %r" % (e,))
-    finally:
-        sys.path[:] = saved
-        if ours is not None:
-            sys.modules["sitecustomize"] = ours
 
 
 def _install():

@@ -10,15 +10,29 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOOK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python")
 FAKE = os.path.join(HERE, "fake_torch")
+TUNE = os.path.join(os.path.dirname(HERE), "tune_hook")  # a stand-in torch.utils.data
 
 
-def python(code, hook=True, override=True, extra_path=()):
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")}
+def environment(hook=True, override=True, extra_path=(), tune=None, torch=FAKE):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "GPUENV_TUNE_DATALOADER")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join(([HOOK] if hook else []) + list(extra_path) + [FAKE])
+    env["PYTHONPATH"] = os.pathsep.join(([HOOK] if hook else []) + list(extra_path) + [torch])
     if override:
         env["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] = "1"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if tune is not None:
+        env["GPUENV_TUNE_DATALOADER"] = tune
+    return env
+
+
+def python(code, **how):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment(**how))
+
+
+# A user's own sitecustomize that changes sys.path, as plain python keeps it.
+USER_SITE = "import sys\nsys.path.insert(0, '/gpuenv-test/first')\nsys.path.append('/gpuenv-test/last')\n"
+SHOW_USER_SITE = ("import sys, sitecustomize\n"
+                  "print('/gpuenv-test/first' in sys.path, '/gpuenv-test/last' in sys.path, sitecustomize.__file__)")
 
 
 NEW_IEEE = "import torch\ntorch.backends.cuda.matmul.fp32_precision = 'ieee'\nprint(torch.backends.cuda.matmul.allow_tf32)"
@@ -61,6 +75,33 @@ class StartupHook(unittest.TestCase):
                 f.write("import builtins\nbuiltins.GPUENV_TEST_CHAINED = True\n")
             r = python("import builtins\nprint(getattr(builtins, 'GPUENV_TEST_CHAINED', False))", extra_path=[d])
         self.assertEqual(r.stdout.strip(), "True", r.stderr)
+
+    def test_user_sitecustomize_keeps_its_changes(self):
+        # issue 21, 9: its sys.path entries were undone and sitecustomize was gpuenv's.
+        with tempfile.TemporaryDirectory() as d:
+            mine = os.path.join(d, "sitecustomize.py")
+            with open(mine, "w") as f:
+                f.write(USER_SITE)
+            plain = python(SHOW_USER_SITE, hook=False, extra_path=[d])
+            r = python(SHOW_USER_SITE, extra_path=[d])
+        self.assertEqual(plain.stdout.strip(), "True True " + mine, plain.stderr)
+        self.assertEqual(r.stdout.strip(), plain.stdout.strip(), r.stderr)
+
+    def test_hook_still_works_after_chaining(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "sitecustomize.py"), "w") as f:
+                f.write(USER_SITE)
+            r = python(NEW_IEEE, extra_path=[d])
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "False"), r.stderr)
+
+    def test_failing_user_sitecustomize_is_said_and_the_script_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "sitecustomize.py"), "w") as f:
+                f.write("raise RuntimeError('boom')\n")
+            r = python("import sys\nprint('ran')", extra_path=[d])
+        self.assertEqual(r.stdout.strip(), "ran", r.stderr)
+        self.assertIn("the next sitecustomize failed", r.stderr)
+        self.assertIn("boom", r.stderr)
 
 
 if __name__ == "__main__":
