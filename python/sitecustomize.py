@@ -113,9 +113,12 @@ def _changes(sig, data_module, wanted, args, kwargs):
         # A script without `if __name__ == "__main__":` runs its training
         # again in spawned workers: keep fork, Linux's default before 3.14,
         # unless the script chose a start method itself.
+        # get_all_start_methods()[0] is the default without choosing it:
+        # get_context() would fix it, and the script's own
+        # set_start_method() would then fail ("context has already been set").
         import multiprocessing
         if (multiprocessing.get_start_method(allow_none=True) is None and sys.platform.startswith("linux")
-                and multiprocessing.get_context().get_start_method() != "fork"):
+                and multiprocessing.get_all_start_methods()[0] != "fork"):
             changes["multiprocessing_context"] = "fork"
     return changes, None
 

@@ -104,5 +104,32 @@ class StartupHook(unittest.TestCase):
         self.assertIn("boom", r.stderr)
 
 
+# A script that makes a default DataLoader, then chooses its start method.
+LOADER_THEN_SPAWN = ("import multiprocessing as mp, torch.utils.data as data\n"
+                     "class D(data.Dataset):\n    def __len__(self): return 4\n"
+                     "data.DataLoader(D())\n"
+                     "mp.set_start_method('spawn')\n"
+                     "print(data.CREATED[0]['num_workers'], mp.get_start_method())")
+
+# The job's interpreter starts a helper Python that makes a DataLoader too.
+HELPER = ("import subprocess, sys, torch.utils.data as data\n"
+          "class D(data.Dataset):\n    def __len__(self): return 4\n"
+          "data.DataLoader(D())\n"
+          "helper = subprocess.run([sys.executable, '-c', 'import torch.utils.data as data\\n'\n"
+          "    'class D(data.Dataset):\\n    def __len__(self): return 4\\n'\n"
+          "    'data.DataLoader(D())\\nprint(data.CREATED[0][\"num_workers\"])'],\n"
+          "    capture_output=True, text=True)\n"
+          "print(data.CREATED[0]['num_workers'], helper.stdout.strip() or helper.stderr)")
+
+
+class Tune(unittest.TestCase):
+    def test_the_start_method_stays_the_scripts(self):
+        # issue 21, 10: "context has already been set" only under --tune.
+        plain = python(LOADER_THEN_SPAWN, override=False, torch=TUNE)
+        r = python(LOADER_THEN_SPAWN, override=False, torch=TUNE, tune="num_workers=3")
+        self.assertEqual((plain.returncode, plain.stdout.strip()), (0, "0 spawn"), plain.stderr)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "3 spawn"), r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
