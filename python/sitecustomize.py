@@ -18,7 +18,8 @@ own modules are imported, and then only what the environment asks for:
   DataLoader.__init__ is wrapped so that each loader gets those settings for
   the arguments the script did not pass itself; arguments the script passed
   are never touched, nor is anything that changes numerics. One line per
-  loader (per call site) says what changed.
+  loader (per call site) says what changed. The variable is removed once
+  read, so Pythons the job starts itself are not tuned.
 
 Any other sitecustomize on the path still runs, after this one, and is then
 the module `sitecustomize`, as without gpuenv.
@@ -231,7 +232,10 @@ def _chain():
 def _install():
     if os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE") == "1":
         _after_import("torch.backends.cuda", _keep_tf32_switches_in_step)
-    wanted = _wanted(os.environ.get(_TUNE_VAR, ""))
+    # --tune is for the job's own interpreter (and its DataLoader workers,
+    # which fork from it or need no settings): the Pythons it starts itself
+    # do not inherit them (docs/feedback.md, "Which Pythons --tune reaches").
+    wanted = _wanted(os.environ.pop(_TUNE_VAR, ""))
     if wanted:
         _after_import("torch.utils.data", lambda module: _patch_dataloader(module, wanted))
 

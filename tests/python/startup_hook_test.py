@@ -130,6 +130,19 @@ class Tune(unittest.TestCase):
         self.assertEqual((plain.returncode, plain.stdout.strip()), (0, "0 spawn"), plain.stderr)
         self.assertEqual((r.returncode, r.stdout.strip()), (0, "3 spawn"), r.stderr)
 
+    def test_settings_reach_the_jobs_interpreter_only(self):
+        # issue 21, 11: a helper Python the job starts got num_workers too.
+        r = python(HELPER, override=False, torch=TUNE, tune="num_workers=3")
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "3 0"), r.stderr)
+
+    def test_a_shell_wrapper_still_passes_them_on(self):
+        # `gpuenv run --tune -- sh -c "python a.py; python b.py"`: each gets them.
+        inner = ("import torch.utils.data as data\nclass D(data.Dataset):\n    def __len__(self): return 4\n"
+                 "data.DataLoader(D())\nprint(data.CREATED[0]['num_workers'])")
+        env = environment(override=False, torch=TUNE, tune="num_workers=3")
+        r = subprocess.run(["sh", "-c", '"$0" -c "$1" && "$0" -c "$1"', sys.executable, inner],
+                           capture_output=True, text=True, env=env)
+        self.assertEqual((r.returncode, r.stdout.split()), (0, ["3", "3"]), r.stderr)
 
 if __name__ == "__main__":
     unittest.main()
