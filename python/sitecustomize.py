@@ -18,9 +18,11 @@ own modules are imported, and then only what the environment asks for:
   DataLoader.__init__ is wrapped so that each loader gets those settings for
   the arguments the script did not pass itself; arguments the script passed
   are never touched, nor is anything that changes numerics. One line per
-  loader (per call site) says what changed.
+  loader (per call site) says what changed. The variable is removed once
+  read, so Pythons the job starts itself are not tuned.
 
-Any other sitecustomize on the path still runs, after this one.
+Any other sitecustomize on the path still runs, after this one, and is then
+the module `sitecustomize`, as without gpuenv.
 """
 import os
 import sys
@@ -112,9 +114,12 @@ def _changes(sig, data_module, wanted, args, kwargs):
         # A script without `if __name__ == "__main__":` runs its training
         # again in spawned workers: keep fork, Linux's default before 3.14,
         # unless the script chose a start method itself.
+        # get_all_start_methods()[0] is the default without choosing it:
+        # get_context() would fix it, and the script's own
+        # set_start_method() would then fail ("context has already been set").
         import multiprocessing
         if (multiprocessing.get_start_method(allow_none=True) is None and sys.platform.startswith("linux")
-                and multiprocessing.get_context().get_start_method() != "fork"):
+                and multiprocessing.get_all_start_methods()[0] != "fork"):
             changes["multiprocessing_context"] = "fork"
     return changes, None
 
@@ -202,29 +207,35 @@ def _after_import(name, then):
 
 
 def _chain():
-    """Runs the next sitecustomize on sys.path, as if this one were not there."""
-    import importlib
+    """Runs the next sitecustomize on sys.path as site.py would have: it
+    becomes sys.modules["sitecustomize"], and what it changes (sys.path
+    included) stays changed. This module stays importable as
+    gpuenv_sitecustomize."""
+    import importlib.machinery
+    import importlib.util
     here = os.path.dirname(os.path.abspath(__file__))
-    ours = sys.modules.pop("sitecustomize", None)
-    saved = list(sys.path)
+    ours = sys.modules.get("sitecustomize")
+    sys.modules["gpuenv_sitecustomize"] = ours
+    others = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
     try:
-        sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
-        importlib.import_module("sitecustomize")
-    except ImportError as e:
-        if e.name != "sitecustomize":
-            _log("gpuenv start-up hook: the next sitecustomize failed: %r" % (e,))
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", others)
+        if spec is None or spec.loader is None:
+            return
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["sitecustomize"] = module
+        spec.loader.exec_module(module)
     except Exception as e:  # what site.py does with a failing sitecustomize
+        sys.modules["sitecustomize"] = ours
         _log("gpuenv start-up hook: the next sitecustomize failed: %r" % (e,))
-    finally:
-        sys.path[:] = saved
-        if ours is not None:
-            sys.modules["sitecustomize"] = ours
 
 
 def _install():
     if os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE") == "1":
         _after_import("torch.backends.cuda", _keep_tf32_switches_in_step)
-    wanted = _wanted(os.environ.get(_TUNE_VAR, ""))
+    # --tune is for the job's own interpreter (and its DataLoader workers,
+    # which fork from it or need no settings): the Pythons it starts itself
+    # do not inherit them (docs/feedback.md, "Which Pythons --tune reaches").
+    wanted = _wanted(os.environ.pop(_TUNE_VAR, ""))
     if wanted:
         _after_import("torch.utils.data", lambda module: _patch_dataloader(module, wanted))
 

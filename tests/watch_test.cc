@@ -1,8 +1,10 @@
 // gpuenv run watching a job against the stand-in NVML, gpuenv report, the
 // next run's verdict line and --tune's hook (end to end).
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -81,6 +83,46 @@ TEST(Watch, ASignalEndsItAs128PlusN) {
   EXPECT_EQ(report({"1"}, o)["exit_code"], 128 + SIGTERM);
 }
 
+// issue 21, 13: SIGALRM and SIGPIPE ended gpuenv (142, 141) and orphaned the job.
+TEST(Watch, SigalrmAndSigpipeAreForwardedAndTheJobRecorded) {
+  std::string root = temp_dir();
+  ProcessOptions o = watched("h200_job", root);
+  int id = 0;
+  for (std::string sig : {"SIGALRM", "SIGPIPE"}) {
+    // The job signals gpuenv. Python, not sh: a shell cannot trap a signal
+    // ignored on entry, and the tests' runner ignores SIGPIPE.
+    std::string script = "import os, signal, time\nsignal.signal(signal." + sig + ", lambda *a: os._exit(5))\n"
+                         "os.kill(os.getppid(), signal." + sig + ")\ntime.sleep(20)";
+    ProcessResult r = run_gpuenv({"run", "--", "python3", "-c", script}, o);
+    EXPECT_EQ(r.exit_code, 5) << sig << ": " << r.err;
+    EXPECT_NE(r.err.find("gpuenv: job " + std::to_string(++id) + ": "), std::string::npos) << r.err;
+  }
+}
+
+// issue 21, 12: gpuenv waited 60 s for a store another process held, held
+// SIGTERM meanwhile, and then exited 143 instead of the job's 6.
+TEST(Watch, ABusyStoreNeverHoldsTheJobsExitStatus) {
+  std::string root = temp_dir(), err;
+  ASSERT_TRUE(store::Store::open(root + "/gpuenv.db", &err)) << err;
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open((root + "/gpuenv.db").c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  ProcessOptions o = watched("h200_job", root);
+  auto start = std::chrono::steady_clock::now();
+  ProcessResult r = run_gpuenv({"run", "--", "sh", "-c", "exit 6"}, o);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(8));
+  EXPECT_EQ(r.exit_code, 6) << r.err;
+  EXPECT_NE(r.err.find("the job's record was skipped, its exit status 6 is passed on: "), std::string::npos) << r.err;
+  // A SIGTERM after the job ended, while gpuenv waits for the store.
+  r = run_gpuenv({"run", "--", "sh", "-c", "(sleep 0.2; kill -TERM $PPID) & exit 6"}, o);
+  EXPECT_EQ(r.exit_code, 6) << r.err;
+  EXPECT_NE(r.err.find("record was skipped, its exit status 6 is passed on: a stop signal arrived"),
+            std::string::npos) << r.err;
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
+  EXPECT_EQ(report({}, o)["jobs"].size(), 0u);
+}
+
 TEST(Watch, WithoutNvmlTheJobStillRunsWithOneLine) {
   std::string root = temp_dir();
   ProcessOptions o;
@@ -130,6 +172,25 @@ TEST(Watch, AJobOnAnotherGpuIsNamed) {
   json v = report({"1"}, o)["verdict"];
   EXPECT_EQ(v["name"], "idle");
   EXPECT_NE(v["evidence"].get<std::string>().find("4096 MiB on a GPU it was not given"), std::string::npos) << v;
+}
+
+// issue 21, 14: one damaged row made the whole list exit 1.
+TEST(Report, TheListLeavesOutADamagedRowAndSaysSo) {
+  std::string root = temp_dir();
+  ProcessOptions o = watched("h200_job", root);
+  ASSERT_EQ(run_gpuenv({"run", "--", "true"}, o).exit_code, 0);
+  ASSERT_EQ(run_gpuenv({"run", "--", "true"}, o).exit_code, 0);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open((root + "/gpuenv.db").c_str(), &raw), SQLITE_OK);
+  sqlite3_exec(raw, "UPDATE jobs SET argv = 'x' WHERE id = 1", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  ProcessResult r = run_gpuenv({"report", "--json"}, o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("left out a job that does not read: " + root + "/gpuenv.db: job 1: argv is not a JSON array"),
+            std::string::npos) << r.err;
+  json list = json::parse(r.out, nullptr, false);
+  ASSERT_EQ(list["jobs"].size(), 1u) << r.out;
+  EXPECT_EQ(list["jobs"][0]["id"], 2);
 }
 
 TEST(Report, SvgAndErrors) {

@@ -45,6 +45,21 @@ struct ChildSetup {
   _exit(e == ENOENT ? 127 : 126);
 }
 
+// A SIGPIPE of this process's own write to a closed pipe (the kernel sends
+// it as if from this process): not the child's to receive.
+bool own_broken_pipe(int sig, const siginfo_t& info) {
+  return sig == SIGPIPE && info.si_code == SI_USER && info.si_pid == getpid();
+}
+
+// Takes every forwarded signal still pending, so that restoring the mask
+// does not end this process by one after the child has ended.
+void drain_pending() {
+  sigset_t set = wait_set();
+  timespec none{0, 0};
+  while (sigtimedwait(&set, nullptr, &none) > 0) {
+  }
+}
+
 // Reaps every exited child; true once `child` is among them.
 bool reap(pid_t child, int* status) {
   bool done = false;
@@ -66,7 +81,7 @@ int wait_forwarding(pid_t child) {
     timespec tick{1, 0};
     siginfo_t info;
     int sig = sigtimedwait(&set, &info, &tick);
-    if (sig <= 0 || sig == SIGCHLD) continue;
+    if (sig <= 0 || sig == SIGCHLD || own_broken_pipe(sig, info)) continue;
     kill(child, sig);
     if (is_terminating(sig)) kill(child, SIGCONT);  // a stopped child could not act on it
   }
@@ -101,9 +116,17 @@ ChildExit not_started(const std::string& cmd, int e, std::string* err) {
 }  // namespace
 
 const std::vector<int>& forwarded_signals() {
-  static const std::vector<int> kSignals = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
-                                            SIGUSR1, SIGUSR2, SIGWINCH};
+  static const std::vector<int> kSignals = {SIGHUP,  SIGINT,  SIGQUIT,  SIGTERM, SIGUSR1,
+                                            SIGUSR2, SIGWINCH, SIGALRM, SIGPIPE};
   return kSignals;
+}
+
+bool stop_signal_pending() {
+  sigset_t pending;
+  if (sigpending(&pending) != 0) return false;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT})
+    if (sigismember(&pending, sig) == 1) return true;
+  return false;
 }
 
 bool is_terminating(int sig) {
@@ -153,6 +176,7 @@ Supervisor::Supervisor() {
 }
 
 Supervisor::~Supervisor() {
+  drain_pending();
   sigaction(SIGTTIN, &old_ttin_, nullptr);
   sigaction(SIGTTOU, &old_ttou_, nullptr);
   sigprocmask(SIG_SETMASK, &old_mask_, nullptr);

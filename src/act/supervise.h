@@ -33,7 +33,9 @@ struct ChildExit {
 /// Holds the forwarded signals and SIGCHLD blocked from construction on.
 /// Construct it before anything can start a thread (sensing may load NVIDIA
 /// libraries that do), so that no thread takes a signal meant for the child;
-/// a signal that arrives early is forwarded once the child runs.
+/// a signal that arrives early is forwarded once the child runs. One that
+/// arrives after the child ended is dropped when it is destroyed: the
+/// child's exit status is what this process returns.
 class Supervisor {
  public:
   Supervisor();
@@ -75,6 +77,11 @@ class SenseGuard {
   std::function<void()> on_timeout_;
   std::thread thread_;
 };
+
+/// True when SIGTERM, SIGINT, SIGHUP or SIGQUIT is pending (held by a
+/// Supervisor): what cuts short the work `gpuenv run` does after the child
+/// ended (recording it), so that a stop is never held for it.
+bool stop_signal_pending();
 
 /// The forwarded signals that end a process by default (SIGTERM, SIGINT,
 /// SIGHUP, SIGQUIT): a stopped child gets SIGCONT after them, so it can act.

@@ -61,6 +61,30 @@ TEST(Supervise, ForwardsASignalSentToThisProcess) {
   EXPECT_EQ(e.code, 9) << err;
 }
 
+// issue 21, 13: SIGALRM and SIGPIPE ended gpuenv (142, 141) and orphaned the job.
+TEST(Supervise, ForwardsSigalrmAndSigpipe) {
+  for (const char* sig : {"SIGALRM", "SIGPIPE"}) {
+    std::string err;
+    // The child signals this process, which forwards it back. Python, not sh:
+    // a shell cannot trap a signal ignored on entry (tests ignore SIGPIPE).
+    std::string script = std::string("import os, signal, time\nsignal.signal(signal.") + sig +
+                         ", lambda *a: os._exit(9))\nos.kill(os.getppid(), signal." + sig + ")\ntime.sleep(20)";
+    ChildExit e = run({"python3", "-c", script}, &err);
+    EXPECT_EQ(e.code, 9) << sig << " " << err;
+  }
+}
+
+TEST(Supervise, ASignalAfterTheChildEndedDoesNotEndThisProcess) {
+  std::string err;
+  {
+    Supervisor s;
+    EXPECT_EQ(s.run({"true"}, &err).code, 0);
+    kill(getpid(), SIGTERM);  // held, as while gpuenv run records the job
+    EXPECT_TRUE(stop_signal_pending());
+  }
+  EXPECT_FALSE(stop_signal_pending());  // dropped, not delivered: this test is still running
+}
+
 TEST(Supervise, TheChildGetsItsOwnProcessGroupAndAnEmptyMask) {
   std::string err;
   ChildExit e = run({"sh", "-c", "[ \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\" ]"}, &err);

@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include "act/job_report.h"
+#include "act/log.h"
 #include "cli/cmd_bench.h"
 #include "cli/exit_codes.h"
 #include "decide/verdict.h"
@@ -49,7 +50,10 @@ int run_report(Context* ctx, const ReportFlags& f) {
   std::string err, path = store_path(*ctx, f.db);
   auto db = store::Store::open_existing(path, &err);
   std::vector<Job> jobs;
-  if (db && !id) db->recent_jobs(f.svg.empty() ? f.limit : 1, &jobs, &err);
+  std::vector<std::string> skipped;
+  if (db && !id) db->recent_jobs(f.svg.empty() ? f.limit : 1, &jobs, &err, &skipped);
+  for (const auto& why : skipped)
+    log_message(Severity::kWarning, "job store", "left out a job that does not read: " + why, {{"error", why}});
   std::optional<Job> one;
   if (db && id) db->job(*id, &one, &err);
   if (!err.empty()) {

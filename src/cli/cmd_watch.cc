@@ -57,9 +57,13 @@ std::string script_of(const std::vector<std::string>& argv) {
   return !argv.empty() && argv[0].find('/') != std::string::npos && regular_file(argv[0]) ? argv[0] : "";
 }
 
+// Neither the job's start nor its exit status waits long for the store: a store another process
+// holds gets this long, and a stop signal ends the wait at once.
+store::Patience record_patience() { return {std::chrono::milliseconds(1500), stop_signal_pending}; }
+
 std::optional<Job> last_job(const Context& ctx, const RunFlags& f, const std::vector<std::string>& argv) {
   std::string err;
-  auto db = store::Store::open_existing(store_path(ctx, f.db), &err);
+  auto db = store::Store::open_existing(store_path(ctx, f.db), &err, record_patience());
   std::optional<Job> job;
   if (db) {
     if (argv.empty()) {
@@ -87,7 +91,12 @@ void apply_tune(const std::optional<Job>& last, const TuneChoice& choice) {
                                                                   : "this command has not run under gpuenv run before"));
     return;
   }
-  std::string dir = python_hook_dir();
+  PythonHook hook = python_hook();
+  const std::string& dir = hook.dir;
+  if (!hook.refused.empty()) {
+    print_error("--tune: gpuenv's Python hook was left off PYTHONPATH: " + hook.refused + "; running untuned");
+    return;
+  }
   if (dir.empty()) {
     print_error("--tune: the Python hook (sitecustomize.py) is not beside gpuenv nor in $GPUENV_PYTHON_DIR; running untuned");
     return;
@@ -143,9 +152,11 @@ Job new_job(const Machine& m, const Plan& plan, const std::vector<std::string>& 
 
 void keep_job(const Context& ctx, const RunFlags& f, Job* job) {
   std::string err;
-  auto db = store::Store::open(store_path(ctx, f.db), &err);
+  auto db = store::Store::open(store_path(ctx, f.db), &err, record_patience());
   if (!db || !db->add_job(*job, &job->id, &err)) {
-    print_error("the job was not recorded: " + err);
+    std::string why = stop_signal_pending() ? "a stop signal arrived (" + err + ")" : err;
+    print_error("the job's record was skipped, its exit status " + std::to_string(job->exit_code) +
+                " is passed on: " + why);
     return;
   }
   Verdict v = judge(job->context, job->timeline)[0];

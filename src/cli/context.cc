@@ -108,7 +108,9 @@ Options Context::plan_options(const Machine& m) const {
   o.ptx = common.ptx;
   o.override_user = common.override_user;
   o.cache_root = cache_root();
-  o.python_hook_dir = python_hook_dir();
+  PythonHook hook = python_hook();
+  o.python_hook_dir = hook.dir;
+  o.python_hook_refused = hook.refused;
   if (std::string why = store::unsafe_dir(o.cache_root); !why.empty()) {
     o.cache_root_refused = why;
     o.cache_root.clear();

@@ -61,6 +61,11 @@ Decision enable(const Machine& m, const Options& o, const Visibility& v) {
   d.settings.push_back(
       make_setting("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1", why + measured_on(v.devices)));
   if (!o.python_hook_dir.empty() && needs_hook(m)) d.settings.push_back(hook(o));
+  if (!o.python_hook_refused.empty() && needs_hook(m))
+    d.notes.push_back({Severity::kWarning, "",
+                       "gpuenv's start-up hook was left off PYTHONPATH: " + o.python_hook_refused +
+                           "; without it, a torch 2.9+ script that sets torch.backends.cuda.matmul.fp32_precision "
+                           "may fail with \"mix of the legacy and new APIs\""});
   d.settings.push_back(make_setting("GPUENV_TF32", "1", "for scripts: TF32 tensor cores on " + gpus));
   return d;
 }

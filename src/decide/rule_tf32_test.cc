@@ -114,5 +114,18 @@ TEST(Tf32, StartUpHookForTorchWithTheNewApi) {
   }
 }
 
+// issue 21, 8: a hook another user could change is left off, and said.
+TEST(Tf32, ARefusedHookIsANote) {
+  Machine m = MachineBuilder().gpus(models::h200()).torch("2.11.0");
+  Options o = options_for(m);
+  o.python_hook_refused = "/x/python is writable by everyone";
+  Decision d = rule_tf32(m, o);
+  EXPECT_EQ(find_setting(d, "PYTHONPATH"), nullptr);
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_EQ(d.notes[0].severity, Severity::kWarning);
+  EXPECT_NE(d.notes[0].message.find("left off PYTHONPATH: /x/python is writable by everyone"), std::string::npos)
+      << d.notes[0].message;
+}
+
 }  // namespace
 }  // namespace gpuenv

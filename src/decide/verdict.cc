@@ -34,7 +34,7 @@ struct Facts {
   const JobContext& c;
   std::array<Stat, kMetricCount> all{}, active{};
   double active_s = 0;
-  int samples = 0;
+  long long samples = 0;
   std::uint64_t events = 0;
 
   const Stat& a(Metric m) const { return active[m]; }
@@ -191,7 +191,7 @@ std::optional<Verdict> memory_headroom(const Facts& f) {
   if (!f.has(kMemMib) || cap <= 0 || f.mean(kUtilPct) < 20) return std::nullopt;
   double peak = f.a(kMemMib).max;
   if (peak <= 0 || peak >= kHeadroomShare * cap) return std::nullopt;
-  int factor = std::clamp(int(0.9 * cap / peak), 2, 8);
+  int factor = int(std::clamp(0.9 * cap / peak, 2.0, 8.0));  // clamped as a double: cap / peak may be huge
   Verdict v{"memory-headroom", "", "", {{"peak_mem_mib", peak}, {"capacity_mib", cap}}, {}};
   v.evidence = "its GPU memory peaked at " + num(peak / 1024, 1) + " GiB of " + num(cap / 1024, 1) + " GiB (" +
                num(100 * peak / cap) + "%)";
@@ -211,7 +211,7 @@ double pcie_link_mbs(int gen, int width) {
 
 int suggested_workers(std::optional<int> cpus_per_gpu) {
   if (!cpus_per_gpu) return 4;
-  return std::clamp(*cpus_per_gpu - 1, 1, 32);
+  return std::clamp(*cpus_per_gpu, 2, 33) - 1;  // clamped first: no overflow at INT_MIN
 }
 
 std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "model/job_json.h"
@@ -96,6 +97,23 @@ TEST(Verdict, WorkersFollowTheCpus) {
   Recorded r = load("input_bound");
   r.context.cpus_per_gpu = 6;
   EXPECT_EQ(judge(r.context, r.timeline)[0].tune.at("num_workers"), "5");
+}
+
+// issue 21, 20: 1e308 MiB on two GPUs (inf) reached int(inf), undefined
+// behaviour; cpus_per_gpu INT_MIN overflowed in suggested_workers().
+TEST(Verdict, HugeCapacitiesStayDefined) {
+  JobContext c;
+  for (const char* uuid : {"GPU-a", "GPU-b"}) c.gpus.push_back({uuid, "H200", 1e308, 5, 16, 1980.0, 700.0});
+  Timeline t;
+  for (int i = 0; i < 30; ++i) {
+    JobSample s;
+    s.t = i, s.v[kUtilPct] = 50, s.v[kMemMib] = 1000;
+    t.add(s);
+  }
+  std::vector<Verdict> vs = judge(c, t);
+  ASSERT_EQ(names(vs), std::vector<std::string>{"memory-headroom"});
+  EXPECT_NE(vs[0].fix.find("up to about 8x the batch"), std::string::npos) << vs[0].fix;
+  EXPECT_EQ(suggested_workers(std::numeric_limits<int>::min()), 1);
 }
 
 TEST(Verdict, PcieLinks) {

@@ -58,6 +58,11 @@ struct TimelinePoint {
 };
 
 inline constexpr std::size_t kMaxTimelinePoints = 1000;
+/// The most samples one stored point (and one Stat) may count: the whole
+/// timeline's then still fits an int (2,147,483 per point: 68 years at 1 s).
+inline constexpr int kMaxPointSamples = 2147483647 / int(kMaxTimelinePoints);
+/// The longest a stored job, or a time within it, may be: 1e9 s (31 years).
+inline constexpr double kMaxJobSeconds = 1e9;
 
 /// The downsampled timeline: at most kMaxTimelinePoints buckets, each of
 /// `width` consecutive samples (the last may hold fewer); when full, pairs

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "model/json_opt.h"
 
@@ -9,6 +10,10 @@ namespace gpuenv {
 namespace {
 
 using nlohmann::json;
+
+// A GPU's memory (MiB), clock (MHz) or power (W) above this is no reading:
+// 1e9 MiB is a petabyte.
+constexpr double kMaxGpuFigure = 1e9;
 
 bool fail(const std::string& path, const std::string& what, std::string* err) {
   *err = path + ": " + what;
@@ -22,9 +27,30 @@ bool opt_number(const json& j, const char* key, const std::string& path, std::op
   if (it == j.end() || it->is_null()) return true;
   if (!it->is_number()) return fail(path + "." + key, std::string("expected a number, got ") + it->type_name(), err);
   double x = it->get<double>();
-  if (!std::isfinite(x) || x < double(std::numeric_limits<T>::lowest()) || x > double(std::numeric_limits<T>::max()))
-    return fail(path + "." + key, "out of range", err);
+  // For an integer type, max() + 1 is a power of two, exact as a double
+  // (double(UINT64_MAX) itself rounds up to 2^64, out of range).
+  bool in_range = std::is_integral_v<T> ? x >= double(std::numeric_limits<T>::lowest()) &&
+                                              x < double(std::numeric_limits<T>::max()) + 1.0
+                                        : std::isfinite(x);
+  if (!std::isfinite(x) || !in_range) return fail(path + "." + key, "out of range", err);
   *v = static_cast<T>(x);
+  return true;
+}
+
+std::string number_text(double x) {
+  return x == std::floor(x) && std::fabs(x) < 1e15 ? std::to_string(static_cast<long long>(x)) : json(x).dump();
+}
+
+// opt_number(), then the value must lie in [lo, hi] (a stored value is
+// input: verdicts and renderers do arithmetic with it).
+template <typename T>
+bool bounded(const json& j, const char* key, const std::string& path, std::optional<T>* v, double lo, double hi,
+             std::string* err) {
+  std::optional<T> x;
+  if (!opt_number(j, key, path, &x, err)) return false;
+  if (x && !(double(*x) >= lo && double(*x) <= hi))
+    return fail(path + "." + key, "out of range (" + number_text(lo) + " to " + number_text(hi) + ")", err);
+  if (x) *v = x;
   return true;
 }
 
@@ -43,10 +69,10 @@ bool stat_from(const json& j, const std::string& path, Stat* s, std::string* err
   if (j.is_null()) return true;
   if (!j.is_array() || j.size() != 4) return fail(path, "expected [min, mean, max, n]", err);
   for (const auto& x : j)
-    if (!x.is_number()) return fail(path, "expected numbers", err);
+    if (!x.is_number() || !std::isfinite(x.get<double>())) return fail(path, "expected finite numbers", err);
   s->min = j[0].get<double>(), s->mean = j[1].get<double>(), s->max = j[2].get<double>();
   double n = j[3].get<double>();
-  if (!(n >= 1 && n <= 1e9)) return fail(path, "n must be 1 to 1e9", err);
+  if (!(n >= 1 && n <= kMaxPointSamples)) return fail(path, "n must be 1 to " + std::to_string(kMaxPointSamples), err);
   s->n = static_cast<int>(n);
   return true;
 }
@@ -63,10 +89,11 @@ bool point_from(const json& j, const std::string& path, TimelinePoint* p, std::s
   std::optional<double> t0, t1;
   std::optional<int> samples;
   std::optional<std::uint64_t> events;
-  if (!opt_number(j, "t0", path, &t0, err) || !opt_number(j, "t1", path, &t1, err) ||
-      !opt_number(j, "samples", path, &samples, err) || !opt_number(j, "clock_events", path, &events, err))
+  if (!bounded(j, "t0", path, &t0, 0, kMaxJobSeconds, err) || !bounded(j, "t1", path, &t1, 0, kMaxJobSeconds, err) ||
+      !bounded(j, "samples", path, &samples, 1, kMaxPointSamples, err) ||
+      !opt_number(j, "clock_events", path, &events, err))
     return false;
-  if (!t0 || !t1 || !samples || *samples < 1) return fail(path, "needs t0, t1 and samples (at least 1)", err);
+  if (!t0 || !t1 || !samples) return fail(path, "needs t0, t1 and samples (at least 1)", err);
   p->t0 = *t0, p->t1 = *t1, p->samples = *samples, p->clock_events = events.value_or(0);
   for (int m = 0; m < kMetricCount; ++m) {
     const char* name = metric_name(Metric(m));
@@ -89,10 +116,10 @@ bool gpu_from(const json& j, const std::string& path, JobGpu* g, std::string* er
   if (!j.is_object()) return fail(path, "expected an object", err);
   std::optional<std::string> uuid;
   if (!opt_string(j, "uuid", path, &uuid, err) || !opt_string(j, "name", path, &g->name, err) ||
-      !opt_number(j, "memory_total_mib", path, &g->memory_total_mib, err) ||
-      !opt_number(j, "pcie_gen", path, &g->pcie_gen, err) || !opt_number(j, "pcie_width", path, &g->pcie_width, err) ||
-      !opt_number(j, "max_sm_mhz", path, &g->max_sm_mhz, err) ||
-      !opt_number(j, "power_limit_w", path, &g->power_limit_w, err))
+      !bounded(j, "memory_total_mib", path, &g->memory_total_mib, 0, kMaxGpuFigure, err) ||
+      !bounded(j, "pcie_gen", path, &g->pcie_gen, 0, 64, err) || !bounded(j, "pcie_width", path, &g->pcie_width, 0, 64, err) ||
+      !bounded(j, "max_sm_mhz", path, &g->max_sm_mhz, 0, kMaxGpuFigure, err) ||
+      !bounded(j, "power_limit_w", path, &g->power_limit_w, 0, kMaxGpuFigure, err))
     return false;
   g->uuid = uuid.value_or("");
   return true;
@@ -109,7 +136,7 @@ json timeline_to_json(const Timeline& t) {
 bool timeline_from_json(const json& j, Timeline* t, std::string* err) {
   if (!j.is_object()) return fail("timeline", "expected an object", err);
   std::optional<int> width;
-  if (!opt_number(j, "width", "timeline", &width, err)) return false;
+  if (!bounded(j, "width", "timeline", &width, 1, kMaxPointSamples, err)) return false;
   auto it = j.find("points");
   if (it == j.end() || !it->is_array()) return fail("timeline.points", "expected an array", err);
   if (it->size() > kMaxTimelinePoints)
@@ -132,8 +159,8 @@ bool context_from_json(const json& j, JobContext* c, std::string* err) {
   if (!j.is_object()) return fail("context", "expected an object", err);
   std::optional<double> interval;
   std::optional<std::string> unwatched;
-  if (!opt_number(j, "cpus_per_gpu", "context", &c->cpus_per_gpu, err) ||
-      !opt_number(j, "interval_s", "context", &interval, err) ||
+  if (!bounded(j, "cpus_per_gpu", "context", &c->cpus_per_gpu, 1, 1e6, err) ||
+      !bounded(j, "interval_s", "context", &interval, 0.001, 3600, err) ||
       !opt_string(j, "unwatched", "context", &unwatched, err))
     return false;
   c->interval_s = interval.value_or(1.0);

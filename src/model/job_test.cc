@@ -63,6 +63,41 @@ TEST(Timeline, BadJsonNamesThePlace) {
   EXPECT_NE(err.find("out of range"), std::string::npos) << err;
 }
 
+// issue 21, 20: a stored timeline is input. Sample counts near INT_MAX summed
+// past it in the verdict ("ran for -727379968 samples").
+TEST(Timeline, StoredSampleCountsStayWithinAnInt) {
+  using nlohmann::json;
+  json point = {{"t0", 0}, {"t1", 1}, {"samples", kMaxPointSamples}, {"util_pct", {1, 2, 3, kMaxPointSamples}}};
+  json full = {{"points", json::array()}};
+  for (std::size_t i = 0; i < kMaxTimelinePoints; ++i) full["points"].push_back(point);
+  Timeline t;
+  std::string err;
+  ASSERT_TRUE(timeline_from_json(full, &t, &err)) << err;
+  long long total = 0;
+  for (const auto& p : t.points()) total += p.samples;
+  EXPECT_LE(total, 2147483647LL);
+  EXPECT_EQ(t.totals()[kUtilPct].n, int(total));
+  point["samples"] = 2147483647;
+  EXPECT_FALSE(timeline_from_json({{"points", {point}}}, &t, &err));
+  EXPECT_EQ(err, "timeline.points[0].samples: out of range (1 to 2147483)") << err;
+  point["samples"] = 1, point["util_pct"] = {1, 2, 3, 2147483647};
+  EXPECT_FALSE(timeline_from_json({{"points", {point}}}, &t, &err));
+  EXPECT_NE(err.find("util_pct: n must be 1 to 2147483"), std::string::npos) << err;
+  EXPECT_FALSE(timeline_from_json({{"width", -5}, {"points", json::array()}}, &t, &err));
+}
+
+TEST(JobContext, StoredCapacitiesAreRangeChecked) {
+  using nlohmann::json;
+  JobContext c;
+  std::string err;
+  EXPECT_FALSE(context_from_json({{"gpus", {{{"uuid", "GPU-a"}, {"memory_total_mib", 1e308}}}}}, &c, &err));
+  EXPECT_EQ(err, "context.gpus[0].memory_total_mib: out of range (0 to 1000000000)");
+  EXPECT_FALSE(context_from_json({{"cpus_per_gpu", -2147483648.0}}, &c, &err));
+  EXPECT_NE(err.find("context.cpus_per_gpu: out of range"), std::string::npos) << err;
+  EXPECT_FALSE(context_from_json({{"interval_s", 0}}, &c, &err));
+  EXPECT_NE(err.find("context.interval_s: out of range"), std::string::npos) << err;
+}
+
 TEST(JobContext, RoundTripsThroughJson) {
   JobContext c;
   c.gpus.push_back({"GPU-a", "NVIDIA H200", 143771.0, 5, 16, 1980.0, 700.0});

@@ -13,8 +13,25 @@ inline constexpr const char* kPythonHookFile = "sitecustomize.py";
 /// holds sitecustomize.py, normalised; "" when neither does.
 std::string find_python_hook_dir(const std::string& exe_path);
 
-/// $GPUENV_PYTHON_DIR when set, else find_python_hook_dir() of this binary:
-/// the one place the TF32 rule and `run --tune` learn where the hook is.
-std::string python_hook_dir();
+/// Why `dir` must not go first on a job's PYTHONPATH, where every file in it
+/// is imported before the job's own modules (as root, in every Ampere+ job):
+/// the store's rule for its directory (store/private_dir.h, unsafe_dir:
+/// owned by root or this user, no link on the way owned by another), and
+/// besides, neither `dir` nor its sitecustomize.py is a symbolic link or
+/// writable by group or others (a sticky bit does not help: a new file there
+/// is code too), and the file is a regular file owned by root or this user.
+/// "" when it may.
+std::string unsafe_hook_dir(const std::string& dir);
+
+/// The hook's directory, and why one that exists was refused.
+struct PythonHook {
+  std::string dir;      // "" when there is none, or when it was refused
+  std::string refused;  // unsafe_hook_dir()'s reason, "" when not refused
+};
+
+/// $GPUENV_PYTHON_DIR when set, else find_python_hook_dir() of this binary,
+/// checked by unsafe_hook_dir(): the one place the TF32 rule and `run --tune`
+/// learn where the hook is.
+PythonHook python_hook();
 
 }  // namespace gpuenv

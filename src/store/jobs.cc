@@ -38,6 +38,8 @@ bool read_job(sqlite3_stmt* s, Job* j, std::string* err) {
   j->rank = column_int(s, 11), j->local_rank = column_int(s, 12);
   j->hostname = column_text(s, 13), j->gpuenv_version = column_text(s, 14);
   std::string where = "job " + std::to_string(j->id) + ": ";
+  if (!(j->duration_s >= 0 && j->duration_s <= kMaxJobSeconds))
+    return *err = where + "duration_s " + json(j->duration_s).dump() + " is out of range (0 to 1e9 s)", false;
   json argv = json::parse(column_text(s, 4), nullptr, false);
   if (!argv.is_array()) return *err = where + "argv is not a JSON array", false;
   for (const auto& a : argv) {
@@ -88,7 +90,7 @@ bool Store::add_job(const Job& job, std::int64_t* id, std::string* err) {
 }
 
 bool Store::query_jobs(const std::string& where, const std::vector<std::string>& args, std::vector<Job>* out,
-                       std::string* err) {
+                       std::string* err, std::vector<std::string>* skipped) {
   bool table = false;
   if (!has_jobs_table(&table, err)) return false;
   if (!table) return true;
@@ -99,15 +101,17 @@ bool Store::query_jobs(const std::string& where, const std::vector<std::string>&
   int rc;
   while ((rc = s.step()) == SQLITE_ROW) {
     Job j;
-    if (!read_job(s.get(), &j, err)) return *err = path_ + ": " + *err, false;
-    out->push_back(std::move(j));
+    std::string why;
+    if (read_job(s.get(), &j, &why)) out->push_back(std::move(j));
+    else if (skipped) skipped->push_back(path_ + ": " + why);
+    else return *err = path_ + ": " + why, false;
   }
   if (rc != SQLITE_DONE) return *err = sqlite_error(db_, path_), false;
   return true;
 }
 
-bool Store::recent_jobs(int limit, std::vector<Job>* out, std::string* err) {
-  return query_jobs("ORDER BY id DESC LIMIT " + std::to_string(std::max(0, limit)), {}, out, err);
+bool Store::recent_jobs(int limit, std::vector<Job>* out, std::string* err, std::vector<std::string>* skipped) {
+  return query_jobs("ORDER BY id DESC LIMIT " + std::to_string(std::max(0, limit)), {}, out, err, skipped);
 }
 
 bool Store::job(std::int64_t id, std::optional<Job>* out, std::string* err) {

@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <filesystem>
 
 #include "store/fingerprint.h"
@@ -155,6 +159,80 @@ TEST(StoreJobs, ADamagedRowNamesItself) {
   std::vector<Job> jobs;
   EXPECT_FALSE(db->recent_jobs(5, &jobs, &err));
   EXPECT_NE(err.find("job " + std::to_string(id) + ": timeline.points: expected an array"), std::string::npos) << err;
+}
+
+// issue 21, 14: one such row made the whole list (gpuenv report) fail.
+TEST(StoreJobs, ADamagedRowIsLeftOutOfTheListWithItsReason) {
+  std::string path = temp_dir() + "/gpuenv.db", err;
+  std::int64_t bad = 0, good = 0;
+  {
+    auto db = Store::open(path, &err);
+    ASSERT_TRUE(db->add_job(job("a.py"), &bad, &err)) << err;
+    ASSERT_TRUE(db->add_job(job("b.py"), &good, &err)) << err;
+  }
+  sqlite3* raw = nullptr;
+  sqlite3_open(path.c_str(), &raw);
+  std::string sql = "UPDATE jobs SET context = '{' WHERE id = " + std::to_string(bad);
+  sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  auto db = Store::open(path, &err);
+  std::vector<Job> jobs;
+  std::vector<std::string> skipped;
+  ASSERT_TRUE(db->recent_jobs(5, &jobs, &err, &skipped)) << err;
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, good);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("job " + std::to_string(bad) + ": context: expected an object"), std::string::npos)
+      << skipped[0];
+}
+
+// issue 21, 20: a duration of 1e308 s printed as a negative number of minutes.
+TEST(StoreJobs, AnOutOfRangeDurationIsLeftOut) {
+  std::string err;
+  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  ASSERT_TRUE(db) << err;
+  Job j = job("train.py");
+  j.duration_s = 1e308;
+  ASSERT_TRUE(db->add_job(j, &j.id, &err)) << err;
+  std::vector<Job> jobs;
+  std::vector<std::string> skipped;
+  ASSERT_TRUE(db->recent_jobs(5, &jobs, &err, &skipped)) << err;
+  EXPECT_TRUE(jobs.empty());
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("job " + std::to_string(j.id) + ": duration_s 1e+308 is out of range"), std::string::npos)
+      << skipped[0];
+}
+
+// A closed WAL store (no -wal, no -shm file) in a read-only bind mount: a
+// read-only filesystem, which chmod cannot make for root.
+bool read_only_view(const std::string& dir) {
+  return unshare(CLONE_NEWNS) == 0 && mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+         mount(dir.c_str(), dir.c_str(), nullptr, MS_BIND, nullptr) == 0 &&
+         mount(nullptr, dir.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) == 0;
+}
+
+// issue 21, 14: it could not be read (report exited 1, the bench labels vanished).
+TEST(StoreJobs, AWalStoreOnAReadOnlyFilesystemIsRead) {
+  std::string dir = temp_dir(), path = dir + "/gpuenv.db", err;
+  std::int64_t id = 0;
+  {
+    auto db = Store::open(path, &err);
+    ASSERT_TRUE(db && db->add_job(job("train.py"), &id, &err)) << err;
+  }
+  ASSERT_FALSE(std::filesystem::exists(path + "-shm"));
+  std::vector<int> codes = testing::run_forked(1, [&](int) {
+    if (!read_only_view(dir)) _exit(77);
+    if (access(dir.c_str(), W_OK) == 0 || errno != EROFS) _exit(78);
+    std::string e;
+    auto db = Store::open_existing(path, &e);
+    std::vector<Job> jobs;
+    std::int64_t n = -1;
+    bool ok = db && db->recent_jobs(5, &jobs, &e) && jobs.size() == 1 && jobs[0].id == id && db->count(&n, &e);
+    if (!ok) fprintf(stderr, "%s\n", e.c_str());
+    return ok && n == 0;
+  });
+  if (codes[0] == 77) GTEST_SKIP() << "no mount namespace here (needs CAP_SYS_ADMIN)";
+  EXPECT_EQ(codes[0], 0);
 }
 
 // 8 ranks of a job record themselves at once: none is lost.

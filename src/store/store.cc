@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -19,7 +20,6 @@
 namespace gpuenv::store {
 namespace {
 
-constexpr int kBusyTimeoutMs = 60000;
 // 1: bench and check runs. 2: adds jobs (gpuenv run's watched jobs); a
 // version-1 store gains the table when it is next opened for writing.
 constexpr int kSchemaVersion = 2;
@@ -111,9 +111,21 @@ bool real_name(const std::string& path, std::string* real, std::string* err) {
   return true;
 }
 
+// A path as the path of a file: URI (RFC 3986: what is not unreserved or
+// '/' is percent-encoded).
+std::string uri_path(const std::string& path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::strchr("/-._~", c)) out += char(c);
+    else out += {'%', kHex[c >> 4], kHex[c & 15]};
+  }
+  return out;
+}
+
 sqlite3* open_db(const std::string& path, int flags, std::string* err) {
-  std::string real;
-  if (!real_name(path, &real, err)) return nullptr;
+  std::string real = path;
+  if (!(flags & SQLITE_OPEN_URI) && !real_name(path, &real, err)) return nullptr;
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(real.c_str(), &db, flags | SQLITE_OPEN_NOFOLLOW, nullptr) != SQLITE_OK) {
     *err = sqlite_error(db, "sqlite3_open_v2(" + path + ")");
@@ -124,15 +136,34 @@ sqlite3* open_db(const std::string& path, int flags, std::string* err) {
   // nothing may corrupt it on purpose.
   sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
   sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-  sqlite3_busy_timeout(db, kBusyTimeoutMs);
   return db;
 }
 
 }  // namespace
 
+Store::Store(sqlite3* db, std::string path, Patience patience)
+    : db_(db), path_(std::move(path)), patience_(std::move(patience)) {
+  sqlite3_busy_handler(db_, &Store::busy, this);
+}
+
 Store::~Store() { sqlite3_close(db_); }
 
-std::unique_ptr<Store> Store::open(const std::string& path, std::string* err) {
+// SQLite's busy handler: wait 5 ms more while patience lasts (attempt 0
+// starts a new wait).
+int Store::busy(void* store, int attempt) {
+  auto* s = static_cast<Store*>(store);
+  if (attempt == 0) s->busy_since_ = std::chrono::steady_clock::now();
+  if (!s->patient()) return 0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return 1;
+}
+
+bool Store::patient() const {
+  if (patience_.give_up && patience_.give_up()) return false;
+  return std::chrono::steady_clock::now() - busy_since_ < patience_.limit;
+}
+
+std::unique_ptr<Store> Store::open(const std::string& path, std::string* err, Patience patience) {
   if (path.empty()) {
     *err = "no place for the measurement store: set GPUENV_CACHE_ROOT, XDG_CACHE_HOME or HOME, or pass "
            "--cache-root DIR or --db FILE";
@@ -142,12 +173,12 @@ std::unique_ptr<Store> Store::open(const std::string& path, std::string* err) {
   if (!make_private_dir(fs::dirname(path), err) || !check_store_file(path, true, &exists, err)) return nullptr;
   sqlite3* db = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err);
   if (!db) return nullptr;
-  std::unique_ptr<Store> s(new Store(db, path));
+  std::unique_ptr<Store> s(new Store(db, path, std::move(patience)));
   if (!s->init(err)) return nullptr;
   return s;
 }
 
-std::unique_ptr<Store> Store::open_existing(const std::string& path, std::string* err) {
+std::unique_ptr<Store> Store::open_existing(const std::string& path, std::string* err, Patience patience) {
   if (path.empty()) return nullptr;
   if (std::string why = unsafe_dir(fs::dirname(path)); !why.empty()) return *err = why, nullptr;
   bool exists = false;
@@ -155,7 +186,32 @@ std::unique_ptr<Store> Store::open_existing(const std::string& path, std::string
   sqlite3* db = open_db(path, SQLITE_OPEN_READWRITE, err);
   if (!db) db = open_db(path, SQLITE_OPEN_READONLY, err);
   if (!db) return nullptr;
-  return std::unique_ptr<Store>(new Store(db, path));
+  std::unique_ptr<Store> s(new Store(db, path, patience));
+  int rc = s->first_read();
+  if (rc == SQLITE_OK) return s;
+  if ((rc & 0xff) != SQLITE_CANTOPEN && (rc & 0xff) != SQLITE_READONLY)
+    return *err = sqlite_error(s->db_, path), nullptr;
+  s = open_immutable(path, patience, err);
+  if (s && s->first_read() != SQLITE_OK) return *err = sqlite_error(s->db_, path + " (read as immutable)"), nullptr;
+  return s;
+}
+
+// A WAL store on a read-only filesystem (or in a directory this user may
+// not write) cannot be read as usual: the reader must create its -shm file.
+// Nobody can be writing it there, so it is read as it is, without locks.
+std::unique_ptr<Store> Store::open_immutable(const std::string& path, const Patience& patience, std::string* err) {
+  std::string real;
+  if (!real_name(path, &real, err)) return nullptr;
+  sqlite3* db = open_db("file:" + uri_path(real) + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, err);
+  if (!db) return nullptr;
+  return std::unique_ptr<Store>(new Store(db, path, patience));
+}
+
+// Reads the schema: SQLITE_OK, or the error (a WAL store that cannot make
+// its -shm file opens, and fails here with SQLITE_CANTOPEN).
+int Store::first_read() {
+  Stmt s(db_, "SELECT COUNT(*) FROM sqlite_master");
+  return s.ok() && s.step() == SQLITE_ROW ? SQLITE_OK : sqlite3_extended_errcode(db_);
 }
 
 bool Store::exec(const char* sql, std::string* err, int* rc) {
@@ -181,10 +237,12 @@ bool Store::init(std::string* err) {
   const char* sync = network.empty() ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL";
   bool set = false;
   int rc = SQLITE_BUSY;
-  for (int attempt = 0; attempt < 500 && !set && (rc & 0xff) == SQLITE_BUSY; ++attempt) {
+  busy_since_ = std::chrono::steady_clock::now();
+  for (int attempt = 0; attempt < 500 && !set && (rc & 0xff) == SQLITE_BUSY && patient(); ++attempt) {
     set = exec(journal.c_str(), err, &rc);
     if (!set) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  if (!set && err->empty()) *err = path_ + ": database is locked";
   if (!set || !exec(sync, err) || !exec("BEGIN IMMEDIATE", err)) return false;
   if (!known_version(err) || !exec(kSchema, err)) {
     std::string ignored;

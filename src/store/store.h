@@ -4,7 +4,9 @@
 // once; each run is one transaction, and none is lost.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +38,13 @@ struct HistoryRow {
   Measurement m;
 };
 
+/// How long a call waits for a lock another process holds: up to `limit`,
+/// and not a moment longer once `give_up` (when set) returns true.
+struct Patience {
+  std::chrono::milliseconds limit{60000};
+  std::function<bool()> give_up;
+};
+
 class Store {
  public:
   ~Store();
@@ -46,11 +55,12 @@ class Store {
   /// schema when missing. Refuses (nullptr, the reason in *err) an unsafe
   /// directory or file (store/private_dir.h) and a schema newer than this
   /// gpuenv's, which it would otherwise downgrade.
-  static std::unique_ptr<Store> open(const std::string& path, std::string* err);
+  static std::unique_ptr<Store> open(const std::string& path, std::string* err, Patience patience = {});
   /// Opens an existing database only, for reading: nullptr and no error when
   /// the file is absent (sensing must not create files); the same checks of
-  /// the directory and the file as open().
-  static std::unique_ptr<Store> open_existing(const std::string& path, std::string* err);
+  /// the directory and the file as open(). A WAL store that cannot be read
+  /// as usual (on a read-only filesystem) is read as it is (immutable).
+  static std::unique_ptr<Store> open_existing(const std::string& path, std::string* err, Patience patience = {});
 
   /// What the opener should say once ("" when nothing): the store is on a
   /// network filesystem and uses a rollback journal (store/filesystem.h).
@@ -69,8 +79,10 @@ class Store {
   // (schema 1) read with open_existing() has none.
   /// Adds the job (one rank) in one transaction; its id in *id.
   bool add_job(const Job& job, std::int64_t* id, std::string* err);
-  /// The newest `limit` jobs, newest first.
-  bool recent_jobs(int limit, std::vector<Job>* out, std::string* err);
+  /// The newest `limit` jobs, newest first. With `skipped`, a row that does
+  /// not read (damaged, or out of range) is left out and its reason added
+  /// there; without, it fails the call.
+  bool recent_jobs(int limit, std::vector<Job>* out, std::string* err, std::vector<std::string>* skipped = nullptr);
   /// The job with this id; *out stays empty when there is none.
   bool job(std::int64_t id, std::optional<Job>* out, std::string* err);
   /// The newest job whose command had this fingerprint, preferring `rank`'s
@@ -78,7 +90,11 @@ class Store {
   bool last_job(const std::string& command_fp, std::optional<int> rank, std::optional<Job>* out, std::string* err);
 
  private:
-  explicit Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Store(sqlite3* db, std::string path, Patience patience);
+  static int busy(void* store, int attempt);
+  static std::unique_ptr<Store> open_immutable(const std::string& path, const Patience& patience, std::string* err);
+  int first_read();
+  bool patient() const;
   std::string note_;
   bool exec(const char* sql, std::string* err, int* rc = nullptr);
   bool init(std::string* err);
@@ -87,9 +103,11 @@ class Store {
   bool query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err);
   bool has_jobs_table(bool* yes, std::string* err);
   bool query_jobs(const std::string& where, const std::vector<std::string>& args, std::vector<Job>* out,
-                  std::string* err);
+                  std::string* err, std::vector<std::string>* skipped = nullptr);
   sqlite3* db_;
   std::string path_;
+  Patience patience_;
+  std::chrono::steady_clock::time_point busy_since_;
 };
 
 }  // namespace gpuenv::store

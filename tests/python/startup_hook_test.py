@@ -10,15 +10,29 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOOK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python")
 FAKE = os.path.join(HERE, "fake_torch")
+TUNE = os.path.join(os.path.dirname(HERE), "tune_hook")  # a stand-in torch.utils.data
 
 
-def python(code, hook=True, override=True, extra_path=()):
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")}
+def environment(hook=True, override=True, extra_path=(), tune=None, torch=FAKE):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "GPUENV_TUNE_DATALOADER")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join(([HOOK] if hook else []) + list(extra_path) + [FAKE])
+    env["PYTHONPATH"] = os.pathsep.join(([HOOK] if hook else []) + list(extra_path) + [torch])
     if override:
         env["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] = "1"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if tune is not None:
+        env["GPUENV_TUNE_DATALOADER"] = tune
+    return env
+
+
+def python(code, **how):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment(**how))
+
+
+# A user's own sitecustomize that changes sys.path, as plain python keeps it.
+USER_SITE = "import sys\nsys.path.insert(0, '/gpuenv-test/first')\nsys.path.append('/gpuenv-test/last')\n"
+SHOW_USER_SITE = ("import sys, sitecustomize\n"
+                  "print('/gpuenv-test/first' in sys.path, '/gpuenv-test/last' in sys.path, sitecustomize.__file__)")
 
 
 NEW_IEEE = "import torch\ntorch.backends.cuda.matmul.fp32_precision = 'ieee'\nprint(torch.backends.cuda.matmul.allow_tf32)"
@@ -62,6 +76,73 @@ class StartupHook(unittest.TestCase):
             r = python("import builtins\nprint(getattr(builtins, 'GPUENV_TEST_CHAINED', False))", extra_path=[d])
         self.assertEqual(r.stdout.strip(), "True", r.stderr)
 
+    def test_user_sitecustomize_keeps_its_changes(self):
+        # issue 21, 9: its sys.path entries were undone and sitecustomize was gpuenv's.
+        with tempfile.TemporaryDirectory() as d:
+            mine = os.path.join(d, "sitecustomize.py")
+            with open(mine, "w") as f:
+                f.write(USER_SITE)
+            plain = python(SHOW_USER_SITE, hook=False, extra_path=[d])
+            r = python(SHOW_USER_SITE, extra_path=[d])
+        self.assertEqual(plain.stdout.strip(), "True True " + mine, plain.stderr)
+        self.assertEqual(r.stdout.strip(), plain.stdout.strip(), r.stderr)
+
+    def test_hook_still_works_after_chaining(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "sitecustomize.py"), "w") as f:
+                f.write(USER_SITE)
+            r = python(NEW_IEEE, extra_path=[d])
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "False"), r.stderr)
+
+    def test_failing_user_sitecustomize_is_said_and_the_script_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "sitecustomize.py"), "w") as f:
+                f.write("raise RuntimeError('boom')\n")
+            r = python("import sys\nprint('ran')", extra_path=[d])
+        self.assertEqual(r.stdout.strip(), "ran", r.stderr)
+        self.assertIn("the next sitecustomize failed", r.stderr)
+        self.assertIn("boom", r.stderr)
+
+
+# A script that makes a default DataLoader, then chooses its start method.
+LOADER_THEN_SPAWN = ("import multiprocessing as mp, torch.utils.data as data\n"
+                     "class D(data.Dataset):\n    def __len__(self): return 4\n"
+                     "data.DataLoader(D())\n"
+                     "mp.set_start_method('spawn')\n"
+                     "print(data.CREATED[0]['num_workers'], mp.get_start_method())")
+
+# The job's interpreter starts a helper Python that makes a DataLoader too.
+HELPER = ("import subprocess, sys, torch.utils.data as data\n"
+          "class D(data.Dataset):\n    def __len__(self): return 4\n"
+          "data.DataLoader(D())\n"
+          "helper = subprocess.run([sys.executable, '-c', 'import torch.utils.data as data\\n'\n"
+          "    'class D(data.Dataset):\\n    def __len__(self): return 4\\n'\n"
+          "    'data.DataLoader(D())\\nprint(data.CREATED[0][\"num_workers\"])'],\n"
+          "    capture_output=True, text=True)\n"
+          "print(data.CREATED[0]['num_workers'], helper.stdout.strip() or helper.stderr)")
+
+
+class Tune(unittest.TestCase):
+    def test_the_start_method_stays_the_scripts(self):
+        # issue 21, 10: "context has already been set" only under --tune.
+        plain = python(LOADER_THEN_SPAWN, override=False, torch=TUNE)
+        r = python(LOADER_THEN_SPAWN, override=False, torch=TUNE, tune="num_workers=3")
+        self.assertEqual((plain.returncode, plain.stdout.strip()), (0, "0 spawn"), plain.stderr)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "3 spawn"), r.stderr)
+
+    def test_settings_reach_the_jobs_interpreter_only(self):
+        # issue 21, 11: a helper Python the job starts got num_workers too.
+        r = python(HELPER, override=False, torch=TUNE, tune="num_workers=3")
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "3 0"), r.stderr)
+
+    def test_a_shell_wrapper_still_passes_them_on(self):
+        # `gpuenv run --tune -- sh -c "python a.py; python b.py"`: each gets them.
+        inner = ("import torch.utils.data as data\nclass D(data.Dataset):\n    def __len__(self): return 4\n"
+                 "data.DataLoader(D())\nprint(data.CREATED[0]['num_workers'])")
+        env = environment(override=False, torch=TUNE, tune="num_workers=3")
+        r = subprocess.run(["sh", "-c", '"$0" -c "$1" && "$0" -c "$1"', sys.executable, inner],
+                           capture_output=True, text=True, env=env)
+        self.assertEqual((r.returncode, r.stdout.split()), (0, ["3", "3"]), r.stderr)
 
 if __name__ == "__main__":
     unittest.main()
