@@ -7,20 +7,6 @@
 namespace gpuenv {
 namespace {
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i <= s.size()) {
-    std::size_t j = std::min(s.find(',', i), s.size());
-    std::string w = s.substr(i, j - i);
-    w.erase(0, w.find_first_not_of(" \t"));
-    w.erase(w.find_last_not_of(" \t") + 1);
-    if (!w.empty()) out.push_back(w);
-    i = j + 1;
-  }
-  return out;
-}
-
 bool known(const std::string& name) {
   const auto& names = tune_names();
   return std::find(names.begin(), names.end(), name) != names.end();

@@ -8,6 +8,7 @@
 
 #include "act/memory_report.h"
 #include "decide/memory/presets.h"
+#include "model/text.h"
 #include "cli/exit_codes.h"
 #include "sense/fs.h"
 
@@ -113,20 +114,6 @@ void add_training_flags(CLI::App* sub, Flags* f) {
                                              "lora_alpha (scales the update; no memory effect)")
                                  ->option_text("A");
   sub->add_flag("--json", f->json, "The plan as JSON");
-}
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s + ",") {
-    if (c != ',') {
-      cur += c;
-    } else if (!cur.empty()) {
-      out.push_back(cur);
-      cur.clear();
-    }
-  }
-  return out;
 }
 
 // --lora-* without --lora-rank is a mistake worth naming.

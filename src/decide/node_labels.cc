@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/arch_table.h"
+#include "model/text.h"
 #include "decide/wheels.h"
 
 namespace gpuenv {
@@ -15,11 +16,6 @@ namespace {
 
 bool alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool value_char(char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; }
-
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // The GPUs a pod can be given: not the ones that fell off the bus.
 std::vector<const Gpu*> serving(const Machine& m) {
@@ -37,7 +33,7 @@ void gpu_labels(const Gpu& g, Labels* l) {
   (*l)["gpu.compute.major"] = std::to_string(cc.major);
   (*l)["gpu.compute.minor"] = std::to_string(cc.minor);
   const ArchInfo* a = arch_info(cc);
-  (*l)["gpu.family"] = a ? label_value(lower(a->family)) : "unknown";
+  (*l)["gpu.family"] = a ? label_value(ascii_lower(a->family)) : "unknown";
 }
 
 // "580.95.05" -> driver.major=580, driver.minor=95, driver.rev=05.

@@ -12,6 +12,13 @@ namespace gpuenv {
 /// The items with `sep` between them: join({"a", "b"}, ", ") -> "a, b".
 std::string join(const std::vector<std::string>& items, const std::string& sep);
 
+/// The comma-separated items of `s`, each trimmed of spaces and tabs, empty
+/// ones left out: "a, b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> split_commas(const std::string& s);
+
+/// `s` in ASCII lower case.
+std::string ascii_lower(std::string s);
+
 /// `t` as RFC 3339 UTC, to the second: "2025-03-04T12:00:00Z".
 std::string utc_time(std::time_t t);
 

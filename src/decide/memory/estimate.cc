@@ -166,57 +166,34 @@ Sizes sizes(Precision p) {
 // allowed; the memory-efficient kernel for fp32 (and 16-bit) with a head
 // dim multiple of 8 but equal key/value and query heads; else math.
 // Hugging Face's sdpa attention passes enable_gqa (no mask) or repeats the
-// key/value heads (a mask: a sliding window shorter than the sequence). In
-// fp32 with grouped heads no fused kernel takes enable_gqa: the math kernel
-// runs (measured on the H200 for every GQA family).
-Attention resolve_hf(const Training& t, const GpuTraits& g, std::string* why) {
-  const ModelShape& m = t.model;
-  long long hd = head_dim_of(m);
-  bool half = t.precision != Precision::kFp32 || t.fsdp_bf16;
-  bool gqa = m.kv_heads != 0 && m.kv_heads != m.heads;
-  bool masked = m.sliding_window > 0 && t.seq > m.sliding_window;
-  if (hd % 8 == 0 && half && g.cc_major >= 8 && hd <= 256 && !masked) {
-    *why = "flash attention (16-bit, head dim " + std::to_string(hd) + "): no T x T matrix";
-    return Attention::kFused;
-  }
-  if (hd % 8 == 0 && (!gqa || masked) && (half ? g.cc_major >= 8 || t.precision != Precision::kBf16 : true)) {
-    *why = "memory-efficient attention (head dim " + std::to_string(hd) + ")" +
-           (masked ? ", with the sliding-window mask and key/value heads repeated" : "") +
-           ": no T x T matrix";
-    return Attention::kFused;
-  }
-  *why = gqa && !half ? "math kernel: fp32 with grouped key/value heads (enable_gqa) has no fused kernel; it "
-                        "saves the B x H x T x T attention matrix per layer"
-                      : "math kernel: no fused kernel takes this shape; it saves the B x H x T x T "
-                        "attention matrix per layer";
-  return Attention::kMath;
-}
-
+// key/value heads (a mask: a sliding window shorter than the sequence), so a
+// mask rules flash out and lets the memory-efficient kernel take grouped
+// heads. In fp32 with grouped heads and no mask no fused kernel takes
+// enable_gqa: the math kernel runs (measured on the H200 for every GQA family).
 Attention resolve(const Training& t, const GpuTraits& g, std::string* why) {
   ModelShape m = with_defaults(t.model);
-  if (m.family && t.attention == Attention::kAuto) {
-    Training u = t;
-    u.model = m;
-    return resolve_hf(u, g, why);
-  }
   long long hd = head_dim_of(m);
   bool half = t.precision != Precision::kFp32 || t.fsdp_bf16;
   bool gqa = m.kv_heads != m.heads;
+  bool masked = m.family && m.sliding_window > 0 && t.seq > m.sliding_window;
   if (t.attention != Attention::kAuto) {
     *why = t.attention == Attention::kFused ? "fused kernel (as asked: --attention fused)"
                                             : "math kernel (as asked: --attention math)";
     return t.attention;
   }
-  if (hd % 8 == 0 && half && g.cc_major >= 8 && hd <= 256) {
+  if (hd % 8 == 0 && half && g.cc_major >= 8 && hd <= 256 && !masked) {
     *why = "flash attention (16-bit, head dim " + std::to_string(hd) + "): no T x T matrix";
     return Attention::kFused;
   }
-  if (hd % 8 == 0 && !gqa && (t.precision != Precision::kBf16 || g.cc_major >= 8)) {
-    *why = "memory-efficient attention (head dim " + std::to_string(hd) + "): no T x T matrix";
+  if (hd % 8 == 0 && (!gqa || masked) && (t.precision != Precision::kBf16 || g.cc_major >= 8)) {
+    *why = "memory-efficient attention (head dim " + std::to_string(hd) + ")" +
+           (masked ? ", with the sliding-window mask and key/value heads repeated" : "") +
+           ": no T x T matrix";
     return Attention::kFused;
   }
-  *why = gqa && !half ? "math kernel: fp32 with grouped key/value heads has no fused kernel; it "
-                        "saves the B x H x T x T attention matrix per layer"
+  *why = gqa && !half ? std::string("math kernel: fp32 with grouped key/value heads") +
+                            (m.family ? " (enable_gqa)" : "") +
+                            " has no fused kernel; it saves the B x H x T x T attention matrix per layer"
                       : "math kernel: no fused kernel takes this shape; it saves the B x H x T x T "
                         "attention matrix per layer";
   return Attention::kMath;

@@ -1,11 +1,11 @@
 #include "decide/memory/plan.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "decide/decide.h"
 #include "decide/memory/family.h"
 #include "decide/visible.h"
+#include "model/text.h"
 
 namespace gpuenv::memory {
 namespace {
@@ -20,9 +20,7 @@ double need_of(const Training& t, const GpuTraits& g, bool expandable) {
 }
 
 bool has_expandable_segments(const std::string& conf) {
-  std::string v;
-  for (char c : conf) v += char(std::tolower(static_cast<unsigned char>(c)));
-  return v.find("expandable_segments:true") != std::string::npos;
+  return ascii_lower(conf).find("expandable_segments:true") != std::string::npos;
 }
 
 Training with_batch(Training t, long long b) {

@@ -1,17 +1,8 @@
 #include "decide/memory/presets.h"
 
-#include <algorithm>
-#include <cctype>
+#include "model/text.h"
 
 namespace gpuenv::memory {
-namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-}  // namespace
 
 // Each row is the Hub repository's config.json (huggingface.co/NAME/blob/main/
 // config.json), reduced to the fields plan-memory reads; absent fields take
@@ -107,9 +98,9 @@ const std::vector<Preset>& presets() {
 }
 
 const Preset* find_preset(const std::string& name) {
-  std::string want = lower(name);
+  std::string want = ascii_lower(name);
   for (const auto& p : presets()) {
-    std::string full = lower(p.name), tail = full.substr(full.find('/') + 1);
+    std::string full = ascii_lower(p.name), tail = full.substr(full.find('/') + 1);
     if (want == full || want == tail) return &p;
   }
   return nullptr;
