@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,12 +153,16 @@ TempDirs& temp_dirs() {
 
 }  // namespace
 
+std::string make_temp_dir(const std::string& prefix, mode_t mode) {
+  std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  temp_dirs().dirs.push_back(tmpl);
+  chmod(tmpl.c_str(), mode);
+  return tmpl;
+}
+
 std::string write_temp_file(const std::string& name, const std::string& content) {
-  char tmpl[] = "/tmp/gpuenv-test-XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  if (!dir) throw std::runtime_error("mkdtemp failed");
-  temp_dirs().dirs.push_back(dir);
-  std::string path = std::string(dir) + "/" + name;
+  std::string path = make_temp_dir("gpuenv-test", 0700) + "/" + name;
   std::ofstream(path, std::ios::binary) << content;
   return path;
 }

@@ -1,6 +1,8 @@
 // Runs a program for end-to-end tests and captures what it did.
 #pragma once
 
+#include <sys/types.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -39,6 +41,10 @@ std::map<std::string, std::string> stand_in_env(const std::string& scenario);
 
 /// ProcessOptions with stand_in_env(scenario).
 ProcessOptions stand_ins(const std::string& scenario);
+
+/// A fresh directory /tmp/PREFIX-XXXXXX with `mode`, removed when the test
+/// process exits.
+std::string make_temp_dir(const std::string& prefix, mode_t mode = 0700);
 
 /// Writes a file under a fresh temp dir and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& content);

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "store/store.h"
+#include "process.h"
 
 namespace gpuenv::store {
 namespace {
@@ -19,12 +20,7 @@ namespace fs = std::filesystem;
 
 constexpr uid_t kNobody = 65534;
 
-std::string temp_dir(mode_t mode = 0700) {
-  std::string tmpl = (fs::temp_directory_path() / "gpuenv-private-XXXXXX").string();
-  std::string dir = mkdtemp(tmpl.data());
-  chmod(dir.c_str(), mode);
-  return dir;
-}
+std::string temp_dir(mode_t mode = 0700) { return testing::make_temp_dir("gpuenv-private", mode); }
 
 mode_t mode_of(const std::string& path) {
   struct stat st {};

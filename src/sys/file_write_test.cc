@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "process.h"
+
 namespace gpuenv::sys {
 namespace {
 
@@ -19,12 +21,7 @@ namespace fs = std::filesystem;
 
 constexpr uid_t kNobody = 65534;
 
-std::string temp_dir(mode_t mode = 0755) {
-  std::string tmpl = (fs::temp_directory_path() / "gpuenv-write-XXXXXX").string();
-  std::string dir = mkdtemp(tmpl.data());
-  chmod(dir.c_str(), mode);
-  return dir;
-}
+std::string temp_dir(mode_t mode = 0755) { return testing::make_temp_dir("gpuenv-write", mode); }
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

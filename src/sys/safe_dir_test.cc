@@ -9,6 +9,8 @@
 
 #include <filesystem>
 
+#include "process.h"
+
 namespace gpuenv::sys {
 namespace {
 
@@ -16,12 +18,7 @@ namespace fs = std::filesystem;
 
 constexpr uid_t kNobody = 65534;
 
-std::string temp_dir(mode_t mode = 0700) {
-  std::string tmpl = (fs::temp_directory_path() / "gpuenv-safe-XXXXXX").string();
-  std::string dir = mkdtemp(tmpl.data());
-  chmod(dir.c_str(), mode);
-  return dir;
-}
+std::string temp_dir(mode_t mode = 0700) { return testing::make_temp_dir("gpuenv-safe", mode); }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
