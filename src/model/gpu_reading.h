@@ -31,6 +31,11 @@ struct DeviceReading {
   std::optional<std::uint64_t> row_remap_correctable, row_remap_uncorrectable;
   std::optional<bool> row_remap_pending;
   std::optional<int> nvlink_links_up;
+  // NVML GPM (Hopper and newer, between this round's sample and the last
+  // one), as ratios 0..1; nullopt where GPM is unsupported or not yet two
+  // samples: dcgm-exporter's DCGM_FI_PROF_* fields.
+  std::optional<double> gpm_gr_engine_active, gpm_sm_active, gpm_sm_occupancy, gpm_tensor_active,
+      gpm_fp32_active, gpm_fp16_active, gpm_dram_active;
   friend bool operator==(const DeviceReading&, const DeviceReading&) = default;
 };
 
