@@ -254,6 +254,7 @@ TEST(Cli, RunSaysWhenTheCpuBindingFails) {
     std::vector<std::string> args = {"run", "--machine", file};
     if (std::string(watch) == "--no-watch") args.push_back(watch);
     else o.env["GPUENV_WATCH"] = "1";
+    o.env["GPUENV_CACHE_ROOT"] = testing::make_temp_dir("cli-binding");  // the job's record stays out of $HOME
     for (const char* a : {"--", "echo", "ran"}) args.push_back(a);
     auto r = run_gpuenv(args, o);
     EXPECT_EQ(r.exit_code, 0) << watch << ": " << r.err;
