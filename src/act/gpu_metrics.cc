@@ -86,6 +86,8 @@ const std::vector<Metric>& device_metrics() {
         {"type", "uncorrectable", FIELD(row_remap_uncorrectable)}}},
       {"gpuenv_gpu_row_remap_pending", Type::kGauge, "1 when a row remap waits for a GPU reset",
        {one(FIELD(row_remap_pending))}},
+      {"gpuenv_gpu_row_remap_failed", Type::kGauge, "1 when a row remap failed: no spare rows left",
+       {one(FIELD(row_remap_failure))}},
       {"gpuenv_gpu_nvlink_links_up", Type::kGauge, "NVLink links active",
        {one(FIELD(nvlink_links_up))}},
   };

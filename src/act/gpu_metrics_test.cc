@@ -57,6 +57,7 @@ DeviceReading busy_h200() {
   d.row_remap_correctable = 0;
   d.row_remap_uncorrectable = 1;
   d.row_remap_pending = true;
+  d.row_remap_failure = false;
   d.nvlink_links_up = 18;
   return d;
 }
@@ -108,6 +109,7 @@ TEST(GpuMetrics, EveryReadingOfABusyGpuBecomesItsSeries) {
       with("gpuenv_gpu_row_remap_total", ",type=\"correctable\"", "0"),
       with("gpuenv_gpu_row_remap_total", ",type=\"uncorrectable\"", "1"),
       with("gpuenv_gpu_row_remap_pending", "", "1"),
+      with("gpuenv_gpu_row_remap_failed", "", "0"),
       with("gpuenv_gpu_nvlink_links_up", "", "18"),
       "gpuenv_build_info{version=\"0.1.0\"} 1",
       "gpuenv_exporter_scrape_age_seconds 0",
@@ -250,7 +252,6 @@ TEST(GpuMetrics, DcgmExportersNamesUnitsAndLabels) {
   d.memory_free_bytes = 85716893696 + 5;  // whole MiB, rounded down: 81746
   d.memory_total_bytes = 150754820096;    // 143771 MiB
   d.memory_temperature_c = 52;
-  d.row_remap_failure = false;
   d.xid_last = 79;
   d.xid_events = 2;
   d.gpm_gr_engine_active = 0.97;
