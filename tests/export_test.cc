@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
+#include <memory>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -24,8 +26,9 @@ constexpr const char* kListening = "listening on http://127.0.0.1:";
 // A running `gpuenv export` on a port the kernel picked.
 class Exporter {
  public:
-  explicit Exporter(const std::string& scenario, std::vector<std::string> extra = {})
-      : bg_(argv(extra), stand_in_env(scenario)) {
+  explicit Exporter(const std::string& scenario, std::vector<std::string> extra = {},
+                    const std::string& node_name = "")
+      : bg_(argv(extra), env(scenario, node_name)) {
     ready_ = bg_.wait_for_log(kListening, 15000);
     std::string log = bg_.log();
     std::size_t at = log.find(kListening);
@@ -39,6 +42,11 @@ class Exporter {
   }
 
  private:
+  static std::map<std::string, std::string> env(const std::string& scenario, const std::string& node_name) {
+    std::map<std::string, std::string> e = stand_in_env(scenario);
+    if (!node_name.empty()) e["NODE_NAME"] = node_name;  // dcgm-exporter's Hostname
+    return e;
+  }
   static std::vector<std::string> argv(const std::vector<std::string>& extra) {
     std::vector<std::string> a = {GPUENV_BIN, "export", "--listen", "127.0.0.1:0", "--interval", "0.2"};
     a.insert(a.end(), extra.begin(), extra.end());
@@ -97,6 +105,26 @@ bool has_line(const std::string& text, const std::string& line) {
   return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
 }
 
+// promtool check metrics: exit 0, or 3 (lint) where every complaint is one
+// dcgm-exporter's own names draw (camelCase labels such as UUID and
+// modelName, counters without _total): the format itself is accepted.
+::testing::AssertionResult promtool_accepts(const std::string& body) {
+  ProcessResult r = run_process({"promtool", "check", "metrics"}, {{}, body, 10000});
+  if (r.exit_code == 0) return ::testing::AssertionSuccess();
+  if (r.exit_code != 3)
+    return ::testing::AssertionFailure() << "promtool (Debian's prometheus package; `make deps`) exit "
+                                         << r.exit_code << ": " << r.out << r.err;
+  std::istringstream in(r.out + r.err);
+  for (std::string line; std::getline(in, line);) {
+    bool dcgm_naming = line.rfind("DCGM_FI_", 0) == 0 &&
+                       (line.find("label names should be written in 'snake_case'") != std::string::npos ||
+                        line.find("counter metrics should have \"_total\" suffix") != std::string::npos ||
+                        line.find("metric name should not include type 'counter'") != std::string::npos);
+    if (!line.empty() && !dcgm_naming) return ::testing::AssertionFailure() << "promtool: " << line;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 const std::string kGpu6 =
     "gpu=\"6\",uuid=\"GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d16\",name=\"NVIDIA H200\",pci_bus_id=\"00000000:CB:00.0\"";
 
@@ -132,9 +160,32 @@ TEST(Export, ServesTheScenariosValuesForEightGpus) {
   EXPECT_TRUE(has_line(h.body, "gpuenv_exporter_nvml_errors_total 0"));
   EXPECT_EQ(lines_starting(h.body, "gpuenv_exporter_scrape_age_seconds ").size(), 1u);
 
-  ProcessResult check = run_process({"promtool", "check", "metrics"}, {{}, h.body, 10000});
-  EXPECT_EQ(check.exit_code, 0) << "promtool (Debian's prometheus package; `make deps`): " << check.out
-                                << check.err;
+  EXPECT_TRUE(promtool_accepts(h.body));
+  Exporter own("h200_8_busy", {"--metrics", "gpuenv"});
+  ASSERT_TRUE(own.ready()) << own.process().log();
+  std::string gpuenv_only = curl(own.url("/metrics")).body;
+  ProcessResult check = run_process({"promtool", "check", "metrics"}, {{}, gpuenv_only, 10000});
+  EXPECT_EQ(check.exit_code, 0) << "gpuenv's own names pass promtool's lint too: " << check.out << check.err;
+  EXPECT_EQ(gpuenv_only.find("DCGM_FI_"), std::string::npos);
+}
+
+TEST(Export, DcgmNamesOnlyOrABadSetExitsTwo) {
+  Exporter e("h200_8_busy", {"--metrics=dcgm"}, "gpu-node-7");
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  std::string body = curl(e.url("/metrics")).body;
+  EXPECT_TRUE(lines_starting(body, "gpuenv_gpu_").empty()) << body;
+  EXPECT_TRUE(has_line(body,
+                       "DCGM_FI_DEV_FB_USED{gpu=\"6\",UUID=\"GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d16\","
+                       "pci_bus_id=\"00000000:CB:00.0\",device=\"nvidia6\",modelName=\"NVIDIA H200\","
+                       "Hostname=\"gpu-node-7\",DCGM_FI_DRIVER_VERSION=\"580.95.05\"} 61444"))
+      << body;
+  std::vector<std::string> xid = lines_starting(body, "DCGM_FI_DEV_XID_ERRORS{gpu=\"4\",");
+  ASSERT_EQ(xid.size(), 1u) << body;
+  EXPECT_EQ(xid[0].substr(xid[0].rfind(' ') + 1), "79");  // the scenario's Xid 13, then 79
+  EXPECT_EQ(lines_starting(body, "gpuenv_exporter_nvml_errors_total").size(), 1u);  // always there
+  ProcessResult bad = run_gpuenv({"export", "--metrics", "gpuenv,prom"}, stand_ins("h200"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("prom"), std::string::npos) << bad.err;
 }
 
 TEST(Export, ALostGpuIsZeroWhileTheOthersAreServed) {
@@ -161,7 +212,7 @@ TEST(Export, MigDevicesHaveTheirOwnSeries) {
                        "000000000004\",name=\"NVIDIA A100-SXM4-80GB MIG 2g.20gb\",pci_bus_id=\"00000000:07:00.0\"} "
                        "20937965568"))
       << body;
-  EXPECT_EQ(run_process({"promtool", "check", "metrics"}, {{}, body, 10000}).exit_code, 0);
+  EXPECT_TRUE(promtool_accepts(body));
 }
 
 TEST(Export, PointerPageAndNotFound) {
@@ -314,36 +365,135 @@ TEST(Export, APortInUseOrNoNvmlExitsOne) {
   EXPECT_NE(none.err.find("cannot load NVML"), std::string::npos) << none.err;
 }
 
-// How many series `query` returns from Prometheus' HTTP API, or -1.
+// How many series `query` (PromQL) returns from Prometheus' HTTP API, or -1.
 int series_count(int port, const std::string& query) {
-  Http h = curl("http://127.0.0.1:" + std::to_string(port) + "/api/v1/query?query=" + query);
-  nlohmann::json j = nlohmann::json::parse(h.body, nullptr, false);
-  if (h.status != 200 || j.is_discarded() || j.value("status", "") != "success") return -1;
+  ProcessResult r = run_process({"curl", "-sS", "-G", "--data-urlencode", "query=" + query,
+                                 "http://127.0.0.1:" + std::to_string(port) + "/api/v1/query"},
+                                {{}, "", 10000});
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  if (r.exit_code != 0 || j.is_discarded() || j.value("status", "") != "success") return -1;
   return static_cast<int>(j["data"]["result"].size());
 }
 
-TEST(Export, ARealPrometheusScrapesIt) {
-  ASSERT_EQ(access("/usr/bin/prometheus", X_OK), 0) << "no /usr/bin/prometheus: run `make deps`";
-  Exporter e("h200_8_busy");
-  ASSERT_TRUE(e.ready()) << e.process().log();
-  ScratchDir dir;
-  std::string config = dir.file("prometheus.yml",
-                                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                                "scrape_configs:\n  - job_name: gpuenv\n    static_configs:\n"
-                                "      - targets: ['127.0.0.1:" + std::to_string(e.port()) + "']\n");
-  int port = free_port();
-  Background prom({"/usr/bin/prometheus", "--config.file=" + config, "--storage.tsdb.path=" + dir.path() + "/data",
-                   "--web.listen-address=127.0.0.1:" + std::to_string(port), "--log.level=warn"},
-                  {});
-  int up = -1, busy = -1;
-  for (int waited = 0; waited < 20000 && (up != 8 || busy != 1); waited += 250) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    up = series_count(port, "gpuenv_gpu_up");
-    busy = series_count(port, "gpuenv_gpu_utilization_ratio%3D%3D0.75");  // GPU 7's
+// The values of `label` on the series `match` selects: what Grafana's
+// label_values(match, label) lists.
+std::vector<std::string> label_values(int port, const std::string& match, const std::string& label) {
+  ProcessResult r = run_process({"curl", "-sS", "-G", "--data-urlencode", "match[]=" + match,
+                                 "http://127.0.0.1:" + std::to_string(port) + "/api/v1/label/" + label + "/values"},
+                                {{}, "", 10000});
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  std::vector<std::string> out;
+  if (r.exit_code == 0 && !j.is_discarded() && j.value("status", "") == "success")
+    for (const auto& v : j["data"]) out.push_back(v.get<std::string>());
+  return out;
+}
+
+// A multi-value variable set to All, as Grafana writes it into a regex
+// matcher: "(a|b|c)".
+std::string all_of(const std::vector<std::string>& values) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? "|" : "") + values[i];
+  return out + ")";
+}
+
+// NVIDIA's dcgm-exporter dashboard, every query as written there:
+// https://github.com/NVIDIA/dcgm-exporter/blob/068798b0a1cb23d7764fa30f6f305d322ede87e2/grafana/dcgm-exporter-dashboard.json
+// (gnetId 12239). Its variables: Hostname = label_values(DCGM_FI_DEV_FB_FREE,
+// Hostname), gpu = label_values(DCGM_FI_DEV_FB_FREE{Hostname=~"$Hostname"}, gpu).
+struct DashboardQuery {
+  const char* panel;
+  const char* expr;
+  bool gpm;  // a DCGM_FI_PROF_* panel: NVML GPM's, Hopper and later
+};
+const DashboardQuery kDcgmDashboard[] = {
+    {"GPU Temperature", "max(DCGM_FI_DEV_GPU_TEMP{Hostname=~\"$Hostname\", gpu=~\"$gpu\"}) by (Hostname, gpu, uuid)", false},
+    {"GPU Avg. Temp", "avg(DCGM_FI_DEV_GPU_TEMP{Hostname=~\"$Hostname\", gpu=~\"$gpu\"})", false},
+    {"GPU Power Usage", "max(DCGM_FI_DEV_POWER_USAGE{Hostname=~\"$Hostname\", gpu=~\"$gpu\"}) by (Hostname, gpu, uuid)", false},
+    {"GPU Power Total", "sum(max(DCGM_FI_DEV_POWER_USAGE{Hostname=~\"$Hostname\", gpu=~\"$gpu\"}) by (gpu))", false},
+    {"GPU SM Clocks", "max(DCGM_FI_DEV_SM_CLOCK{Hostname=~\"$Hostname\", gpu=~\"$gpu\"} * 1000000) by (Hostname, UUID, gpu)", false},
+    {"GPU Utilization", "max(DCGM_FI_PROF_GR_ENGINE_ACTIVE{Hostname=~\"$Hostname\", gpu=~\"$gpu\"}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)", true},
+    {"Tensor Core Utilization", "max(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{Hostname=~\"$Hostname\", gpu=~\"$gpu\"}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)", true},
+    {"GPU Framebuffer Mem Used", "max(DCGM_FI_DEV_FB_USED{Hostname=~\"$Hostname\", gpu=~\"$gpu\"}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)", false},
+};
+
+std::string with_variables(std::string expr, const std::string& hostname, const std::string& gpu) {
+  for (auto [var, value] : {std::pair<std::string, std::string>{"$Hostname", hostname}, {"$gpu", gpu}})
+    for (std::size_t at; (at = expr.find(var)) != std::string::npos;) expr.replace(at, var.size(), value);
+  return expr;
+}
+
+// Three stand-in machines (a Hopper, an A100 in MIG mode, one with a lost
+// GPU), each its own exporter, scraped by one real Prometheus.
+class RealPrometheus : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(access("/usr/bin/prometheus", X_OK), 0) << "no /usr/bin/prometheus: run `make deps`";
+    for (const Exporter* e : {&hopper_, &a100_, &lost_}) ASSERT_TRUE(e->ready()) << "an exporter did not start";
+    std::string targets;
+    for (const Exporter* e : {&hopper_, &a100_, &lost_})
+      targets += std::string(targets.empty() ? "" : ", ") + "'127.0.0.1:" + std::to_string(e->port()) + "'";
+    std::string config = dir_.file("prometheus.yml",
+                                   "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                                   "scrape_configs:\n  - job_name: gpuenv\n    static_configs:\n"
+                                   "      - targets: [" + targets + "]\n");
+    port_ = free_port();
+    prom_ = std::make_unique<Background>(
+        std::vector<std::string>{"/usr/bin/prometheus", "--config.file=" + config,
+                                 "--storage.tsdb.path=" + dir_.path() + "/data",
+                                 "--web.listen-address=127.0.0.1:" + std::to_string(port_), "--log.level=warn"},
+        std::map<std::string, std::string>{});
+    int up = -1;
+    for (int waited = 0; waited < 20000 && up != 3; waited += 250) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      up = series_count(port_, "up{job=\"gpuenv\"} == 1");
+    }
+    ASSERT_EQ(up, 3) << "Prometheus did not scrape the three exporters: " << prom_->log();
   }
-  EXPECT_EQ(up, 8) << prom.log();
-  EXPECT_EQ(busy, 1) << prom.log();
-  EXPECT_EQ(series_count(port, "up%7Bjob%3D%22gpuenv%22%7D%3D%3D1"), 1);  // the scrape itself succeeded
+  Exporter hopper_{"h200_8_busy", {}, "hopper-node"};
+  Exporter a100_{"a100_mig_busy", {}, "a100-mig-node"};
+  Exporter lost_{"gpu_lost_busy", {}, "lost-gpu-node"};
+  ScratchDir dir_;
+  int port_ = 0;
+  std::unique_ptr<Background> prom_;
+};
+
+TEST_F(RealPrometheus, ItScrapesGpuenvsOwnSeries) {
+  EXPECT_EQ(series_count(port_, "gpuenv_gpu_up{mig=\"\"}"), 8 + 1 + 3);
+  EXPECT_EQ(series_count(port_, "gpuenv_gpu_up == 0"), 1);  // the lost L4
+  EXPECT_EQ(series_count(port_, "gpuenv_gpu_utilization_ratio == 0.75"), 1);  // the Hopper's GPU 7
+  EXPECT_EQ(series_count(port_, "gpuenv_gpu_xid_last == 79"), 1);
+  for (const Exporter* e : {&hopper_, &a100_, &lost_}) EXPECT_TRUE(promtool_accepts(curl(e->url("/metrics")).body));
+}
+
+TEST_F(RealPrometheus, EveryQueryOfNvidiasDcgmExporterDashboardReturnsSeries) {
+  std::vector<std::string> hosts = label_values(port_, "DCGM_FI_DEV_FB_FREE", "Hostname");
+  EXPECT_EQ(hosts, (std::vector<std::string>{"a100-mig-node", "hopper-node", "lost-gpu-node"}));
+  std::string host = all_of(hosts);
+  std::vector<std::string> gpus = label_values(port_, "DCGM_FI_DEV_FB_FREE{Hostname=~\"" + host + "\"}", "gpu");
+  EXPECT_EQ(gpus, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"}));
+  std::string gpu = all_of(gpus);
+  // The GPM panels need NVML GPM's readings from the stand-in NVML; until it
+  // gives them (the GPM sampler's branch), they are checked only where the
+  // series exist.
+  bool gpm = series_count(port_, "DCGM_FI_PROF_GR_ENGINE_ACTIVE") > 0;
+  for (const DashboardQuery& q : kDcgmDashboard) {
+    if (q.gpm && !gpm) continue;
+    std::string expr = with_variables(q.expr, host, gpu);
+    EXPECT_GT(series_count(port_, expr), 0) << q.panel << ": " << expr;
+  }
+  // Per machine, the series a panel draws: a line per GPU, a lost GPU none,
+  // a MIG GPU its instances beside itself.
+  auto on = [&](const char* node, const DashboardQuery& q) {
+    return series_count(port_, with_variables(q.expr, node, gpu));
+  };
+  const DashboardQuery& temperature = kDcgmDashboard[0];
+  const DashboardQuery& fb_used = kDcgmDashboard[7];
+  EXPECT_EQ(on("hopper-node", temperature), 8);
+  EXPECT_EQ(on("a100-mig-node", temperature), 1);
+  EXPECT_EQ(on("lost-gpu-node", temperature), 2);
+  EXPECT_EQ(on("a100-mig-node", fb_used), 1 + 3);
+  EXPECT_EQ(series_count(port_, "DCGM_FI_DEV_FB_USED{Hostname=\"a100-mig-node\",GPU_I_PROFILE=\"2g.20gb\"}"), 3);
+  if (gpm) EXPECT_EQ(on("hopper-node", kDcgmDashboard[6]), 8);
 }
 
 }  // namespace

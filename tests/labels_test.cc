@@ -84,10 +84,28 @@ TEST(LabelsCli, OnceWritesTheFeatureFileAtomically) {
       {"gpu.compute.major", "9"},  {"gpu.compute.minor", "0"},      {"gpu.family", "hopper"},
       {"mig.capable", "true"},     {"mig.strategy", "none"},        {"tf32", "true"},
       {"bf16", "true"},            {"fp8", "true"},                 {"fp4", "false"},
-      {"torch.wheel", "2.9.1-cu130"}};
+      {"torch.wheel", "2.9.1-cu130"},
+      // GFD's meanings: the driver's version (580.95.05) and the CUDA version (13.0).
+      {"cuda.driver.major", "580"}, {"cuda.driver.minor", "95"},   {"cuda.driver.rev", "05"},
+      {"cuda.runtime.major", "13"}, {"cuda.runtime.minor", "0"},   {"driver.major", "580"}};
   for (const auto& [name, value] : want) EXPECT_EQ(labels[name], value) << name;
-  EXPECT_TRUE(labels.count("driver.major") && labels.count("cuda.driver.major")) << file;
   EXPECT_TRUE(std::regex_match(labels["doctor"], std::regex("ok|warning|error"))) << file;
+}
+
+// GFD's 'single' strategy: the gpu.* labels describe the MIG devices.
+TEST(LabelsCli, AnA100InMigModeIsLabelledAsGfdsSingleStrategy) {
+  ScratchDir dir;
+  ProcessResult r = run_gpuenv({"labels", "--once", "--output", "-", "--cache-root", dir.path() + "/cache"},
+                               stand_ins("a100_mig"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto labels = parse_labels(r.out);
+  EXPECT_EQ(labels["mig.strategy"], "single") << r.out;
+  EXPECT_EQ(labels["gpu.product"], "NVIDIA-A100-SXM4-80GB-MIG-2g.20gb") << r.out;
+  EXPECT_EQ(labels["gpu.count"], "3") << r.out;
+  EXPECT_EQ(labels["gpu.memory"], "19968") << r.out;  // one MIG device's MiB
+  EXPECT_EQ(labels["cuda.driver.major"], "570") << r.out;
+  EXPECT_EQ(labels["cuda.runtime.major"], "12") << r.out;
+  EXPECT_EQ(labels["cuda.runtime.minor"], "8") << r.out;
 }
 
 TEST(LabelsCli, NoGpuGivesAValidFileWithCountZero) {

@@ -86,23 +86,147 @@ const std::vector<Metric>& device_metrics() {
         {"type", "uncorrectable", FIELD(row_remap_uncorrectable)}}},
       {"gpuenv_gpu_row_remap_pending", Type::kGauge, "1 when a row remap waits for a GPU reset",
        {one(FIELD(row_remap_pending))}},
+      {"gpuenv_gpu_row_remap_failed", Type::kGauge, "1 when a row remap failed: no spare rows left",
+       {one(FIELD(row_remap_failure))}},
       {"gpuenv_gpu_nvlink_links_up", Type::kGauge, "NVLink links active",
        {one(FIELD(nvlink_links_up))}},
   };
   return kMetrics;
 }
 
+// GPM's ratios under gpuenv's name: one series per engine.
+std::vector<Series> activity_series() {
+  using Ratio = std::optional<double> DeviceReading::*;
+  static const std::pair<const char*, Ratio> kEngines[] = {
+      {"graphics", &DeviceReading::gpm_gr_engine_active}, {"sm", &DeviceReading::gpm_sm_active},
+      {"sm_occupancy", &DeviceReading::gpm_sm_occupancy},   {"tensor", &DeviceReading::gpm_tensor_active},
+      {"fp32", &DeviceReading::gpm_fp32_active},            {"fp16", &DeviceReading::gpm_fp16_active},
+      {"dram", &DeviceReading::gpm_dram_active}};
+  std::vector<Series> out;
+  for (const auto& [engine, field] : kEngines)
+    out.push_back({"engine", engine, [f = field](const DeviceReading& d) { return d.*f; }});
+  return out;
+}
+
+const std::vector<Metric>& xid_metrics() {
+  static const std::vector<Metric> kMetrics = {
+      {"gpuenv_gpu_xid_last", Type::kGauge,
+       "The last Xid error the GPU raised since the exporter started; 0 none (NVML events)",
+       {one(FIELD(xid_last))}},
+      {"gpuenv_gpu_xid_events_total", Type::kCounter, "Xid errors the GPU raised since the exporter started",
+       {one(FIELD(xid_events))}},
+      {"gpuenv_gpu_activity_ratio", Type::kGauge,
+       "Fraction of the last interval the engine was busy (NVML GPM, Hopper and later)", activity_series()},
+  };
+  return kMetrics;
+}
+
+// dcgm-exporter's fields (etc/default-counters.csv of NVIDIA/dcgm-exporter
+// and DCGM's field list), in its units. whole_gpu: a MIG device has no
+// series of it (its GPU's is the one).
+struct DcgmMetric {
+  const char* name;
+  Type type;
+  const char* help;
+  Getter get;
+  bool whole_gpu = true;
+};
+
+std::optional<double> times(std::optional<double> v, double k) {
+  if (!v) return std::nullopt;
+  return *v * k;
+}
+
+std::optional<double> mib(const std::optional<std::uint64_t>& bytes) {
+  if (!bytes) return std::nullopt;
+  return static_cast<double>(*bytes >> 20);
+}
+
+std::optional<double> mhz(const std::optional<std::uint64_t>& hz) {
+  if (!hz) return std::nullopt;
+  return static_cast<double>(*hz / 1000000);
+}
+
+#define RATIO(f) [](const DeviceReading& d) { return d.f; }
+
+const std::vector<DcgmMetric>& dcgm_metrics() {
+  static const std::vector<DcgmMetric> kMetrics = {
+      {"DCGM_FI_DEV_SM_CLOCK", Type::kGauge, "SM clock frequency (in MHz).",
+       [](const DeviceReading& d) { return mhz(d.sm_clock_hz); }},
+      {"DCGM_FI_DEV_MEM_CLOCK", Type::kGauge, "Memory clock frequency (in MHz).",
+       [](const DeviceReading& d) { return mhz(d.memory_clock_hz); }},
+      {"DCGM_FI_DEV_MEMORY_TEMP", Type::kGauge, "Memory temperature (in C).", FIELD(memory_temperature_c)},
+      {"DCGM_FI_DEV_GPU_TEMP", Type::kGauge, "GPU temperature (in C).", FIELD(temperature_c)},
+      {"DCGM_FI_DEV_POWER_USAGE", Type::kGauge, "Power draw (in W).", FIELD(power_watts)},
+      {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", Type::kCounter, "Total energy consumption since boot (in mJ).",
+       [](const DeviceReading& d) { return times(d.energy_joules, 1000); }},
+      {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", Type::kCounter, "Total number of PCIe retries.",
+       FIELD(pcie_replay_errors)},
+      {"DCGM_FI_DEV_GPU_UTIL", Type::kGauge, "GPU utilization (in %).",
+       [](const DeviceReading& d) { return times(d.utilization_ratio, 100); }},
+      {"DCGM_FI_DEV_MEM_COPY_UTIL", Type::kGauge, "Memory utilization (in %).",
+       [](const DeviceReading& d) { return times(d.memory_utilization_ratio, 100); }},
+      {"DCGM_FI_DEV_XID_ERRORS", Type::kGauge, "Value of the last XID error encountered.", FIELD(xid_last)},
+      {"DCGM_FI_DEV_FB_FREE", Type::kGauge, "Framebuffer memory free (in MiB).",
+       [](const DeviceReading& d) { return mib(d.memory_free_bytes); }, false},
+      {"DCGM_FI_DEV_FB_USED", Type::kGauge, "Framebuffer memory used (in MiB).",
+       [](const DeviceReading& d) { return mib(d.memory_used_bytes); }, false},
+      {"DCGM_FI_DEV_FB_TOTAL", Type::kGauge, "Framebuffer memory total (in MiB).",
+       [](const DeviceReading& d) { return mib(d.memory_total_bytes); }, false},
+      {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", Type::kCounter, "Total number of single-bit volatile ECC errors.",
+       FIELD(ecc_corrected)},
+      {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", Type::kCounter, "Total number of double-bit volatile ECC errors.",
+       FIELD(ecc_uncorrected)},
+      {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", Type::kCounter,
+       "Number of remapped rows for uncorrectable errors", FIELD(row_remap_uncorrectable)},
+      {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", Type::kCounter, "Number of remapped rows for correctable errors",
+       FIELD(row_remap_correctable)},
+      {"DCGM_FI_DEV_ROW_REMAP_FAILURE", Type::kGauge, "Whether remapping of rows has failed",
+       FIELD(row_remap_failure)},
+      {"DCGM_FI_DEV_ROW_REMAP_PENDING", Type::kGauge, "Whether a row remapping waits for a GPU reset",
+       FIELD(row_remap_pending)},
+      {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", Type::kGauge,
+       "Current clock event reasons (bitmask of nvmlClocksEventReasons)", FIELD(clock_events)},
+      {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", Type::kGauge, "Ratio of time the graphics engine is active.",
+       RATIO(gpm_gr_engine_active), false},
+      {"DCGM_FI_PROF_SM_ACTIVE", Type::kGauge,
+       "The ratio of cycles an SM has at least 1 warp assigned.", RATIO(gpm_sm_active), false},
+      {"DCGM_FI_PROF_SM_OCCUPANCY", Type::kGauge,
+       "The ratio of number of warps resident on an SM.", RATIO(gpm_sm_occupancy), false},
+      {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", Type::kGauge,
+       "Ratio of cycles the tensor (HMMA) pipe is active.", RATIO(gpm_tensor_active), false},
+      {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", Type::kGauge, "Ratio of cycles the fp32 pipes are active.",
+       RATIO(gpm_fp32_active), false},
+      {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", Type::kGauge, "Ratio of cycles the fp16 pipes are active.",
+       RATIO(gpm_fp16_active), false},
+      {"DCGM_FI_PROF_DRAM_ACTIVE", Type::kGauge, "Ratio of cycles the device memory interface is active.",
+       RATIO(gpm_dram_active), false},
+  };
+  return kMetrics;
+}
+
+#undef RATIO
 #undef FIELD
 
-Family device_family(const Metric& m, const std::vector<DeviceReading>& devices) {
+Family device_family(const Metric& m, const std::vector<DeviceReading>& devices,
+                     const std::vector<prometheus::Labels>& labels) {
   Family f{m.name, m.type, m.help, {}};
-  for (const DeviceReading& d : devices)
+  for (std::size_t i = 0; i < devices.size(); ++i)
     for (const Series& s : m.series)
-      if (std::optional<double> v = s.get(d)) {
-        prometheus::Labels labels = device_labels(d);
-        if (!s.label.empty()) labels.emplace_back(s.label, s.label_value);
-        f.samples.push_back({std::move(labels), *v});
+      if (std::optional<double> v = s.get(devices[i])) {
+        prometheus::Labels l = labels[i];
+        if (!s.label.empty()) l.emplace_back(s.label, s.label_value);
+        f.samples.push_back({std::move(l), *v});
       }
+  return f;
+}
+
+Family dcgm_family(const DcgmMetric& m, const std::vector<DeviceReading>& devices,
+                   const std::vector<prometheus::Labels>& labels) {
+  Family f{m.name, m.type, m.help, {}};
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    if (!(m.whole_gpu && devices[i].mig))
+      if (std::optional<double> v = m.get(devices[i])) f.samples.push_back({labels[i], *v});
   return f;
 }
 
@@ -113,7 +237,43 @@ Family plan_family(const ExporterInfo& info) {
   return f;
 }
 
+// The whole GPU a MIG device belongs to (it comes before its MIG devices).
+const DeviceReading* parent_of(const DeviceReading& d, const std::vector<DeviceReading>& devices) {
+  for (const DeviceReading& g : devices)
+    if (g.gpu == d.gpu && !g.mig) return &g;
+  return nullptr;
+}
+
+void gpuenv_families(const Readings& r, std::vector<Family>* out) {
+  std::vector<prometheus::Labels> labels;
+  for (const DeviceReading& d : r.devices) labels.push_back(device_labels(d));
+  for (const Metric& m : device_metrics()) out->push_back(device_family(m, r.devices, labels));
+  for (const Metric& m : xid_metrics()) out->push_back(device_family(m, r.devices, labels));
+}
+
+void dcgm_families(const Readings& r, const ExporterInfo& info, std::vector<Family>* out) {
+  std::vector<prometheus::Labels> labels;
+  for (const DeviceReading& d : r.devices)
+    labels.push_back(dcgm_labels(d, parent_of(d, r.devices), info.hostname, r.driver_version));
+  for (const DcgmMetric& m : dcgm_metrics()) out->push_back(dcgm_family(m, r.devices, labels));
+}
+
 }  // namespace
+
+prometheus::Labels dcgm_labels(const DeviceReading& d, const DeviceReading* parent, const std::string& hostname,
+                               const std::optional<std::string>& driver_version) {
+  const DeviceReading& gpu = parent ? *parent : d;
+  prometheus::Labels l{{"gpu", std::to_string(d.gpu)}};
+  if (gpu.uuid) l.emplace_back("UUID", *gpu.uuid);
+  if (gpu.pci_bus_id) l.emplace_back("pci_bus_id", *gpu.pci_bus_id);
+  if (gpu.minor_number) l.emplace_back("device", "nvidia" + std::to_string(*gpu.minor_number));
+  if (gpu.name) l.emplace_back("modelName", *gpu.name);
+  if (d.mig && d.mig_profile) l.emplace_back("GPU_I_PROFILE", *d.mig_profile);
+  if (d.mig && d.gpu_instance_id) l.emplace_back("GPU_I_ID", std::to_string(*d.gpu_instance_id));
+  if (!hostname.empty()) l.emplace_back("Hostname", hostname);
+  if (driver_version) l.emplace_back("DCGM_FI_DRIVER_VERSION", *driver_version);
+  return l;
+}
 
 prometheus::Labels device_labels(const DeviceReading& d) {
   prometheus::Labels l{{"gpu", std::to_string(d.gpu)}};
@@ -126,7 +286,8 @@ prometheus::Labels device_labels(const DeviceReading& d) {
 
 std::vector<Family> gpu_metric_families(const Readings& r, const ExporterInfo& info, double now) {
   std::vector<Family> out;
-  for (const Metric& m : device_metrics()) out.push_back(device_family(m, r.devices));
+  if (info.gpuenv_names) gpuenv_families(r, &out);
+  if (info.dcgm_names) dcgm_families(r, info, &out);
   out.push_back(plan_family(info));
   out.push_back({"gpuenv_build_info", Type::kGauge, "The gpuenv serving these metrics (1)",
                  {{{{"version", info.version}}, 1}}});

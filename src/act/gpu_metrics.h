@@ -3,6 +3,7 @@
 // docs/metrics.md; a value NVML did not give has no series.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,9 @@
 
 namespace gpuenv {
 
-/// The families, in docs/metrics.md's order. `now` is the steady clock in
+/// The families, in docs/metrics.md's order: gpuenv's own names, then
+/// dcgm-exporter's (info.gpuenv_names, info.dcgm_names choose), then the
+/// exporter's own series, which are always there. `now` is the steady clock in
 /// seconds: gpuenv_exporter_scrape_age_seconds is now - r.sampled_at.
 std::vector<prometheus::Family> gpu_metric_families(const Readings& r, const ExporterInfo& info,
                                                     double now);
@@ -22,5 +25,12 @@ std::string render_gpu_metrics(const Readings& r, const ExporterInfo& info, doub
 /// The labels of a device's series: gpu, mig (MIG devices), uuid, name,
 /// pci_bus_id; those NVML did not give are left out.
 prometheus::Labels device_labels(const DeviceReading& d);
+
+/// dcgm-exporter's labels of a device's DCGM_FI_* series: gpu, UUID,
+/// pci_bus_id, device (nvidiaN), modelName, GPU_I_PROFILE and GPU_I_ID (MIG
+/// devices), Hostname, DCGM_FI_DRIVER_VERSION. A MIG device has its GPU's
+/// (`parent`'s) UUID, address, device and model, as dcgm-exporter gives.
+prometheus::Labels dcgm_labels(const DeviceReading& d, const DeviceReading* parent, const std::string& hostname,
+                               const std::optional<std::string>& driver_version);
 
 }  // namespace gpuenv

@@ -57,8 +57,17 @@ DeviceReading busy_h200() {
   d.row_remap_correctable = 0;
   d.row_remap_uncorrectable = 1;
   d.row_remap_pending = true;
+  d.row_remap_failure = false;
   d.nvlink_links_up = 18;
   return d;
+}
+
+// gpuenv's names only: what the tests of gpuenv's series read.
+ExporterInfo gpuenv_only(const char* version = "0.1.0") {
+  ExporterInfo info;
+  info.version = version;
+  info.dcgm_names = false;
+  return info;
 }
 
 const char* kLabels = "gpu=\"0\",uuid=\"GPU-0\",name=\"NVIDIA H200\",pci_bus_id=\"00000000:19:00.0\"";
@@ -100,12 +109,13 @@ TEST(GpuMetrics, EveryReadingOfABusyGpuBecomesItsSeries) {
       with("gpuenv_gpu_row_remap_total", ",type=\"correctable\"", "0"),
       with("gpuenv_gpu_row_remap_total", ",type=\"uncorrectable\"", "1"),
       with("gpuenv_gpu_row_remap_pending", "", "1"),
+      with("gpuenv_gpu_row_remap_failed", "", "0"),
       with("gpuenv_gpu_nvlink_links_up", "", "18"),
       "gpuenv_build_info{version=\"0.1.0\"} 1",
       "gpuenv_exporter_scrape_age_seconds 0",
       "gpuenv_exporter_nvml_errors_total 0",
   };
-  EXPECT_EQ(sample_lines(render_gpu_metrics(r, {"0.1.0", {}}, 0)), want);
+  EXPECT_EQ(sample_lines(render_gpu_metrics(r, gpuenv_only(), 0)), want);
 }
 
 // Rows: the devices of one round, and the device series expected, both
@@ -163,7 +173,7 @@ TEST(GpuMetrics, Table) {
   for (const Row& row : rows) {
     Readings r;
     r.devices = row.devices;
-    EXPECT_EQ(device_lines(render_gpu_metrics(r, {"0.1.0", {}}, 0)), row.want) << row.description;
+    EXPECT_EQ(device_lines(render_gpu_metrics(r, gpuenv_only(), 0)), row.want) << row.description;
   }
 }
 
@@ -185,7 +195,8 @@ TEST(GpuMetrics, PlanBuildAgeAndErrors) {
   Readings r;
   r.sampled_at = 100;
   r.nvml_errors_total = 7;
-  ExporterInfo info{"0.1.0", {{"NCCL_P2P_LEVEL", "NVL"}, {"TORCH_CUDA_ARCH_LIST", "9.0 \"x\""}}};
+  ExporterInfo info = gpuenv_only();
+  info.plan = {{"NCCL_P2P_LEVEL", "NVL"}, {"TORCH_CUDA_ARCH_LIST", "9.0 \"x\""}};
   std::string text = render_gpu_metrics(r, info, 102.5);
   EXPECT_EQ(lines_of(text, "gpuenv_plan_info"),
             (std::vector<std::string>{"gpuenv_plan_info{setting=\"NCCL_P2P_LEVEL\",value=\"NVL\"} 1",
@@ -207,6 +218,166 @@ TEST(GpuMetrics, CountersAreTypedCounterAndNamedTotal) {
                         "gpuenv_gpu_ecc_errors_total", "gpuenv_gpu_row_remap_total"})
     EXPECT_NE(text.find(std::string("# TYPE ") + c + " counter\n"), std::string::npos) << c;
   EXPECT_NE(text.find("# TYPE gpuenv_gpu_up gauge\n"), std::string::npos);
+}
+
+// ---- dcgm-exporter's names ----
+
+ExporterInfo dcgm_only() {
+  ExporterInfo info;
+  info.version = "0.1.0";
+  info.gpuenv_names = false;
+  info.hostname = "node-a";
+  return info;
+}
+
+std::vector<std::string> dcgm_lines(const std::string& text) {
+  std::vector<std::string> out;
+  for (const std::string& l : sample_lines(text))
+    if (l.rfind("DCGM_FI_", 0) == 0) out.push_back(l);
+  return out;
+}
+
+const char* kDcgmLabels =
+    "gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:19:00.0\",device=\"nvidia3\",modelName=\"NVIDIA H200\","
+    "Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"580.95.05\"";
+
+std::string dcgm(const char* name, const char* value) {
+  return std::string(name) + "{" + kDcgmLabels + "} " + value;
+}
+
+TEST(GpuMetrics, DcgmExportersNamesUnitsAndLabels) {
+  DeviceReading d = busy_h200();
+  d.minor_number = 3;
+  d.memory_used_bytes = 64428703744;     // 61444 MiB
+  d.memory_free_bytes = 85716893696 + 5;  // whole MiB, rounded down: 81746
+  d.memory_total_bytes = 150754820096;    // 143771 MiB
+  d.memory_temperature_c = 52;
+  d.xid_last = 79;
+  d.xid_events = 2;
+  d.gpm_gr_engine_active = 0.97;
+  d.gpm_sm_active = 0.9;
+  d.gpm_sm_occupancy = 0.25;
+  d.gpm_tensor_active = 0.94;
+  d.gpm_fp32_active = 0.01;
+  d.gpm_fp16_active = 0;
+  d.gpm_dram_active = 0.5;
+  Readings r;
+  r.devices = {d};
+  r.driver_version = "580.95.05";
+  std::vector<std::string> want = {
+      dcgm("DCGM_FI_DEV_SM_CLOCK", "1980"),
+      dcgm("DCGM_FI_DEV_MEM_CLOCK", "3201"),
+      dcgm("DCGM_FI_DEV_MEMORY_TEMP", "52"),
+      dcgm("DCGM_FI_DEV_GPU_TEMP", "61"),
+      dcgm("DCGM_FI_DEV_POWER_USAGE", "325.375"),
+      dcgm("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "1000250"),
+      dcgm("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "2"),
+      dcgm("DCGM_FI_DEV_GPU_UTIL", "75"),
+      dcgm("DCGM_FI_DEV_MEM_COPY_UTIL", "40"),
+      dcgm("DCGM_FI_DEV_XID_ERRORS", "79"),
+      dcgm("DCGM_FI_DEV_FB_FREE", "81746"),
+      dcgm("DCGM_FI_DEV_FB_USED", "61444"),
+      dcgm("DCGM_FI_DEV_FB_TOTAL", "143771"),
+      dcgm("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "3"),
+      dcgm("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "0"),
+      dcgm("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "1"),
+      dcgm("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "0"),
+      dcgm("DCGM_FI_DEV_ROW_REMAP_FAILURE", "0"),
+      dcgm("DCGM_FI_DEV_ROW_REMAP_PENDING", "1"),
+      dcgm("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "4"),
+      dcgm("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "0.97"),
+      dcgm("DCGM_FI_PROF_SM_ACTIVE", "0.9"),
+      dcgm("DCGM_FI_PROF_SM_OCCUPANCY", "0.25"),
+      dcgm("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "0.94"),
+      dcgm("DCGM_FI_PROF_PIPE_FP32_ACTIVE", "0.01"),
+      dcgm("DCGM_FI_PROF_PIPE_FP16_ACTIVE", "0"),
+      dcgm("DCGM_FI_PROF_DRAM_ACTIVE", "0.5"),
+  };
+  std::string text = render_gpu_metrics(r, dcgm_only(), 0);
+  EXPECT_EQ(dcgm_lines(text), want);
+  EXPECT_TRUE(device_lines(text).empty()) << "gpuenv's names were not asked for";
+  for (const char* c : {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+                        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"})
+    EXPECT_NE(text.find(std::string("# TYPE ") + c + " counter\n"), std::string::npos) << c;
+  EXPECT_NE(text.find("# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n"), std::string::npos);
+}
+
+TEST(GpuMetrics, GpmRatiosAreAbsentNotZeroWhenUnsupported) {
+  Readings r;
+  r.devices = {busy_h200()};  // no GPM (an Ampere, or GPM not yet two samples)
+  std::string text = render_gpu_metrics(r, {}, 0);
+  EXPECT_EQ(text.find("DCGM_FI_PROF_"), std::string::npos) << text;
+  EXPECT_EQ(text.find("gpuenv_gpu_activity_ratio"), std::string::npos) << text;
+  r.devices[0].gpm_tensor_active = 0;  // only this one answered
+  text = render_gpu_metrics(r, {}, 0);
+  EXPECT_EQ(lines_of(text, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE").size(), 1u);
+  EXPECT_EQ(lines_of(text, "DCGM_FI_PROF_SM_ACTIVE").size(), 0u);
+  EXPECT_EQ(lines_of(text, "gpuenv_gpu_activity_ratio"),
+            std::vector<std::string>{with("gpuenv_gpu_activity_ratio", ",engine=\"tensor\"", "0")});
+}
+
+TEST(GpuMetrics, AMigDeviceHasItsGpusIdentityAndItsInstance) {
+  DeviceReading gpu = h200(0);
+  gpu.name = "NVIDIA A100-SXM4-80GB";
+  gpu.minor_number = 0;
+  gpu.temperature_c = 40;
+  gpu.memory_used_bytes = 0;
+  DeviceReading mig;
+  mig.gpu = 0;
+  mig.mig = 1;
+  mig.uuid = "MIG-a";
+  mig.name = "NVIDIA A100-SXM4-80GB MIG 2g.20gb";
+  mig.mig_profile = "2g.20gb";
+  mig.gpu_instance_id = 4;
+  mig.minor_number = 0;
+  mig.up = true;
+  mig.memory_used_bytes = 20971520;
+  mig.temperature_c = 40;     // NVML does not give one, but were it there: still the GPU's only
+  mig.gpm_sm_active = 0.5;
+  Readings r;
+  r.devices = {gpu, mig};
+  const std::string g = "gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:19:00.0\",device=\"nvidia0\","
+                        "modelName=\"NVIDIA A100-SXM4-80GB\",";
+  EXPECT_EQ(dcgm_lines(render_gpu_metrics(r, dcgm_only(), 0)),
+            (std::vector<std::string>{
+                "DCGM_FI_DEV_GPU_TEMP{" + g + "Hostname=\"node-a\"} 40",
+                "DCGM_FI_DEV_FB_USED{" + g + "Hostname=\"node-a\"} 0",
+                "DCGM_FI_DEV_FB_USED{" + g + "GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"4\",Hostname=\"node-a\"} 20",
+                "DCGM_FI_PROF_SM_ACTIVE{" + g + "GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"4\",Hostname=\"node-a\"} 0.5",
+            }));
+}
+
+TEST(GpuMetrics, ALostGpuHasNoDcgmSeriesAndXidIsOnlyWhereWatched) {
+  DeviceReading lost = h200(1);
+  lost.up = false;
+  DeviceReading unwatched = busy_h200();  // xid_last nullopt: events not supported
+  Readings r;
+  r.devices = {unwatched, lost};
+  std::string text = render_gpu_metrics(r, {}, 0);
+  EXPECT_EQ(text.find("DCGM_FI_DEV_XID_ERRORS"), std::string::npos);
+  EXPECT_EQ(text.find("gpuenv_gpu_xid_"), std::string::npos);
+  for (const std::string& l : dcgm_lines(text)) EXPECT_EQ(l.find("gpu=\"1\""), std::string::npos) << l;
+  r.devices[0].xid_last = 0;  // watched, none yet: 0, as dcgm-exporter
+  r.devices[0].xid_events = 0;
+  text = render_gpu_metrics(r, {}, 0);
+  EXPECT_EQ(lines_of(text, "DCGM_FI_DEV_XID_ERRORS").size(), 1u);
+  EXPECT_EQ(lines_of(text, "gpuenv_gpu_xid_events_total"),
+            std::vector<std::string>{with("gpuenv_gpu_xid_events_total", "", "0")});
+}
+
+TEST(GpuMetrics, BothSetsByDefaultAndTheExportersOwnSeriesAlways) {
+  Readings r;
+  r.devices = {busy_h200()};
+  ExporterInfo both;
+  std::string text = render_gpu_metrics(r, both, 0);
+  EXPECT_FALSE(device_lines(text).empty());
+  EXPECT_FALSE(dcgm_lines(text).empty());
+  ExporterInfo neither;
+  neither.gpuenv_names = neither.dcgm_names = false;
+  text = render_gpu_metrics(r, neither, 0);
+  EXPECT_TRUE(device_lines(text).empty());
+  EXPECT_TRUE(dcgm_lines(text).empty());
+  EXPECT_EQ(lines_of(text, "gpuenv_exporter_nvml_errors_total").size(), 1u);
 }
 
 }  // namespace

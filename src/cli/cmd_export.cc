@@ -2,7 +2,9 @@
 // every --interval into a cache; /metrics renders the newest round, so a
 // scrape never waits on NVML. SIGTERM and SIGINT end it with status 0.
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -24,7 +26,17 @@ namespace {
 struct ExportFlags {
   std::string listen = "127.0.0.1:9400";  // dcgm-exporter's port, on loopback only
   double interval_s = 5;
+  std::vector<std::string> metrics = {"gpuenv", "dcgm"};  // the name sets to serve
 };
+
+// dcgm-exporter's Hostname: the node's name in Kubernetes ($NODE_NAME, as
+// its DaemonSet sets it), else the host's.
+std::string exporter_hostname() {
+  if (const char* node = std::getenv("NODE_NAME"); node && *node) return node;
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
 
 constexpr const char* kIndexPage =
     "<!DOCTYPE html>\n<html><head><title>gpuenv exporter</title></head>\n"
@@ -35,6 +47,7 @@ bool exporter_info(Context* ctx, ExporterInfo* info) {
   Machine m;
   if (!ctx->load_machine(&m)) return false;
   info->version = GPUENV_VERSION;
+  info->hostname = exporter_hostname();
   for (const Setting& s : decide(m, ctx->plan_options(m)).settings) info->plan.emplace_back(s.name, s.value);
   return true;
 }
@@ -109,6 +122,8 @@ int run_export(Context* ctx, const ExportFlags& f) {
   }
   ExporterInfo info;
   if (!exporter_info(ctx, &info)) return kExitBadInput;
+  info.gpuenv_names = std::find(f.metrics.begin(), f.metrics.end(), "gpuenv") != f.metrics.end();
+  info.dcgm_names = std::find(f.metrics.begin(), f.metrics.end(), "dcgm") != f.metrics.end();
   NvmlSampler sampler;
   Problem p;
   auto interval = std::chrono::milliseconds(std::lround(f.interval_s * 1000));
@@ -141,6 +156,12 @@ std::function<int()> setup_export(CLI::App* sub, Context* ctx) {
       ->check(finite_seconds())
       ->check(CLI::Range(0.1, 3600.0))
       ->option_text("SECONDS");
+  sub->add_option("--metrics", f->metrics,
+                  "Name sets to serve, comma-separated: gpuenv (gpuenv_gpu_*), dcgm (dcgm-exporter's DCGM_FI_*); "
+                  "default both")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"gpuenv", "dcgm"}))
+      ->option_text("gpuenv,dcgm");
   sub->footer(
       "Serves /metrics (Prometheus text format) until SIGTERM or SIGINT; SIGHUP is logged and ignored. "
       "Exit status: 0 ended by a "

@@ -36,21 +36,58 @@ void gpu_labels(const Gpu& g, Labels* l) {
   (*l)["gpu.family"] = a ? label_value(ascii_lower(a->family)) : "unknown";
 }
 
-// "580.95.05" -> driver.major=580, driver.minor=95, driver.rev=05.
+// "580.95.05" -> driver.major=580, driver.minor=95, driver.rev=05, and the
+// same under GFD's names for the driver's version: cuda.driver.major/minor/rev.
+// The CUDA version the driver supports (13000) is GFD's cuda.runtime.major=13,
+// cuda.runtime.minor=0.
 void driver_labels(const Nvidia& n, Labels* l) {
   if (n.driver_version) {
-    const char* names[] = {"driver.major", "driver.minor", "driver.rev"};
+    const char* names[] = {"major", "minor", "rev"};
     std::string v = *n.driver_version;
     for (std::size_t i = 0, start = 0; i < 3 && start <= v.size(); ++i) {
       std::size_t dot = std::min(v.find('.', start), v.size());
       std::string part = label_value(v.substr(start, dot - start));
-      if (!part.empty()) (*l)[names[i]] = part;
+      if (!part.empty()) (*l)[std::string("driver.") + names[i]] = (*l)[std::string("cuda.driver.") + names[i]] = part;
       start = dot + 1;
     }
   }
   if (n.cuda_driver_version) {
-    (*l)["cuda.driver.major"] = std::to_string(*n.cuda_driver_version / 1000);
-    (*l)["cuda.driver.minor"] = std::to_string(*n.cuda_driver_version % 1000 / 10);
+    (*l)["cuda.runtime.major"] = std::to_string(*n.cuda_driver_version / 1000);
+    (*l)["cuda.runtime.minor"] = std::to_string(*n.cuda_driver_version % 1000 / 10);
+  }
+}
+
+// "NVIDIA A100-SXM4-80GB MIG 2g.20gb" -> "2g.20gb".
+std::string mig_profile(const MigDevice& d) {
+  std::string name = d.name.value_or("");
+  std::size_t at = name.rfind(" MIG ");
+  return at == std::string::npos ? "" : name.substr(at + 5);
+}
+
+std::string mib(const std::optional<std::uint64_t>& bytes) { return bytes ? std::to_string(*bytes >> 20) : ""; }
+
+// GFD's labels of the MIG devices. single: gpu.product gains "-MIG-" and the
+// profile, gpu.count counts MIG devices, gpu.memory is one's. mixed:
+// mig-<profile>.count and mig-<profile>.memory for each profile.
+void mig_device_labels(const std::vector<const Gpu*>& gpus, bool single, Labels* l) {
+  std::map<std::string, std::pair<int, std::string>> profiles;  // profile -> count, MiB
+  for (const Gpu* g : gpus)
+    for (const MigDevice& d : g->mig_devices) {
+      auto& [count, memory] = profiles[mig_profile(d)];
+      ++count;
+      memory = mib(d.memory_total_bytes);
+    }
+  profiles.erase("");
+  if (single && profiles.size() == 1) {
+    const auto& [profile, seen] = *profiles.begin();
+    (*l)["gpu.product"] = label_value((*l)["gpu.product"] + "-MIG-" + profile);
+    (*l)["gpu.count"] = std::to_string(seen.first);
+    (*l)["gpu.memory"] = seen.second;
+    return;
+  }
+  for (const auto& [profile, seen] : profiles) {
+    (*l)["mig-" + label_value(profile) + ".count"] = std::to_string(seen.first);
+    (*l)["mig-" + label_value(profile) + ".memory"] = seen.second;
   }
 }
 
@@ -70,6 +107,7 @@ void mig_labels(const std::vector<const Gpu*>& gpus, Labels* l) {
   bool one_profile = std::unique(profiles.begin(), profiles.end()) - profiles.begin() <= 1;
   (*l)["mig.capable"] = capable ? "true" : "false";
   (*l)["mig.strategy"] = !any ? "none" : all && one_profile ? "single" : "mixed";
+  if (any) mig_device_labels(gpus, all && one_profile, l);
 }
 
 // A format is "true" only when every GPU's tensor cores multiply it; left

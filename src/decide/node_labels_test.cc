@@ -53,8 +53,19 @@ Machine one_lost() {
   return m;
 }
 
-const Labels kDriver580 = {{"driver.major", "580"}, {"driver.minor", "95"}, {"driver.rev", "05"},
-                           {"cuda.driver.major", "13"}, {"cuda.driver.minor", "0"}};
+// GFD's meanings: cuda.driver.* is the driver's version, cuda.runtime.* the
+// CUDA version it supports; driver.* is gpuenv's own spelling of the first.
+const Labels kDriver580 = {{"driver.major", "580"},      {"driver.minor", "95"},      {"driver.rev", "05"},
+                           {"cuda.driver.major", "580"}, {"cuda.driver.minor", "95"}, {"cuda.driver.rev", "05"},
+                           {"cuda.runtime.major", "13"}, {"cuda.runtime.minor", "0"}};
+
+// Two A100s in MIG mode, with different profiles: GFD's mixed strategy.
+Machine a100_mixed() {
+  Machine m = testing::MachineBuilder().cpus(1, 32).gpus(testing::models::a100_80gb(), 2)
+                  .with_mig(0, 3, "2g.20gb", 19968ull << 20)
+                  .with_mig(1, 1, "7g.80gb", 81152ull << 20);
+  return m;
+}
 
 Labels with(Labels base, const Labels& more) {
   for (const auto& [k, v] : more) base[k] = v;
@@ -107,15 +118,34 @@ TEST(NodeLabels, WholeMapPerMachine) {
                          {"fp8", "false"},
                          {"fp4", "false"},
                          {"torch.wheel", "2.9.1-cu130"}})},
-      {"A100 in MIG mode with one profile: single", a100_mig(), std::nullopt,
-       with(kDriver580, {{"gpu.count", "1"},
+      {"A100 in MIG mode with one profile: single, and the gpu.* labels are the MIG devices', as GFD's",
+       a100_mig(), std::nullopt,
+       with(kDriver580, {{"gpu.count", "3"},
+                         {"gpu.product", "NVIDIA-A100-SXM4-80GB-MIG-2g.20gb"},
+                         {"gpu.memory", "19968"},
+                         {"gpu.compute.major", "8"},
+                         {"gpu.compute.minor", "0"},
+                         {"gpu.family", "ampere"},
+                         {"mig.capable", "true"},
+                         {"mig.strategy", "single"},
+                         {"tf32", "true"},
+                         {"bf16", "true"},
+                         {"fp8", "false"},
+                         {"fp4", "false"},
+                         {"torch.wheel", "2.9.1-cu130"}})},
+      {"two A100s with two profiles: mixed, a count and memory per profile", a100_mixed(), std::nullopt,
+       with(kDriver580, {{"gpu.count", "2"},
                          {"gpu.product", "NVIDIA-A100-SXM4-80GB"},
                          {"gpu.memory", "81920"},
                          {"gpu.compute.major", "8"},
                          {"gpu.compute.minor", "0"},
                          {"gpu.family", "ampere"},
                          {"mig.capable", "true"},
-                         {"mig.strategy", "single"},
+                         {"mig.strategy", "mixed"},
+                         {"mig-2g.20gb.count", "3"},
+                         {"mig-2g.20gb.memory", "19968"},
+                         {"mig-7g.80gb.count", "1"},
+                         {"mig-7g.80gb.memory", "81152"},
                          {"tf32", "true"},
                          {"bf16", "true"},
                          {"fp8", "false"},
@@ -140,8 +170,11 @@ TEST(NodeLabels, WholeMapPerMachine) {
         {"driver.major", "535"},
         {"driver.minor", "183"},
         {"driver.rev", "01"},
-        {"cuda.driver.major", "12"},
-        {"cuda.driver.minor", "2"},
+        {"cuda.driver.major", "535"},
+        {"cuda.driver.minor", "183"},
+        {"cuda.driver.rev", "01"},
+        {"cuda.runtime.major", "12"},
+        {"cuda.runtime.minor", "2"},
         {"gpu.product", "NVIDIA-GeForce-GTX-1080"},
         {"gpu.memory", "8192"},
         {"gpu.compute.major", "6"},

@@ -36,6 +36,14 @@ struct DeviceReading {
   // samples: dcgm-exporter's DCGM_FI_PROF_* fields.
   std::optional<double> gpm_gr_engine_active, gpm_sm_active, gpm_sm_occupancy, gpm_tensor_active,
       gpm_fp32_active, gpm_fp16_active, gpm_dram_active;
+  // What dcgm-exporter's fields and labels need besides the above.
+  std::optional<int> minor_number;         // /dev/nvidiaN (a MIG device: its GPU's)
+  std::optional<int> gpu_instance_id;      // MIG devices: GPU_I_ID
+  std::optional<std::string> mig_profile;  // MIG devices: "2g.20gb" (GPU_I_PROFILE)
+  std::optional<int> memory_temperature_c;  // HBM
+  std::optional<bool> row_remap_failure;
+  std::optional<std::uint64_t> xid_last;      // the last Xid since the exporter started; 0: none yet
+  std::optional<std::uint64_t> xid_events;    // Xid events since the exporter started
   friend bool operator==(const DeviceReading&, const DeviceReading&) = default;
 };
 
@@ -45,12 +53,15 @@ struct Readings {
   std::vector<DeviceReading> devices;
   std::uint64_t nvml_errors_total = 0;  // failed NVML calls since the exporter started
   double sampled_at = 0;                // seconds on the steady clock
+  std::optional<std::string> driver_version;  // nvmlSystemGetDriverVersion
 };
 
 /// What the exporter says besides the readings: fixed at start.
 struct ExporterInfo {
   std::string version;                                      // gpuenv_build_info{version}
   std::vector<std::pair<std::string, std::string>> plan;  // gpuenv_plan_info{setting,value}
+  std::string hostname;  // dcgm-exporter's Hostname label: $NODE_NAME, else gethostname()
+  bool gpuenv_names = true, dcgm_names = true;  // export --metrics: which sets to serve
 };
 
 }  // namespace gpuenv

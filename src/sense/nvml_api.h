@@ -264,4 +264,65 @@ enum : int { kPcieUtilTxBytes = 0, kPcieUtilRxBytes = 1 };
 using DeviceGetComputeRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
 using DeviceGetPcieThroughputFn = Return (*)(Device, int, unsigned int*);  // KB/s over 20 ms
 
+// ---- dcgm-exporter's fields and Xid, sampled by `gpuenv export`
+// (sense/nvml_sampler.cc) ----
+
+// nvmlDeviceGetMinorNumber (/dev/nvidiaN's N) is a DeviceGetUintFn.
+
+// nvmlValueType_t
+enum : int {
+  kValueTypeDouble = 0,
+  kValueTypeUnsignedInt = 1,
+  kValueTypeUnsignedLong = 2,
+  kValueTypeUnsignedLongLong = 3,
+  kValueTypeSignedLongLong = 4,
+  kValueTypeSignedInt = 5,
+};
+
+// NVML_FI_* field ids of nvmlDeviceGetFieldValues.
+enum : unsigned {
+  kFieldMemoryTemp = 82,  // NVML_FI_DEV_MEMORY_TEMP, °C (HBM GPUs)
+};
+
+// nvmlFieldValue_t: in fieldId and scopeId; out the rest.
+struct FieldValue {
+  unsigned int field_id;
+  unsigned int scope_id;
+  long long timestamp;     // microseconds since 1970
+  long long latency_usec;
+  int value_type;          // nvmlValueType_t
+  Return nvml_return;
+  union {
+    double d;
+    unsigned int ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+    int si;
+  } value;
+};
+static_assert(sizeof(FieldValue) == 40);
+static_assert(offsetof(FieldValue, value_type) == 24);
+static_assert(offsetof(FieldValue, value) == 32);
+
+using DeviceGetFieldValuesFn = Return (*)(Device, int, FieldValue*);
+
+using EventSet = struct OpaqueEventSet*;  // nvmlEventSet_t
+inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8;  // nvmlEventTypeXidCriticalError
+
+// nvmlEventData_t: eventData is the Xid for an Xid event.
+struct EventData {
+  Device device;
+  unsigned long long event_type;
+  unsigned long long event_data;
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+static_assert(sizeof(EventData) == 32);
+
+using EventSetCreateFn = Return (*)(EventSet*);
+using DeviceRegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);
+using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);  // _v2; timeout ms; kErrorTimeout when none
+using EventSetFreeFn = Return (*)(EventSet);
+
 }  // namespace gpuenv::nvml

@@ -59,6 +59,12 @@ std::vector<Symbol> symbol_table(NvmlFunctions* f) {
       {{"nvmlDeviceGetPcieReplayCounter"}, &f->pcie_replay, false},
       {{"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"}, &f->processes, false},
       {{"nvmlDeviceGetPcieThroughput"}, &f->pcie_throughput, false},
+      {{"nvmlDeviceGetMinorNumber"}, &f->minor_number, false},
+      {{"nvmlDeviceGetFieldValues"}, &f->field_values, false},
+      {{"nvmlEventSetCreate"}, &f->event_set_create, false},
+      {{"nvmlDeviceRegisterEvents"}, &f->register_events, false},
+      {{"nvmlEventSetWait_v2", "nvmlEventSetWait"}, &f->event_set_wait, false},
+      {{"nvmlEventSetFree"}, &f->event_set_free, false},
   };
 }
 

@@ -57,6 +57,13 @@ struct NvmlFunctions {
   // Watched while `gpuenv run` runs a job (sense/job_watch.h).
   Fn<nvml::DeviceGetComputeRunningProcessesFn> processes;  // _v3 or _v2
   Fn<nvml::DeviceGetPcieThroughputFn> pcie_throughput;
+  // dcgm-exporter's fields and Xid (sense/nvml_sampler.cc).
+  Fn<nvml::DeviceGetUintFn> minor_number;
+  Fn<nvml::DeviceGetFieldValuesFn> field_values;
+  Fn<nvml::EventSetCreateFn> event_set_create;
+  Fn<nvml::DeviceRegisterEventsFn> register_events;
+  Fn<nvml::EventSetWaitFn> event_set_wait;
+  Fn<nvml::EventSetFreeFn> event_set_free;
 };
 
 /// An open libnvidia-ml and its functions.

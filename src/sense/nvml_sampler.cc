@@ -1,6 +1,7 @@
 #include "sense/nvml_sampler.h"
 
 #include <climits>
+#include <string_view>
 
 #include "sense/nvml_call.h"
 #include "sense/nvml_errors.h"
@@ -45,6 +46,11 @@ void read_power(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Device
   if (call(f.temperature, d, nvml::kTemperatureGpu, &celsius) && celsius <= INT_MAX)
     r->temperature_c = static_cast<int>(celsius);
   if (call(f.power_usage, d, &milliwatts)) r->power_watts = milliwatts / 1000.0;
+  nvml::FieldValue v{};
+  v.field_id = nvml::kFieldMemoryTemp;
+  if (call(f.field_values, d, 1, &v) && v.nvml_return == nvml::kSuccess &&
+      v.value_type == nvml::kValueTypeUnsignedInt && v.value.ui <= INT_MAX)
+    r->memory_temperature_c = static_cast<int>(v.value.ui);
   if (call(f.energy, d, &millijoules)) r->energy_joules = static_cast<double>(millijoules) / 1000.0;
 }
 
@@ -76,6 +82,7 @@ void read_memory_errors(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d
     r->row_remap_correctable = correctable;
     r->row_remap_uncorrectable = uncorrectable;
     r->row_remap_pending = pending != 0;
+    r->row_remap_failure = failure != 0;
   }
 }
 
@@ -88,7 +95,18 @@ DeviceReading lost(const DeviceReading& r) {
   out.uuid = r.uuid;
   out.name = r.name;
   out.pci_bus_id = r.pci_bus_id;
+  out.minor_number = r.minor_number;
+  out.gpu_instance_id = r.gpu_instance_id;
+  out.mig_profile = r.mig_profile;
   return out;
+}
+
+// "NVIDIA A100-SXM4-80GB MIG 2g.20gb" -> "2g.20gb", as dcgm-exporter's GPU_I_PROFILE.
+std::optional<std::string> mig_profile(const std::optional<std::string>& name) {
+  constexpr std::string_view kMig = " MIG ";
+  std::size_t at = name ? name->rfind(kMig) : std::string::npos;
+  if (at == std::string::npos) return std::nullopt;
+  return name->substr(at + kMig.size());
 }
 
 void remember(std::optional<std::string>* known, NvmlCaller& call, const Fn<nvml::DeviceGetStringFn>& fn,
@@ -103,11 +121,14 @@ DeviceReading read_mig(const Nvml& nvml, nvml::Device parent, const DeviceReadin
   r.gpu = gpu.gpu;
   r.mig = static_cast<int>(slot);
   r.pci_bus_id = gpu.pci_bus_id;
+  r.minor_number = gpu.minor_number;
   nvml::Device d = nullptr;
   *present = c.call(nvml.fn.mig_handle, parent, slot, &d);
   if (*present) {
     r.uuid = get_string(c.call, nvml.fn.uuid, d);
     r.name = get_string(c.call, nvml.fn.name, d);
+    r.mig_profile = mig_profile(r.name);
+    r.gpu_instance_id = get_int(c.call, nvml.fn.gpu_instance_id, d);
     read_memory(c.call, nvml.fn, d, &r);
     read_utilization(c.call, nvml.fn, d, &r);
     r.up = !c.call.stopped();
@@ -130,6 +151,48 @@ void read_migs(const Nvml& nvml, nvml::Device d, const DeviceReading& gpu, NvmlC
   }
 }
 
+// Registers the GPU for Xid events once (the set is made on first use).
+// A GPU or driver without them keeps xid_watched false: no Xid series.
+void watch_xid(const Nvml& nvml, nvml::Device d, SamplerMemory::Identity* known, SamplerMemory* memory) {
+  const NvmlFunctions& f = nvml.fn;
+  if (known->xid_tried || !f.event_set_create.call || !f.register_events.call || !f.event_set_wait.call) return;
+  known->xid_tried = true;
+  if (!memory->xid_set && f.event_set_create.call(&memory->xid_set) != nvml::kSuccess) {
+    memory->xid_set = nullptr;
+    return;
+  }
+  known->handle = d;
+  known->xid_watched =
+      f.register_events.call(d, nvml::kEventTypeXidCriticalError, memory->xid_set) == nvml::kSuccess;
+}
+
+// Takes the Xid events that arrived since the last round, without waiting
+// (timeout 0), and puts each GPU's last one and count on its reading.
+void drain_xid(const Nvml& nvml, SamplerMemory* memory, std::vector<DeviceReading>* devices) {
+  constexpr int kMostPerRound = 256;  // a storm of events cannot hold the round up
+  nvml::EventData e{};
+  for (int i = 0; memory->xid_set && i < kMostPerRound &&
+                  nvml.fn.event_set_wait.call(memory->xid_set, &e, 0) == nvml::kSuccess;
+       ++i) {
+    if (!(e.event_type & nvml::kEventTypeXidCriticalError)) continue;
+    for (SamplerMemory::Identity& g : memory->gpus)
+      if (g.xid_watched && g.handle == e.device) g.xid_last = e.event_data, ++g.xid_events;
+  }
+  for (DeviceReading& r : *devices) {
+    const SamplerMemory::Identity& g = memory->gpus[static_cast<std::size_t>(r.gpu)];
+    if (r.mig || !r.up || !g.xid_watched) continue;
+    r.xid_last = g.xid_last;
+    r.xid_events = g.xid_events;
+  }
+}
+
+void read_driver(const Nvml& nvml, SamplerMemory* memory) {
+  char buf[nvml::kDriverVersionBufferSize] = {};
+  if (!memory->driver_version && nvml.fn.driver_version.call &&
+      nvml.fn.driver_version.call(buf, sizeof buf) == nvml::kSuccess)
+    memory->driver_version = c_string(buf);
+}
+
 void read_gpu(const Nvml& nvml, unsigned index, SamplerMemory::Identity* known, SamplerMemory* memory,
               std::vector<DeviceReading>* out) {
   DeviceCall c(nvml, "GPU " + std::to_string(index));
@@ -142,7 +205,10 @@ void read_gpu(const Nvml& nvml, unsigned index, SamplerMemory::Identity* known, 
     remember(&known->name, c.call, f.name, d);
     remember(&known->uuid, c.call, f.uuid, d);
     if (!known->pci_bus_id) known->pci_bus_id = pci_bus_id(c.call, f, d);
+    if (!known->minor_number) known->minor_number = get_int(c.call, f.minor_number, d);
+    watch_xid(nvml, d, known, memory);
     r.uuid = known->uuid, r.name = known->name, r.pci_bus_id = known->pci_bus_id;
+    r.minor_number = known->minor_number;
     read_utilization(c.call, f, d, &r);
     read_memory(c.call, f, d, &r);
     read_power(c.call, f, d, &r);
@@ -153,12 +219,19 @@ void read_gpu(const Nvml& nvml, unsigned index, SamplerMemory::Identity* known, 
     r.up = !c.call.stopped();
   }
   r.uuid = known->uuid, r.name = known->name, r.pci_bus_id = known->pci_bus_id;
+  r.minor_number = known->minor_number;
   memory->nvml_errors_total += c.failures();
   out->push_back(r.up ? r : lost(r));
   if (r.up) out->insert(out->end(), migs.begin(), migs.end());
 }
 
 }  // namespace
+
+void release_nvml_events(const Nvml& nvml, SamplerMemory* memory) {
+  if (memory->xid_set && nvml.fn.event_set_free.call) nvml.fn.event_set_free.call(memory->xid_set);
+  memory->xid_set = nullptr;
+  for (SamplerMemory::Identity& g : memory->gpus) g.xid_tried = g.xid_watched = false;
+}
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -179,6 +252,9 @@ Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now) {
   }
   if (memory->gpus.size() < count) memory->gpus.resize(count);
   for (unsigned i = 0; i < count; ++i) read_gpu(nvml, i, &memory->gpus[i], memory, &r.devices);
+  drain_xid(nvml, memory, &r.devices);
+  read_driver(nvml, memory);
+  r.driver_version = memory->driver_version;
   r.nvml_errors_total = memory->nvml_errors_total;
   r.sampled_at = now;
   return r;
@@ -223,6 +299,7 @@ void NvmlSampler::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (initialised_) release_nvml_events(nvml_, &memory_);
   if (initialised_) nvml_.fn.shutdown.call();
   initialised_ = false;
 }

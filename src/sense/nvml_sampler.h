@@ -1,5 +1,5 @@
 // `gpuenv export`'s view of NVML: a thread reads every GPU and MIG device
-// each interval into Readings; latest() hands out the newest round without
+// each interval into Readings (Xid events taken without waiting); latest() hands out the newest round without
 // waiting on NVML, so a scrape never does.
 #pragma once
 
@@ -24,14 +24,23 @@ namespace gpuenv {
 struct SamplerMemory {
   struct Identity {
     std::optional<std::string> uuid, name, pci_bus_id;
+    std::optional<int> minor_number;
+    nvml::Device handle = nullptr;          // what Xid events name the GPU by
+    bool xid_tried = false, xid_watched = false;  // registered for Xid events
+    std::uint64_t xid_last = 0, xid_events = 0;
   };
   std::vector<Identity> gpus;
   std::uint64_t nvml_errors_total = 0;
+  std::optional<std::string> driver_version;
+  nvml::EventSet xid_set = nullptr;  // nvmlEventSetCreate's, on first use
 };
 
 /// One round over an initialised NVML: every GPU in NVML order, each
 /// followed by its MIG devices. `now` becomes Readings::sampled_at.
 Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now);
+
+/// Frees the Xid event set sample_nvml made (before nvmlShutdown).
+void release_nvml_events(const Nvml& nvml, SamplerMemory* memory);
 
 /// Seconds on the steady clock (what sampled_at and a scrape's age use).
 double steady_seconds();

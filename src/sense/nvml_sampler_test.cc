@@ -25,6 +25,7 @@ class NvmlSamplerTest : public FakeNvidiaTest {
     SamplerMemory memory;
     std::vector<Readings> out;
     for (int i = 0; i < n; ++i) out.push_back(sample_nvml(nvml, &memory, 10.0 + i));
+    release_nvml_events(nvml, &memory);
     nvml.fn.shutdown.call();
     return out;
   }
@@ -60,13 +61,35 @@ TEST_F(NvmlSamplerTest, ReadsEveryValueTheScenarioGives) {
   want.row_remap_uncorrectable = 1;
   want.row_remap_pending = true;
   want.nvlink_links_up = 18;
+  want.minor_number = 6;
+  want.memory_temperature_c = 56;
+  want.row_remap_failure = false;
+  want.xid_last = 0;  // watched, none raised
+  want.xid_events = 0;
   EXPECT_EQ(g, want);
+  EXPECT_EQ(r.driver_version, "580.95.05");
   EXPECT_EQ(r.devices[2].pcie_link_generation, 4);
   EXPECT_EQ(r.devices[2].pcie_link_width, 8);
   EXPECT_EQ(r.devices[5].clock_events, 0x60u);
   EXPECT_EQ(r.devices[7].nvlink_links_up, 16);
   EXPECT_EQ(r.nvml_errors_total, 0u);
   EXPECT_EQ(r.sampled_at, 10.0);
+}
+
+TEST_F(NvmlSamplerTest, XidEventsAreTakenEachRoundWithoutWaiting) {
+  std::vector<Readings> r = rounds(scenario("h200_8_busy"), 2);
+  for (const Readings& round : r) {
+    EXPECT_EQ(round.devices[4].xid_last, 79u);  // 13, then 79: the last one
+    EXPECT_EQ(round.devices[4].xid_events, 2u);
+    EXPECT_EQ(round.devices[3].xid_last, 0u);
+    EXPECT_EQ(round.devices[3].xid_events, 0u);
+  }
+  std::string path = write_scenario(scenario_text("h200_8_busy") +
+                                    "fault fn=nvmlDeviceRegisterEvents code=3 gpu=4\n");
+  Readings unwatched = rounds(path, 1)[0];
+  EXPECT_EQ(unwatched.devices[4].xid_last, std::nullopt);  // not supported: no series, not 0
+  EXPECT_EQ(unwatched.devices[3].xid_last, 0u);
+  EXPECT_EQ(unwatched.nvml_errors_total, 0u);
 }
 
 TEST_F(NvmlSamplerTest, ALostGpuIsDownUnderItsLabelsWhileTheOthersAreRead) {
@@ -100,6 +123,9 @@ TEST_F(NvmlSamplerTest, MigDevicesFollowTheirGpu) {
     EXPECT_EQ(m.memory_total_bytes, 20937965568u);
     EXPECT_EQ(m.memory_free_bytes, 20916994048u);
     EXPECT_EQ(m.utilization_ratio, std::nullopt);  // NVML has none for a MIG device
+    EXPECT_EQ(m.gpu_instance_id, 3 + slot);
+    EXPECT_EQ(m.mig_profile, "2g.20gb");
+    EXPECT_EQ(m.xid_last, std::nullopt);  // Xid is the GPU's
   }
 }
 

@@ -93,6 +93,8 @@ static struct fake_device g_gpus[FAKE_MAX_GPUS];
 static struct fake_device g_migs[FAKE_MAX_GPUS][FAKE_MAX_MIGS];
 enum { SEQ_UTIL, SEQ_SM, SEQ_RX, SEQ_TX, SEQ_COUNT };
 static unsigned g_seq[FAKE_MAX_GPUS][SEQ_COUNT]; /* calls of a cycling key; under g_lock */
+static int g_xid_next[FAKE_MAX_GPUS];    /* the next of a GPU's `xid=` list to deliver; under g_lock */
+static int g_xid_watched[FAKE_MAX_GPUS]; /* registered for Xid events; under g_lock */
 
 static int gpu_count(void) {
   int n = scn_count(&g_scn, "gpu");
@@ -245,6 +247,8 @@ static nvmlReturn_t init(const char* fn) {
   scn_trace(g_trace, fn);
   memset(g_queries, 0, sizeof(g_queries));
   memset(g_seq, 0, sizeof(g_seq));
+  memset(g_xid_next, 0, sizeof(g_xid_next));
+  memset(g_xid_watched, 0, sizeof(g_xid_watched));
   for (i = 0; i < FAKE_MAX_GPUS; ++i) {
     g_gpus[i].gpu = i;
     g_gpus[i].slot = -1;
@@ -901,5 +905,130 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned in
   }
   *count = n;
   return NVML_SUCCESS;
+}
+#endif /* FAKE_NVML_OLD */
+
+/* ---- dcgm-exporter's fields and Xid (sense/nvml_sampler.cc) ----
+ * gpu keys: minor=N (/dev/nvidiaN), mem_temp=C (NVML_FI_DEV_MEMORY_TEMP),
+ * xid=79 or xid=13,48: the Xid events the GPU raises, each delivered once
+ * per init by nvmlEventSetWait_v2 once the GPU is registered, in order.
+ * Every whole GPU can be registered for Xid events. */
+#ifndef FAKE_NVML_OLD
+typedef struct {
+  nvmlDevice_t device;
+  unsigned long long eventType, eventData;
+  unsigned int gpuInstanceId, computeInstanceId;
+} nvmlEventData_t;
+typedef char fake_assert_event[sizeof(nvmlEventData_t) == 32 ? 1 : -1];
+
+typedef struct {
+  unsigned int fieldId, scopeId;
+  long long timestamp, latencyUsec;
+  int valueType;
+  nvmlReturn_t nvmlReturn;
+  union {
+    double dVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    long long sllVal;
+    int siVal;
+  } value;
+} nvmlFieldValue_t;
+typedef char fake_assert_field[sizeof(nvmlFieldValue_t) == 40 ? 1 : -1];
+
+#define FAKE_EVENT_XID 0x8ull
+#define FAKE_FI_MEMORY_TEMP 82u
+
+struct fake_event_set {
+  int unused;
+};
+static struct fake_event_set g_event_set;
+
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int* minor) {
+  return gpu_uint("nvmlDeviceGetMinorNumber", d, "minor", minor);
+}
+
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t* values) {
+  int i;
+  long long v;
+  nvmlReturn_t rc = enter("nvmlDeviceGetFieldValues", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (count < 0 || (count > 0 && values == NULL)) return NVML_ERROR_INVALID_ARGUMENT;
+  for (i = 0; i < count; ++i) {
+    values[i].valueType = 1; /* NVML_VALUE_TYPE_UNSIGNED_INT */
+    values[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+    if (values[i].fieldId == FAKE_FI_MEMORY_TEMP && d->slot < 0 &&
+        scn_get_ll(gpu_record(d->gpu), "mem_temp", &v)) {
+      values[i].value.uiVal = (unsigned int)v;
+      values[i].nvmlReturn = NVML_SUCCESS;
+    }
+  }
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlEventSetCreate(struct fake_event_set** set) {
+  nvmlReturn_t rc = enter("nvmlEventSetCreate", NULL);
+  if (rc != NVML_SUCCESS) return rc;
+  if (set == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  *set = &g_event_set;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, struct fake_event_set* set) {
+  nvmlReturn_t rc = enter("nvmlDeviceRegisterEvents", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (set != &g_event_set) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->slot >= 0) return NVML_ERROR_NOT_SUPPORTED;
+  if (types & FAKE_EVENT_XID) {
+    pthread_mutex_lock(&g_lock);
+    g_xid_watched[d->gpu] = 1;
+    pthread_mutex_unlock(&g_lock);
+  }
+  return NVML_SUCCESS;
+}
+
+/* The nth number of a "13,48" list, or -1. */
+static long long nth_of_list(const char* list, int nth) {
+  char* end;
+  long long v;
+  while (list != NULL && *list) {
+    v = strtoll(list, &end, 0);
+    if (end == list) return -1;
+    if (nth-- == 0) return v;
+    list = *end == ',' ? end + 1 : NULL;
+  }
+  return -1;
+}
+
+/* Never waits: the exporter calls it with timeout 0. NVML_ERROR_TIMEOUT
+ * (10) when no event is left. */
+nvmlReturn_t nvmlEventSetWait_v2(struct fake_event_set* set, nvmlEventData_t* data, unsigned int timeout_ms) {
+  int gpu;
+  nvmlReturn_t rc = enter("nvmlEventSetWait_v2", NULL);
+  (void)timeout_ms;
+  if (rc != NVML_SUCCESS) return rc;
+  if (set != &g_event_set || data == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&g_lock);
+  for (gpu = 0; gpu < gpu_count(); ++gpu) {
+    long long xid = nth_of_list(scn_get(gpu_record(gpu), "xid"), g_xid_next[gpu]);
+    if (!g_xid_watched[gpu] || xid < 0) continue;
+    ++g_xid_next[gpu];
+    pthread_mutex_unlock(&g_lock);
+    memset(data, 0, sizeof(*data));
+    data->device = &g_gpus[gpu];
+    data->eventType = FAKE_EVENT_XID;
+    data->eventData = (unsigned long long)xid;
+    data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFFu;
+    return NVML_SUCCESS;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return 10; /* NVML_ERROR_TIMEOUT */
+}
+
+nvmlReturn_t nvmlEventSetFree(struct fake_event_set* set) {
+  nvmlReturn_t rc = enter("nvmlEventSetFree", NULL);
+  if (rc != NVML_SUCCESS) return rc;
+  return set == &g_event_set ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
 #endif /* FAKE_NVML_OLD */

@@ -24,7 +24,8 @@
  *   util=75/40 clocks=1980/3201 power_draw=650000 energy=123456789
  *   pcie_replay=3 ecc_corrected=12
  * (util: GPU/memory percent; clocks: current SM/memory MHz; power_draw mW;
- * energy mJ.)
+ * energy mJ.) For dcgm-exporter's fields and Xid: minor=N (/dev/nvidiaN),
+ * mem_temp=C, xid=79 or xid=13,48 (the Xid events the GPU raises, in order).
  *
  * A key missing from a gpu line makes the matching query answer "not
  * supported". Everything is static storage: nothing to free. C99. */

@@ -14,6 +14,13 @@
 #   memory.total exact (to the MiB); memory.used 64 MiB or 2%;
 #   temperature 3 C; power 25 W or 15%; utilisation 10 points;
 #   SM clock 100 MHz or 10%; memory clock 1%.
+# dcgm-exporter's names (DCGM_FI_DEV_*) the same way, against every
+# nvidia-smi field this driver has of the list in compare_dcgm: the above,
+# plus memory free, memory temperature 3 C, the volatile ECC counts, the
+# remapped rows and their pending/failure flags exactly, the clock-event mask
+# exactly but for gpu_idle and sw_power_cap (NVML reads them per call), and
+# the labels (UUID, pci_bus_id, modelName, device=/dev/nvidiaN,
+# DCGM_FI_DRIVER_VERSION).
 set -u
 GPUENV=${GPUENV:-./build/gpuenv}
 OUT=${OUT:-/tmp/gpuenv-gpu}
@@ -80,8 +87,91 @@ sys.exit(0 if ok else 1)
 PYEOF
 }
 
+compare_dcgm() {  # $1: label; reads $OUT/metrics-$1.txt
+  local fields="index,uuid,pci.bus_id,name,driver_version,utilization.gpu,utilization.memory,memory.used,memory.free,memory.total,temperature.gpu,temperature.memory,power.draw,clocks.sm,clocks.mem,ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total,remapped_rows.correctable,remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure,clocks_event_reasons.active"
+  local have=""  # the fields this nvidia-smi knows
+  local help; help=$(nvidia-smi --help-query-gpu)
+  for f in ${fields//,/ }; do grep -q "\"$f\"" <<<"$help" && have="$have,$f"; done
+  nvidia-smi --query-gpu="${have#,}" --format=csv,noheader,nounits >"$OUT/smi-dcgm-$1.csv"
+  python3 - "$1" "$OUT/metrics-$1.txt" "$OUT/smi-dcgm-$1.csv" "${have#,}" "$OUT/compare-dcgm-$1.json" <<'PYEOF'
+import json, os, re, sys
+label, metrics, smi, names, out = sys.argv[1:]
+names = names.split(",")
+series, labels_of = {}, {}
+for line in open(metrics):
+    m = re.match(r'(DCGM_FI_DEV_\w+)\{([^}]*)\} (\S+)$', line.strip())
+    if not m or "GPU_I_ID=" in m.group(2):
+        continue
+    labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+    series[(m.group(1), labels.get("UUID"))] = float(m.group(3))
+    labels_of[labels.get("UUID")] = labels
+def near(a, b, abs_tol, rel_tol=0.0):
+    return abs(a - b) <= max(abs_tol, rel_tol * max(abs(a), abs(b)))
+FLICKER = 0x1 | 0x4  # gpu_idle, sw_power_cap
+checks = [  # (nvidia-smi field, DCGM series, compare)
+    ("utilization.gpu", "DCGM_FI_DEV_GPU_UTIL", lambda e, s: near(e, s, 10)),
+    ("utilization.memory", "DCGM_FI_DEV_MEM_COPY_UTIL", lambda e, s: near(e, s, 10)),
+    ("memory.used", "DCGM_FI_DEV_FB_USED", lambda e, s: near(e, s, 64, 0.02)),
+    ("memory.free", "DCGM_FI_DEV_FB_FREE", lambda e, s: near(e, s, 64, 0.02)),
+    ("memory.total", "DCGM_FI_DEV_FB_TOTAL", lambda e, s: near(e, s, 1)),
+    ("temperature.gpu", "DCGM_FI_DEV_GPU_TEMP", lambda e, s: near(e, s, 3)),
+    ("temperature.memory", "DCGM_FI_DEV_MEMORY_TEMP", lambda e, s: near(e, s, 3)),
+    ("power.draw", "DCGM_FI_DEV_POWER_USAGE", lambda e, s: near(e, s, 25, 0.15)),
+    ("clocks.sm", "DCGM_FI_DEV_SM_CLOCK", lambda e, s: near(e, s, 100, 0.10)),
+    ("clocks.mem", "DCGM_FI_DEV_MEM_CLOCK", lambda e, s: near(e, s, 0, 0.01)),
+    ("ecc.errors.corrected.volatile.total", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", lambda e, s: e == s),
+    ("ecc.errors.uncorrected.volatile.total", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", lambda e, s: e == s),
+    ("remapped_rows.correctable", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", lambda e, s: e == s),
+    ("remapped_rows.uncorrectable", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", lambda e, s: e == s),
+    ("remapped_rows.pending", "DCGM_FI_DEV_ROW_REMAP_PENDING", lambda e, s: e == s),
+    ("remapped_rows.failure", "DCGM_FI_DEV_ROW_REMAP_FAILURE", lambda e, s: e == s),
+    ("clocks_event_reasons.active", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+     lambda e, s: int(e) & ~FLICKER == int(s) & ~FLICKER),
+]
+def number(v):
+    if v in ("Yes", "No"):
+        return 1.0 if v == "Yes" else 0.0
+    return float(int(v, 16)) if v.startswith("0x") else float(v)
+rows, ok = [], True
+for line in open(smi):
+    f = dict(zip(names, [x.strip() for x in line.split(",")]))
+    uuid = f["uuid"]
+    for field, name, same in checks:
+        if field not in f:
+            continue
+        s, e = f[field], series.get((name, uuid))
+        if s in ("[N/A]", "[Not Supported]", "N/A"):
+            good = e is None
+        else:
+            good = e is not None and same(e, number(s))
+        rows.append({"gpu": f["index"], "series": name, "nvidia_smi": s, "exporter": e, "ok": good})
+        ok = ok and good
+        print(f"{label} GPU {f['index']} {name:40} nvidia-smi {s:>10}  exporter {e!s:>14}  {'ok' if good else 'MISMATCH'}")
+    l = labels_of.get(uuid, {})
+    want = {"pci_bus_id": f.get("pci.bus_id"), "modelName": f.get("name"),
+            "DCGM_FI_DRIVER_VERSION": f.get("driver_version")}
+    for k, v in want.items():
+        good = v is None or l.get(k) == v
+        rows.append({"gpu": f["index"], "label": k, "nvidia_smi": v, "exporter": l.get(k), "ok": good})
+        ok = ok and good
+        print(f"{label} GPU {f['index']} label {k:34} nvidia-smi {v!s:>18}  exporter {l.get(k)!s:>18}  {'ok' if good else 'MISMATCH'}")
+    dev = l.get("device", "")
+    good = bool(re.fullmatch(r"nvidia\d+", dev)) and os.path.exists("/dev/" + dev)
+    rows.append({"gpu": f["index"], "label": "device", "exporter": dev, "ok": good})
+    ok = ok and good
+    print(f"{label} GPU {f['index']} label device: {dev} {'exists' if good else 'MISSING'}")
+    xid = series.get(("DCGM_FI_DEV_XID_ERRORS", uuid))
+    rows.append({"gpu": f["index"], "series": "DCGM_FI_DEV_XID_ERRORS", "exporter": xid, "ok": xid is not None})
+    ok = ok and xid is not None
+    print(f"{label} GPU {f['index']} DCGM_FI_DEV_XID_ERRORS {xid} (the last Xid since the exporter started)")
+json.dump({"phase": label, "ok": ok, "rows": rows}, open(out, "w"), indent=1)
+sys.exit(0 if ok else 1)
+PYEOF
+}
+
 fail=0
 compare idle || fail=1
+compare_dcgm idle || fail=1
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   python3 -c '
 import torch, time
@@ -94,6 +184,7 @@ while time.time() < end:
   load=$!
   sleep 4  # clocks and utilisation settle
   compare load || fail=1
+  compare_dcgm load || fail=1
   kill $load 2>/dev/null; wait $load 2>/dev/null; load=
   grep -q '^gpuenv_gpu_utilization_ratio{gpu="0",.*} 0\.[89][0-9]*$\|^gpuenv_gpu_utilization_ratio{gpu="0",.*} 1$' \
     "$OUT/metrics-load.txt" && echo "ok: GPU 0 busy under load" || { echo "FAILED: GPU 0 not busy under load"; fail=1; }
@@ -102,7 +193,13 @@ else
 fi
 
 if command -v promtool >/dev/null; then
-  promtool check metrics <"$OUT/metrics-idle.txt" && echo "ok: promtool" || { echo "FAILED: promtool"; fail=1; }
+  # gpuenv's own names pass promtool's lint; dcgm-exporter's draw its naming
+  # lints (camelCase labels, counters without _total) and must parse.
+  grep -v 'DCGM_FI_' "$OUT/metrics-idle.txt" | promtool check metrics && echo "ok: promtool (gpuenv's names)" || { echo "FAILED: promtool"; fail=1; }
+  promtool check metrics <"$OUT/metrics-idle.txt" >"$OUT/promtool-dcgm.txt" 2>&1
+  if grep -v -E "^DCGM_FI_[A-Z_]+ (label names should be written in 'snake_case' not 'camelCase'|counter metrics should have \"_total\" suffix|metric name should not include type 'counter')\$" "$OUT/promtool-dcgm.txt" | grep -q .; then
+    echo "FAILED: promtool on the DCGM names:"; cat "$OUT/promtool-dcgm.txt"; fail=1
+  else echo "ok: promtool parses the DCGM names"; fi
 fi
 
 # Latency of 200 scrapes (curl's total time) and CPU at the default interval.
@@ -121,7 +218,8 @@ echo "200 scrapes: p50 ${p50}s, p99 ${p99}s; CPU at the default 5 s interval: ${
 python3 - "$OUT" "$fail" "$p50" "$p99" "$cpu" <<'PYEOF'
 import json, os, sys
 out, fail, p50, p99, cpu = sys.argv[1:]
-phases = [json.load(open(os.path.join(out, f))) for f in sorted(os.listdir(out)) if f.startswith("compare-")]
+phases = [json.load(open(os.path.join(out, f))) for f in sorted(os.listdir(out)) if f.startswith("compare-")
+          and f.endswith(".json")]
 json.dump({"ok": fail == "0", "phases": phases, "scrape_p50_s": float(p50), "scrape_p99_s": float(p99),
            "cpu_percent_default_interval": float(cpu)}, open(os.path.join(out, "export.json"), "w"), indent=1)
 PYEOF

@@ -40,6 +40,10 @@ function checkPanel(p) {
   if (!p.targets?.length) problems.push(`panel "${p.title}": no query`);
   for (const t of p.targets ?? []) {
     if (!uses(t.datasource)) problems.push(`panel "${p.title}" query ${t.refId}: its datasource is not \${datasource}`);
+    // A count of GPUs must leave out the MIG devices, whose gpuenv_gpu_up
+    // series stand beside their GPU's.
+    if (/\b(sum|count)\s*\(\s*gpuenv_gpu_up\b/.test(t.expr) && !t.expr.includes('mig=""'))
+      problems.push(`panel "${p.title}": counts gpuenv_gpu_up without mig="" (MIG devices are not GPUs)`);
     for (const sel of t.expr.match(/gpuenv_\w+(\{[^}]*\})?/g) ?? []) {
       const need = sel.startsWith("gpuenv_gpu_") ? ['node=~"$node"', 'gpu=~"$gpu"'] : ['node=~"$node"'];
       for (const n of need)

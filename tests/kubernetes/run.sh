@@ -2,7 +2,7 @@
 # make test-deploy: deploy/kubernetes checked offline. The manifests against
 # Kubernetes' OpenAPI schemas (validate.mjs), the Grafana dashboard
 # (check-dashboard.mjs), the Prometheus scrape config (check-scrape.mjs,
-# promtool); and each check shown to fail on a broken input, so that none of
+# promtool), the alerts (check-rules.mjs, promtool); and each check shown to fail on a broken input, so that none of
 # them passes by checking nothing. Installs its npm packages (package-lock.json)
 # into tests/kubernetes/node_modules with `npm ci` when they are missing or stale.
 set -uo pipefail
@@ -41,7 +41,7 @@ expect_fail() {  # expect_fail WHAT TEXT COMMAND...: COMMAND fails and says TEXT
 }
 
 # ---- the manifests
-manifests=("$deploy/daemonset.yaml" "$deploy/servicemonitor.yaml" "$deploy/pytorchjob.yaml" "$deploy/jobset.yaml")
+manifests=("$deploy/daemonset.yaml" "$deploy/servicemonitor.yaml" "$deploy/prometheusrule.yaml" "$deploy/pytorchjob.yaml" "$deploy/jobset.yaml")
 expect_ok "manifests match the Kubernetes 1.32 schemas: ${manifests[*]##*/}" node "$here/validate.mjs" "${manifests[@]}"
 for bad in "$here"/bad/*.yaml; do
   text=$(sed -n '1s/^# expect: //p' "$bad")
@@ -64,6 +64,8 @@ mutate promql 'p[5].targets[0].expr+=")"'
 expect_fail "rejected: a dashboard query that is not PromQL" "promtool check rules" node "$here/check-dashboard.mjs" "$work/promql.json" /nonexistent
 mutate datasource 'p[3].datasource={type:"prometheus",uid:"my-prometheus"}'
 expect_fail "rejected: a panel with a fixed data source" 'is not ${datasource}' node "$here/check-dashboard.mjs" "$work/datasource.json" /nonexistent
+mutate mig 'p[0].targets[0].expr=p[0].targets[0].expr.replace(", mig=\"\"","")'
+expect_fail "rejected: a count of GPUs that counts MIG devices" 'without mig=""' node "$here/check-dashboard.mjs" "$work/mig.json" /nonexistent
 echo '{"panels": [' >"$work/broken.json"
 expect_fail "rejected: a dashboard that is not JSON" "invalid:" node "$here/check-dashboard.mjs" "$work/broken.json" /nonexistent
 
@@ -74,6 +76,14 @@ sed 's/action: keep/action: kep/' "$scrape" >"$work/scrape-action.yaml"
 expect_fail "rejected: a scrape config with an unknown relabel action" 'unknown relabel action' node "$here/check-scrape.mjs" "$work/scrape-action.yaml"
 sed 's/role: pod/role: pods/' "$scrape" >"$work/scrape-role.yaml"
 expect_fail "rejected: a kubernetes_sd_config with an unknown role" 'role pods' node "$here/check-scrape.mjs" "$work/scrape-role.yaml"
+
+# ---- the alerts
+rules=$deploy/prometheusrule.yaml plain=$repo/deploy/prometheus/gpuenv-alerts.yml
+expect_ok "prometheusrule.yaml: the groups of deploy/prometheus/gpuenv-alerts.yml, promtool check rules" node "$here/check-rules.mjs" "$rules" "$plain"
+sed 's/for: 5m/for: 6m/' "$rules" >"$work/rule-drift.yaml"
+expect_fail "rejected: a PrometheusRule that drifted from the plain rules file" 'spec.groups differ' node "$here/check-rules.mjs" "$work/rule-drift.yaml" "$plain"
+sed 's/== 0$/== /' "$plain" >"$work/rules-broken.yml"
+expect_fail "rejected: a rules file that is not PromQL" 'promtool check rules' node "$here/check-rules.mjs" "$rules" "$work/rules-broken.yml"
 
 echo "test-deploy: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -19,6 +19,7 @@ import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { DaemonSet } from "kubernetes-models/apps/v1/DaemonSet";
 import { JobTemplateSpec } from "kubernetes-models/batch/v1/JobTemplateSpec";
 import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
+import { PrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -31,6 +32,10 @@ const KINDS = {
   "monitoring.coreos.com/v1/ServiceMonitor": {
     check: (d) => new ServiceMonitor(d).validate(),
     type: ["IServiceMonitor", "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor"],
+  },
+  "monitoring.coreos.com/v1/PrometheusRule": {
+    check: (d) => new PrometheusRule(d).validate(),
+    type: ["IPrometheusRule", "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule"],
   },
   "kubeflow.org/v1/PyTorchJob": {
     check: (d) => Object.values(d.spec?.pytorchReplicaSpecs ?? {}).forEach((r) => new PodTemplateSpec(r.template).validate()),
