@@ -59,6 +59,12 @@ std::vector<Symbol> symbol_table(NvmlFunctions* f) {
       {{"nvmlDeviceGetPcieReplayCounter"}, &f->pcie_replay, false},
       {{"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"}, &f->processes, false},
       {{"nvmlDeviceGetPcieThroughput"}, &f->pcie_throughput, false},
+      {{"nvmlGpmQueryDeviceSupport"}, &f->gpm_query_support, false},
+      {{"nvmlGpmSampleAlloc"}, &f->gpm_sample_alloc, false},
+      {{"nvmlGpmSampleFree"}, &f->gpm_sample_free, false},
+      {{"nvmlGpmSampleGet"}, &f->gpm_sample_get, false},
+      {{"nvmlGpmMigSampleGet"}, &f->gpm_mig_sample_get, false},
+      {{"nvmlGpmMetricsGet"}, &f->gpm_metrics_get, false},
   };
 }
 

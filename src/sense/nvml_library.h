@@ -57,6 +57,13 @@ struct NvmlFunctions {
   // Watched while `gpuenv run` runs a job (sense/job_watch.h).
   Fn<nvml::DeviceGetComputeRunningProcessesFn> processes;  // _v3 or _v2
   Fn<nvml::DeviceGetPcieThroughputFn> pcie_throughput;
+  // NVML GPM, for both (sense/nvml_gpm.h); absent before R520.
+  Fn<nvml::GpmQueryDeviceSupportFn> gpm_query_support;
+  Fn<nvml::GpmSampleAllocFn> gpm_sample_alloc;
+  Fn<nvml::GpmSampleFreeFn> gpm_sample_free;
+  Fn<nvml::GpmSampleGetFn> gpm_sample_get;
+  Fn<nvml::GpmMigSampleGetFn> gpm_mig_sample_get;
+  Fn<nvml::GpmMetricsGetFn> gpm_metrics_get;
 };
 
 /// An open libnvidia-ml and its functions.
