@@ -4,7 +4,8 @@ Under a load (an 8192x8192 bf16 matmul loop, or the same in fp32 with TF32
 off), runs gpuenv_gpm_probe (the exporter's sample_nvml, one JSON line a
 second) and, in a thread of this process, pynvml's nvmlGpmSampleGet /
 nvmlGpmMetricsGet a second apart. Compares the mean of each ratio over the
-steady part (the first two rounds left out). Tolerance: 0.05 absolute per
+windows that lie wholly inside the loop (both readers stamp their samples
+with CLOCK_MONOTONIC, gpuenv's steady clock). Tolerance: 0.05 absolute per
 ratio (the two readers' one-second windows are offset by up to a second).
 Prints one JSON line; exit 1 when a ratio disagrees or GPM is missing.
   python3 tests/gpu/gpm.py --probe build/tests/gpuenv_gpm_probe [--seconds 12]
@@ -36,8 +37,10 @@ def pynvml_reader(handle, stop, out):
     """pynvml's GPM: metrics between samples a second apart, as ratios."""
     samples = [pynvml.nvmlGpmSampleAlloc(), pynvml.nvmlGpmSampleAlloc()]
     pynvml.nvmlGpmSampleGet(handle, samples[0])
+    last = time.monotonic()
     while not stop.wait(1.0):
         pynvml.nvmlGpmSampleGet(handle, samples[1])
+        now = time.monotonic()
         mg = pynvml.c_nvmlGpmMetricsGet_t()
         mg.version = pynvml.NVML_GPM_METRICS_GET_VERSION
         mg.numMetrics = len(METRICS)
@@ -45,8 +48,9 @@ def pynvml_reader(handle, stop, out):
         for i, mid in enumerate(METRICS.values()):
             mg.metrics[i].metricId = mid
         pynvml.nvmlGpmMetricsGet(mg)
-        out.append({k: mg.metrics[i].value / 100.0 for i, k in enumerate(METRICS)
-                    if mg.metrics[i].nvmlReturn == 0})
+        row = {k: mg.metrics[i].value / 100.0 for i, k in enumerate(METRICS) if mg.metrics[i].nvmlReturn == 0}
+        row["t0"], row["t1"], last = last, now, now
+        out.append(row)
         samples.reverse()
     for s in samples:
         pynvml.nvmlGpmSampleFree(s)
@@ -58,34 +62,48 @@ def load(kind, seconds):
     dtype = torch.bfloat16 if kind == "bf16" else torch.float32
     a = torch.randn(8192, 8192, device="cuda", dtype=dtype)
     b = torch.randn(8192, 8192, device="cuda", dtype=dtype)
-    end = time.time() + seconds
+    c = a @ b  # cuBLAS's first call (its workspace, the kernel choice) outside the window
+    torch.cuda.synchronize()
+    start = time.monotonic()
+    end = start + seconds
     n = 0
-    while time.time() < end:
+    while time.monotonic() < end:
         for _ in range(4):
             c = a @ b
         torch.cuda.synchronize()
         n += 4
-    return 2 * 8192 ** 3 * n / seconds / 1e12, c
+    stop = time.monotonic()
+    return 2 * 8192 ** 3 * n / (stop - start) / 1e12, (start, stop)
 
 
-def mean(rows, key, skip=2):
-    xs = [r[key] for r in rows[skip:] if r.get(key) is not None]
+def inside(rows, window):
+    """The rows whose sampling window lies wholly inside the loop."""
+    return [r for r in rows if r["t0"] >= window[0] and r["t1"] <= window[1]]
+
+
+def mean(rows, key):
+    xs = [r[key] for r in rows if r.get(key) is not None]
     return sum(xs) / len(xs) if xs else None
 
 
 def one(kind, args, handle):
     torch.zeros(1, device="cuda")  # CUDA up before the readers start
-    probe = subprocess.Popen([args.probe, "libnvidia-ml.so.1", "1000", str(args.seconds + 2)],
+    probe = subprocess.Popen([args.probe, "libnvidia-ml.so.1", "1000", str(args.seconds + 4)],
                              stdout=subprocess.PIPE, text=True)
     theirs, stop = [], threading.Event()
     t = threading.Thread(target=pynvml_reader, args=(handle, stop, theirs))
     t.start()
-    tflops, _ = load(kind, args.seconds)
+    tflops, window = load(kind, args.seconds)
     stop.set()
     t.join()
     out, _ = probe.communicate(timeout=30)
-    ours = [json.loads(line)["devices"][0] for line in out.splitlines() if line.strip()]
-    ours = [r for r in ours if r.get("sm_active") is not None]  # the first round has no GPM figures
+    ours, last = [], None
+    for line in out.splitlines():
+        j = json.loads(line)
+        if last is not None:  # the first round has no GPM figures
+            ours.append({**j["devices"][0], "t0": last, "t1": j["t"]})
+        last = j["t"]
+    ours, theirs = inside(ours, window), inside(theirs, window)
     row = {"load": kind, "tflops": round(tflops, 1), "rounds": len(ours), "pynvml_rounds": len(theirs),
            "utilization": mean(ours, "utilization"), "gpuenv": {}, "pynvml": {}, "agree": True}
     for k in METRICS:
