@@ -26,6 +26,9 @@
  * (util: GPU/memory percent; clocks: current SM/memory MHz; power_draw mW;
  * energy mJ.)
  *
+ * NVML GPM (a gpu line with cc 9.0 or newer; a mig line, found by its gi):
+ *   gpm=GR/SM/OCCUPANCY/TENSOR/FP32/FP16/DRAM   (percent; all 0 when absent)
+ *
  * A key missing from a gpu line makes the matching query answer "not
  * supported". Everything is static storage: nothing to free. C99. */
 #ifndef GPUENV_FAKE_SCENARIO_H
