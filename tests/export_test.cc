@@ -472,12 +472,9 @@ TEST_F(RealPrometheus, EveryQueryOfNvidiasDcgmExporterDashboardReturnsSeries) {
   std::vector<std::string> gpus = label_values(port_, "DCGM_FI_DEV_FB_FREE{Hostname=~\"" + host + "\"}", "gpu");
   EXPECT_EQ(gpus, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"}));
   std::string gpu = all_of(gpus);
-  // The GPM panels need NVML GPM's readings from the stand-in NVML; until it
-  // gives them (the GPM sampler's branch), they are checked only where the
-  // series exist.
-  bool gpm = series_count(port_, "DCGM_FI_PROF_GR_ENGINE_ACTIVE") > 0;
+  // The GPM panels: the Hopper stand-in answers NVML GPM, the A100 does not.
+  EXPECT_GT(series_count(port_, "DCGM_FI_PROF_GR_ENGINE_ACTIVE"), 0);
   for (const DashboardQuery& q : kDcgmDashboard) {
-    if (q.gpm && !gpm) continue;
     std::string expr = with_variables(q.expr, host, gpu);
     EXPECT_GT(series_count(port_, expr), 0) << q.panel << ": " << expr;
   }
@@ -493,7 +490,8 @@ TEST_F(RealPrometheus, EveryQueryOfNvidiasDcgmExporterDashboardReturnsSeries) {
   EXPECT_EQ(on("lost-gpu-node", temperature), 2);
   EXPECT_EQ(on("a100-mig-node", fb_used), 1 + 3);
   EXPECT_EQ(series_count(port_, "DCGM_FI_DEV_FB_USED{Hostname=\"a100-mig-node\",GPU_I_PROFILE=\"2g.20gb\"}"), 3);
-  if (gpm) EXPECT_EQ(on("hopper-node", kDcgmDashboard[6]), 8);
+  EXPECT_EQ(on("hopper-node", kDcgmDashboard[6]), 8);
+  EXPECT_EQ(on("a100-mig-node", kDcgmDashboard[6]), 0);  // no GPM before Hopper: absent, not zero
 }
 
 }  // namespace

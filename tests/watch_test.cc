@@ -69,6 +69,15 @@ TEST(Watch, SamplesTheJobAndKeepsItsRecord) {
   EXPECT_NEAR(max_of(means(job, "pcie_rx_mbs")), 2048, 1);  // 2,000,000 KB/s
   EXPECT_EQ(max_of(means(job, "power_w")), 180);
   EXPECT_EQ(max_of(means(job, "workers")), 2);  // the two sleeps under sh
+  // NVML GPM, from the second sample on (a figure is between two samples).
+  std::vector<double> sm = means(job, "sm_active_pct");
+  ASSERT_GE(sm.size(), 4u);
+  for (double x : sm) EXPECT_DOUBLE_EQ(x, 45);
+  for (double x : means(job, "tensor_active_pct")) EXPECT_DOUBLE_EQ(x, 0);
+  EXPECT_DOUBLE_EQ(max_of(means(job, "fp32_active_pct")), 70);
+  EXPECT_DOUBLE_EQ(max_of(means(job, "dram_active_pct")), 30);
+  EXPECT_DOUBLE_EQ(max_of(means(job, "sm_occupancy_pct")), 20);
+  EXPECT_EQ(job["timeline"]["points"][0].count("sm_active_pct"), 0u);
   EXPECT_TRUE(job["verdict"]["name"].is_string());
   json list = report({}, o);
   ASSERT_EQ(list["jobs"].size(), 1u);

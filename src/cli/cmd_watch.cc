@@ -16,6 +16,7 @@
 #include "cli/exit_codes.h"
 #include "decide/decide.h"
 #include "decide/launch.h"
+#include "decide/measured.h"
 #include "decide/verdict.h"
 #include "decide/visible.h"
 #include "sense/fs.h"
@@ -184,6 +185,7 @@ int supervise_watched(Context* ctx, const RunFlags& f, Supervisor* supervisor, c
   }
   job.exit_code = exit.code;
   job.context.cpus_per_gpu = cpus_per_gpu(m, plan, o);
+  if (!wo.uuids.empty()) job.context.gemm_tflops = measured_gemm_tflops(m, wo.uuids[0]);
   keep_job(*ctx, f, &job);
   return exit.code;
 }

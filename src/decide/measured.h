@@ -2,6 +2,7 @@
 // for the nccl rule (which owns NCCL_P2P_DISABLE). rule_measured.cc.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,5 +16,11 @@ namespace gpuenv {
 /// memory (2025-03-04)". Empty when nothing was measured or all is well.
 std::vector<std::string> measured_p2p_problems(const Machine& m,
                                                const std::vector<const Gpu*>& visible);
+
+/// What bench measured on the GPU `uuid` for fp32 GEMMs and the two ways
+/// past the CUDA cores: TFLOP/s at the largest size measured, by precision
+/// ("fp32", "tf32", "bf16"); a precision never measured (or failed) is left
+/// out. For `gpuenv run`'s job record (JobContext::gemm_tflops).
+std::map<std::string, double> measured_gemm_tflops(const Machine& m, const std::string& uuid);
 
 }  // namespace gpuenv

@@ -153,6 +153,20 @@ std::vector<std::string> measured_p2p_problems(const Machine& m,
   return found;
 }
 
+std::map<std::string, double> measured_gemm_tflops(const Machine& m, const std::string& uuid) {
+  std::map<std::string, double> out;
+  for (const char* dtype : {"fp32", "tf32", "bf16"}) {
+    const Measurement* best = nullptr;
+    std::string prefix = std::string("gemm_") + dtype + "_";
+    for (const auto& x : m.measurements)
+      if (x.gpu_uuid == uuid && x.key.rfind(prefix, 0) == 0 && x.ok() && x.value && x.unit == "TFLOP/s" &&
+          (!best || gemm_size(x.key) > gemm_size(best->key)))
+        best = &x;
+    if (best) out[dtype] = *best->value;
+  }
+  return out;
+}
+
 Decision rule_measured(const Machine& m, const Options& o) {
   Decision d;
   if (m.measurements.empty()) return d;

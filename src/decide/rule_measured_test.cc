@@ -2,6 +2,7 @@
 
 #include "builders.h"
 #include "decide/decide.h"
+#include "decide/measured.h"
 #include "decide/rules.h"
 #include "rule_expect.h"
 
@@ -211,6 +212,21 @@ TEST(MeasuredRule, NcclCitesTheDriverAndTheMeasurement) {
             "ACS and the IOMMU: `nvidia-smi topo -p2p r`)");
   Plan unmeasured = decide(machine::h100(2).with_nvlink(), options_with({}));
   EXPECT_EQ(unmeasured.find("NCCL_P2P_DISABLE"), nullptr);
+}
+
+// The job record's GEMM figures: the largest size of each precision, on
+// this GPU only; failed cases and other precisions are left out.
+TEST(MeasuredRule, GemmTflopsForTheJobRecord) {
+  Machine m = machine::h200(2).with_nvlink();
+  m.measurements = {figure("gemm_fp32_4096", uuid(m, 0), 50.3, "TFLOP/s"),
+                    figure("gemm_fp32_8192", uuid(m, 0), 47.0, "TFLOP/s"),
+                    figure("gemm_tf32_8192", uuid(m, 0), 355.2, "TFLOP/s"),
+                    failed(figure("gemm_bf16_8192", uuid(m, 0), 0, "TFLOP/s"), "wrong result"),
+                    figure("gemm_bf16_8192", uuid(m, 1), 703.4, "TFLOP/s"),
+                    figure("gemm_fp16_8192", uuid(m, 0), 679, "TFLOP/s")};
+  EXPECT_EQ(measured_gemm_tflops(m, uuid(m, 0)), (std::map<std::string, double>{{"fp32", 47.0}, {"tf32", 355.2}}));
+  EXPECT_EQ(measured_gemm_tflops(m, uuid(m, 1)), (std::map<std::string, double>{{"bf16", 703.4}}));
+  EXPECT_TRUE(measured_gemm_tflops(m, "GPU-none").empty());
 }
 
 }  // namespace

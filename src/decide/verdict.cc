@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include "model/clock_events.h"
 #include "model/text.h"
@@ -180,9 +181,83 @@ std::optional<Verdict> power_capped(const Facts& f) {
   return v;
 }
 
+// ---- NVML GPM (Hopper and newer): what the SMs did while nvidia-smi said
+// "busy". Where GPM gave nothing (before Hopper, MIG) these rules stay
+// silent and busy says which signal it rests on.
+constexpr double kTensorIdlePct = 5;    // tensor pipe below this: idle
+constexpr double kFp32WorkPct = 20;     // FP32 pipe at least: the math runs on the CUDA cores
+constexpr double kLowSmActivePct = 50;  // SMs busy below this while nvidia-smi says busy
+
+bool has_gpm(const Facts& f) { return f.has(kSmActivePct); }
+
+std::string gpm_phrase(const Facts& f) {
+  if (!has_gpm(f))
+    return " (by nvidia-smi's utilisation alone: this GPU gave no NVML GPM figures, as before Hopper or on a MIG "
+           "device, so how busy its SMs and tensor cores were is unknown)";
+  std::string p = "; NVML GPM: SMs busy " + num(f.mean(kSmActivePct)) + "%";
+  if (f.has(kTensorActivePct)) p += ", tensor pipe " + num(f.mean(kTensorActivePct)) + "%";
+  if (f.has(kFp32ActivePct)) p += ", FP32 pipe " + num(f.mean(kFp32ActivePct)) + "%";
+  return p;
+}
+
+// What bench measured on this GPU for fp32, TF32 and bf16 GEMMs, if it did.
+std::string measured_gemms(const JobContext& c, Verdict* v) {
+  auto at = [&](const char* k) -> std::optional<double> {
+    auto it = c.gemm_tflops.find(k);
+    return it == c.gemm_tflops.end() ? std::nullopt : std::optional<double>(it->second);
+  };
+  std::optional<double> fp32 = at("fp32"), tf32 = at("tf32"), bf16 = at("bf16");
+  if (!fp32 || (!tf32 && !bf16))
+    return "; gpuenv bench has not measured this GPU's fp32 and TF32/bf16 GEMMs, so the gain here is not known "
+           "(run gpuenv bench once)";
+  std::string p = "; on this GPU gpuenv bench measured fp32 GEMMs at " + num(*fp32, 1) + " TFLOP/s";
+  v->figures["gemm_fp32_tflops"] = *fp32;
+  for (auto [name, key, x] : {std::tuple{"TF32", "gemm_tf32_tflops", tf32}, {"bf16", "gemm_bf16_tflops", bf16}}) {
+    if (!x) continue;
+    v->figures[key] = *x;
+    p += ", " + std::string(name) + " at " + num(*x, 1) + (*fp32 > 0 ? " (" + num(*x / *fp32, 1) + "x)" : "");
+  }
+  return p;
+}
+
+std::optional<Verdict> fp32_on_cuda_cores(const Facts& f) {
+  if (!f.has(kUtilPct) || f.mean(kUtilPct) < kBusyUtilPct || !f.has(kTensorActivePct) || !f.has(kFp32ActivePct))
+    return std::nullopt;
+  double tensor = f.mean(kTensorActivePct), fp32 = f.mean(kFp32ActivePct);
+  if (tensor >= kTensorIdlePct || fp32 < kFp32WorkPct) return std::nullopt;
+  Verdict v{"fp32-on-cuda-cores", "", "",
+            {{"util_pct", f.mean(kUtilPct)}, {"tensor_active_pct", tensor}, {"fp32_active_pct", fp32},
+             {"sm_active_pct", f.mean(kSmActivePct)}},
+            {}};
+  v.evidence = util_phrase(f) + " by nvidia-smi's utilisation, but NVML GPM saw its tensor cores idle (tensor pipe " +
+               num(tensor, 1) + "%) while the FP32 pipe worked " + num(fp32) +
+               "% of the time: the matrix math ran in full fp32 on the CUDA cores";
+  v.fix = "let the matrix math use the tensor cores: torch.set_float32_matmul_precision(\"high\") (TF32) or "
+          "torch.autocast(\"cuda\", dtype=torch.bfloat16); a script that asks for \"highest\" or sets allow_tf32 = "
+          "False overrides gpuenv's TF32 setting" +
+          measured_gemms(f.c, &v);
+  return v;
+}
+
+std::optional<Verdict> low_sm_activity(const Facts& f) {
+  if (!f.has(kUtilPct) || f.mean(kUtilPct) < kBusyUtilPct || !has_gpm(f)) return std::nullopt;
+  double sm = f.mean(kSmActivePct);
+  if (sm >= kLowSmActivePct) return std::nullopt;
+  Verdict v{"low-sm-activity", "", "", {{"util_pct", f.mean(kUtilPct)}, {"sm_active_pct", sm}}, {}};
+  v.evidence = util_phrase(f) + " by nvidia-smi's utilisation (a kernel was running), but NVML GPM saw only " +
+               num(sm) + "% of its SMs busy";
+  if (f.has(kSmOccupancyPct)) {
+    v.figures["sm_occupancy_pct"] = f.mean(kSmOccupancyPct);
+    v.evidence += " (occupancy " + num(f.mean(kSmOccupancyPct)) + "%)";
+  }
+  v.fix = "its kernels are too small to fill the GPU: a larger batch, fewer and larger kernels (torch.compile "
+          "fuses small ones; CUDA graphs close the launch gaps), or share the GPU (MIG, MPS)";
+  return v;
+}
+
 std::optional<Verdict> busy(const Facts& f) {
   if (!f.has(kUtilPct) || f.mean(kUtilPct) < kBusyUtilPct) return std::nullopt;
-  return Verdict{"busy", util_phrase(f), "nothing to gain here from the input pipeline or the clocks",
+  return Verdict{"busy", util_phrase(f) + gpm_phrase(f), "nothing to gain here from the input pipeline or the clocks",
                  {{"util_pct", f.mean(kUtilPct)}}, {}};
 }
 
@@ -223,7 +298,8 @@ std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline) 
                               num(context.interval_s, 1) + " s apart)",
              "run it longer than " + std::to_string(kMinSamples) + " samples to get a verdict", {}, {}}};
   std::vector<Verdict> out;
-  for (auto rule : {idle, copy_bound, input_bound, thermal, busy, power_capped, memory_headroom})
+  for (auto rule : {idle, copy_bound, input_bound, thermal, fp32_on_cuda_cores, low_sm_activity, busy, power_capped,
+                    memory_headroom})
     if (auto v = rule(f)) out.push_back(std::move(*v));
   if (out.empty())
     out.push_back({"unclear", util_phrase(f) + "; no rule matched", "nothing to apply from this run",

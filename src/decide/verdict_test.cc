@@ -49,7 +49,18 @@ const std::vector<Row>& rows() {
        {"num_workers=15", "pin_memory=True", "persistent_workers=True", "16 CPUs per GPU"},
        {{"num_workers", "15"}, {"pin_memory", "True"}, {"persistent_workers", "True"}}},
       {"input_bound_saturated", {"input-bound", "memory-headroom"}, {"15 worker processes"}, {"cheaper"}, {}},
-      {"busy", {"busy", "memory-headroom"}, {"busy 97%"}, {"nothing to gain"}, {}},
+      {"busy", {"busy", "memory-headroom"}, {"busy 97%", "nvidia-smi's utilisation alone", "no NVML GPM"},
+       {"nothing to gain"}, {}},
+      {"busy_gpm", {"busy"}, {"busy 98%", "NVML GPM: SMs busy 96%, tensor pipe 85%, FP32 pipe 3%"}, {"nothing to gain"}, {}},
+      {"fp32_cuda_cores", {"fp32-on-cuda-cores", "busy", "memory-headroom"},
+       {"busy 98%", "tensor pipe 0.0%", "FP32 pipe worked 62%", "CUDA cores"},
+       {"set_float32_matmul_precision(\"high\")", "bfloat16", "fp32 GEMMs at 47.0 TFLOP/s", "TF32 at 355.2 (7.6x)",
+        "bf16 at 703.4 (15.0x)"},
+       {}},
+      {"fp32_cuda_cores_unmeasured", {"fp32-on-cuda-cores", "busy", "memory-headroom"}, {"tensor pipe 0.0%"},
+       {"TF32", "bfloat16", "has not measured", "gpuenv bench"}, {}},
+      {"low_sm_activity", {"low-sm-activity", "busy"}, {"busy 97%", "only 18% of its SMs busy", "occupancy 9%"},
+       {"too small", "torch.compile", "CUDA graphs"}, {}},
       {"memory_headroom", {"memory-headroom"}, {"9.1 GiB of 140.4 GiB"}, {"larger batch", "plan-memory"}, {}},
       {"thermal", {"throttled", "busy"}, {"sw_thermal_slowdown", "of 1980 MHz"}, {"cooling"}, {}},
       {"power_capped", {"throttled"}, {"power limit", "1500 of 1980 MHz"}, {"nvidia-smi -pl"}, {}},
@@ -82,8 +93,8 @@ TEST(Verdict, RecordedTimelines) {
 TEST(Verdict, EveryVerdictHasARow) {
   std::set<std::string> first;
   for (const auto& row : rows()) first.insert(row.verdicts[0]);
-  for (const char* name : {"idle", "copy-bound", "input-bound", "throttled", "busy", "memory-headroom", "unclear",
-                           "too-short", "unwatched"})
+  for (const char* name : {"idle", "copy-bound", "input-bound", "throttled", "fp32-on-cuda-cores", "low-sm-activity",
+                           "busy", "memory-headroom", "unclear", "too-short", "unwatched"})
     EXPECT_TRUE(first.count(name) || name == std::string("memory-headroom")) << name;
   EXPECT_TRUE(first.count("memory-headroom"));
 }
@@ -114,6 +125,41 @@ TEST(Verdict, HugeCapacitiesStayDefined) {
   ASSERT_EQ(names(vs), std::vector<std::string>{"memory-headroom"});
   EXPECT_NE(vs[0].fix.find("up to about 8x the batch"), std::string::npos) << vs[0].fix;
   EXPECT_EQ(suggested_workers(std::numeric_limits<int>::min()), 1);
+}
+
+// The GPM verdicts need GPM's figures: the same fp32 job without them (a GPU
+// before Hopper) is only busy, and its evidence says what it rests on.
+TEST(Verdict, WithoutGpmTheFp32JobIsBusyByUtilisation) {
+  Recorded r = load("fp32_cuda_cores");
+  std::vector<TimelinePoint> points = r.timeline.points();
+  for (auto& p : points)
+    for (Metric m : {kSmActivePct, kTensorActivePct, kFp32ActivePct, kFp16ActivePct, kDramActivePct, kSmOccupancyPct})
+      p.s[m] = Stat{};
+  std::vector<Verdict> vs = judge(r.context, Timeline::from_points(points, r.timeline.width()));
+  ASSERT_EQ(names(vs), (std::vector<std::string>{"busy", "memory-headroom"}));
+  EXPECT_NE(vs[0].evidence.find("no NVML GPM figures"), std::string::npos) << vs[0].evidence;
+}
+
+// Thresholds: a tensor pipe at 5% is working; an FP32 pipe under 20% is not
+// where the time goes; SMs at 50% are not "low".
+TEST(Verdict, GpmThresholds) {
+  auto job = [](double tensor, double fp32, double sm) {
+    JobContext c;
+    c.gpus.push_back({"GPU-a", "H200", 143771.0, 5, 16, 1980.0, 700.0});
+    Timeline t;
+    for (int i = 0; i < 30; ++i) {
+      JobSample s;
+      s.t = i, s.v[kUtilPct] = 99, s.v[kMemMib] = 100000;
+      s.v[kTensorActivePct] = tensor, s.v[kFp32ActivePct] = fp32, s.v[kSmActivePct] = sm;
+      t.add(s);
+    }
+    return names(judge(c, t))[0];
+  };
+  EXPECT_EQ(job(0, 60, 90), "fp32-on-cuda-cores");
+  EXPECT_EQ(job(5, 60, 90), "busy");
+  EXPECT_EQ(job(0, 19, 90), "busy");
+  EXPECT_EQ(job(40, 10, 49), "low-sm-activity");
+  EXPECT_EQ(job(40, 10, 50), "busy");
 }
 
 TEST(Verdict, PcieLinks) {

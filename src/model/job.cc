@@ -7,7 +7,9 @@ namespace gpuenv {
 const char* metric_name(Metric m) {
   static const char* const kNames[kMetricCount] = {
       "util_pct", "mem_mib",   "power_w",   "sm_mhz",      "pcie_rx_mbs", "pcie_tx_mbs",
-      "thermal",  "power_cap", "cpu_cores", "top_cpu_cores", "workers",   "other_gpu_mem_mib"};
+      "thermal",  "power_cap", "cpu_cores", "top_cpu_cores", "workers",   "other_gpu_mem_mib",
+      "sm_active_pct", "tensor_active_pct", "fp32_active_pct", "fp16_active_pct", "dram_active_pct",
+      "sm_occupancy_pct"};
   return m >= 0 && m < kMetricCount ? kNames[m] : "?";
 }
 

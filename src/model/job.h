@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,14 @@ enum Metric : int {
   kTopCpuCores,     // CPU time of its busiest single process, in cores
   kWorkers,         // processes in the tree besides the command itself
   kOtherGpuMemMib,  // the job's GPU memory on GPUs it was not watched on, MiB
+  // NVML GPM (Hopper and newer; absent before, and on MIG devices), % of the
+  // interval, averaged over the watched GPUs (sense/nvml_gpm.h):
+  kSmActivePct,      // SMs busy (NVML_GPM_METRIC_SM_UTIL)
+  kTensorActivePct,  // any tensor-pipe instruction (ANY_TENSOR_UTIL)
+  kFp32ActivePct,    // non-tensor FP32 math (FP32_UTIL)
+  kFp16ActivePct,    // non-tensor FP16 math (FP16_UTIL)
+  kDramActivePct,    // DRAM bandwidth of the peak (DRAM_BW_UTIL)
+  kSmOccupancyPct,   // warps resident of the maximum (SM_OCCUPANCY)
   kMetricCount
 };
 
@@ -100,6 +109,10 @@ struct JobContext {
   std::optional<int> cpus_per_gpu;  // CPUs this process may use per GPU it drives
   double interval_s = 1.0;          // the sampling interval
   std::string unwatched;            // why the GPUs were not sampled ("" when they were)
+  /// What `gpuenv bench` measured on the (first) watched GPU before the run:
+  /// GEMM TFLOP/s at the largest size, by precision ("fp32", "tf32", "bf16");
+  /// empty when never measured. The fp32-on-cuda-cores verdict quotes them.
+  std::map<std::string, double> gemm_tflops;
   friend bool operator==(const JobContext&, const JobContext&) = default;
 };
 

@@ -151,9 +151,29 @@ bool timeline_from_json(const json& j, Timeline* t, std::string* err) {
 json context_to_json(const JobContext& c) {
   json gpus = json::array();
   for (const auto& g : c.gpus) gpus.push_back(gpu_json(g));
-  return {{"gpus", gpus}, {"cpus_per_gpu", opt(c.cpus_per_gpu)}, {"interval_s", c.interval_s},
-          {"unwatched", c.unwatched}};
+  json j = {{"gpus", gpus}, {"cpus_per_gpu", opt(c.cpus_per_gpu)}, {"interval_s", c.interval_s},
+            {"unwatched", c.unwatched}};
+  if (!c.gemm_tflops.empty()) j["gemm_tflops"] = c.gemm_tflops;
+  return j;
 }
+
+namespace {
+
+// {"fp32": 51.2, ...}: absent in jobs stored before it (and without bench figures).
+bool gemm_from(const json& j, JobContext* c, std::string* err) {
+  auto it = j.find("gemm_tflops");
+  if (it == j.end() || it->is_null()) return true;
+  if (!it->is_object()) return fail("context.gemm_tflops", "expected an object", err);
+  for (const auto& [key, value] : it->items()) {
+    std::optional<double> x;
+    if (!bounded(*it, key.c_str(), "context.gemm_tflops", &x, 0, kMaxGpuFigure, err)) return false;
+    if (!x || key.size() > 16) return fail("context.gemm_tflops." + key, "expected a number (a short key)", err);
+    c->gemm_tflops[key] = *x;
+  }
+  return true;
+}
+
+}  // namespace
 
 bool context_from_json(const json& j, JobContext* c, std::string* err) {
   if (!j.is_object()) return fail("context", "expected an object", err);
@@ -165,6 +185,7 @@ bool context_from_json(const json& j, JobContext* c, std::string* err) {
     return false;
   c->interval_s = interval.value_or(1.0);
   c->unwatched = unwatched.value_or("");
+  if (!gemm_from(j, c, err)) return false;
   if (auto it = j.find("gpus"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) return fail("context.gpus", "expected an array", err);
     c->gpus.resize(it->size());

@@ -96,6 +96,26 @@ TEST(JobContext, StoredCapacitiesAreRangeChecked) {
   EXPECT_NE(err.find("context.cpus_per_gpu: out of range"), std::string::npos) << err;
   EXPECT_FALSE(context_from_json({{"interval_s", 0}}, &c, &err));
   EXPECT_NE(err.find("context.interval_s: out of range"), std::string::npos) << err;
+  EXPECT_FALSE(context_from_json({{"gemm_tflops", {{"fp32", -1}}}}, &c, &err));
+  EXPECT_EQ(err, "context.gemm_tflops.fp32: out of range (0 to 1000000000)");
+  EXPECT_FALSE(context_from_json({{"gemm_tflops", {{"fp32", "fast"}}}}, &c, &err));
+  EXPECT_FALSE(context_from_json({{"gemm_tflops", 3}}, &c, &err));
+  EXPECT_EQ(err, "context.gemm_tflops: expected an object");
+}
+
+// Jobs stored before the GPM metrics and the bench figures still load.
+TEST(JobContext, AnOlderRecordLoadsWithoutGpmOrBenchFigures) {
+  using nlohmann::json;
+  JobContext c;
+  Timeline t;
+  std::string err;
+  ASSERT_TRUE(context_from_json({{"gpus", json::array()}, {"interval_s", 1}}, &c, &err)) << err;
+  EXPECT_TRUE(c.gemm_tflops.empty());
+  json point = {{"t0", 0}, {"t1", 0}, {"samples", 1}, {"util_pct", {99, 99, 99, 1}}};
+  ASSERT_TRUE(timeline_from_json({{"width", 1}, {"points", {point}}}, &t, &err)) << err;
+  EXPECT_EQ(t.points()[0].s[kSmActivePct].n, 0);
+  EXPECT_EQ(t.points()[0].s[kUtilPct].n, 1);
+  EXPECT_STREQ(metric_name(kSmOccupancyPct), "sm_occupancy_pct");
 }
 
 TEST(JobContext, RoundTripsThroughJson) {
@@ -105,6 +125,7 @@ TEST(JobContext, RoundTripsThroughJson) {
   c.cpus_per_gpu = 12;
   c.interval_s = 0.5;
   c.unwatched = "";
+  c.gemm_tflops = {{"fp32", 47.0}, {"tf32", 355.2}, {"bf16", 703.4}};
   JobContext back;
   std::string err;
   ASSERT_TRUE(context_from_json(context_to_json(c), &back, &err)) << err;

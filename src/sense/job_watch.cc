@@ -10,6 +10,7 @@
 #include "model/clock_events.h"
 #include "sense/fs.h"
 #include "sense/nvml_api.h"
+#include "sense/nvml_gpm.h"
 #include "sense/nvml_library.h"
 #include "sense/proc_tree.h"
 
@@ -56,12 +57,14 @@ struct JobWatch::Impl {
   const NvmlFunctions& fn = nvml.fn;
   bool initialised = false;
   std::vector<nvml::Device> watched, others;
+  std::vector<GpmDevice> gpm;  // one per watched GPU
   JobContext context;
   Timeline timeline;
   CpuMeter cpu;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last = start;
 
   ~Impl() {
+    gpm.clear();  // frees NVML's GPM samples while NVML is still up
     if (initialised) fn.shutdown.call();
   }
 
@@ -82,6 +85,7 @@ struct JobWatch::Impl {
       if (mine) context.gpus.push_back(capacities(d, buf));
     }
     if (watched.size() != o.uuids.size()) return *why = "NVML does not list every GPU of the plan", false;
+    for (nvml::Device d : watched) gpm.emplace_back(nvml, d);
     return true;
   }
 
@@ -121,6 +125,26 @@ struct JobWatch::Impl {
       add(&s->v[kPcieTxMBs], v * 1024.0 / 1e6);
   }
 
+  // NVML GPM between this sample and the last, averaged over the watched
+  // GPUs; a figure stays unknown unless every GPU gave it.
+  void sample_gpm(JobSample* s) {
+    static constexpr std::pair<Metric, std::optional<double> GpmRatios::*> kFields[] = {
+        {kSmActivePct, &GpmRatios::sm_active},     {kTensorActivePct, &GpmRatios::tensor_active},
+        {kFp32ActivePct, &GpmRatios::fp32_active}, {kFp16ActivePct, &GpmRatios::fp16_active},
+        {kDramActivePct, &GpmRatios::dram_active}, {kSmOccupancyPct, &GpmRatios::sm_occupancy}};
+    std::vector<Problem> ignored;  // the watcher reports nothing per call
+    std::array<std::optional<double>, std::size(kFields)> sum{};
+    std::array<std::size_t, std::size(kFields)> n{};
+    for (GpmDevice& g : gpm) {
+      NvmlCaller call(nvml, "", &ignored);
+      std::optional<GpmRatios> r = g.next(call);
+      for (std::size_t i = 0; r && i < std::size(kFields); ++i)
+        if (const auto& x = (*r).*kFields[i].second) add(&sum[i], 100 * *x), ++n[i];
+    }
+    for (std::size_t i = 0; i < std::size(kFields); ++i)
+      if (n[i] == gpm.size() && sum[i]) s->v[kFields[i].first] = *sum[i] / double(n[i]);
+  }
+
   void sample() {
     auto now = std::chrono::steady_clock::now();
     double dt = std::chrono::duration<double>(now - last).count();
@@ -136,6 +160,7 @@ struct JobWatch::Impl {
       s.v[kWorkers] = std::max(0, c.processes - 1);
     }
     for (nvml::Device d : watched) sample_gpu(d, pids, &s);
+    sample_gpm(&s);
     for (nvml::Device d : others)
       if (auto mib = process_memory_mib(fn, d, pids, o.proc, false)) add(&s.v[kOtherGpuMemMib], *mib);
     if (c.processes > 0 || !watched.empty()) timeline.add(s);

@@ -326,3 +326,69 @@ using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);  // _v2; 
 using EventSetFreeFn = Return (*)(EventSet);
 
 }  // namespace gpuenv::nvml
+
+// ---- NVML GPM (GPU performance monitoring, Hopper and newer; R520+):
+// sampled by `gpuenv export` and the job watcher (sense/nvml_gpm.cc) ----
+namespace gpuenv::nvml {
+
+using GpmSample = struct OpaqueGpmSample*;  // nvmlGpmSample_t (a handle, passed by value)
+
+// nvmlGpmMetricId_t: the ones gpuenv reads (values as in nvml.h).
+enum : unsigned int {
+  kGpmGraphicsUtil = 1,    // NVML_GPM_METRIC_GRAPHICS_UTIL: time a graphics/compute context was active, %
+  kGpmSmUtil = 2,          // NVML_GPM_METRIC_SM_UTIL: SMs busy, %
+  kGpmSmOccupancy = 3,     // NVML_GPM_METRIC_SM_OCCUPANCY: warps resident of the maximum, %
+  kGpmAnyTensorUtil = 5,   // NVML_GPM_METRIC_ANY_TENSOR_UTIL: SMs' time in any tensor instruction, %
+  kGpmDramBwUtil = 10,     // NVML_GPM_METRIC_DRAM_BW_UTIL: DRAM bandwidth of the peak, %
+  kGpmFp32Util = 12,       // NVML_GPM_METRIC_FP32_UTIL: non-tensor FP32 math, %
+  kGpmFp16Util = 13,       // NVML_GPM_METRIC_FP16_UTIL: non-tensor FP16 math, %
+};
+
+/// NVML_GPM_METRIC_MAX of CUDA 13's nvml.h. The array was 98 entries in
+/// CUDA 12.0-12.3 and 210 later; the version word stayed 1 while it grew,
+/// so the struct passed is sized for the newest header: a driver reads at
+/// most its own size of it, and numMetrics entries.
+inline constexpr unsigned kGpmMetricMax = 333;
+inline constexpr unsigned int kGpmMetricsGetVersion = 1;  // NVML_GPM_METRICS_GET_VERSION
+inline constexpr unsigned int kGpmSupportVersion = 1;     // NVML_GPM_SUPPORT_VERSION
+
+// nvmlGpmMetric_t
+struct GpmMetric {
+  unsigned int metric_id;  // in
+  Return nvml_return;      // out: value is valid only when kSuccess
+  double value;            // out
+  struct {
+    char* short_name;
+    char* long_name;
+    char* unit;
+  } metric_info;  // out; may be null
+};
+static_assert(sizeof(GpmMetric) == 40);
+static_assert(offsetof(GpmMetric, value) == 8);
+
+// nvmlGpmMetricsGet_t
+struct GpmMetricsGet {
+  unsigned int version;      // kGpmMetricsGetVersion
+  unsigned int num_metrics;  // entries of metrics[] to fill
+  GpmSample sample1, sample2;
+  GpmMetric metrics[kGpmMetricMax];
+};
+static_assert(offsetof(GpmMetricsGet, sample1) == 8);
+static_assert(offsetof(GpmMetricsGet, metrics) == 24);
+static_assert(sizeof(GpmMetricsGet) == 24 + 40 * kGpmMetricMax);
+
+// nvmlGpmSupport_t
+struct GpmSupport {
+  unsigned int version;  // kGpmSupportVersion
+  unsigned int is_supported_device;
+};
+static_assert(sizeof(GpmSupport) == 8);
+
+using GpmQueryDeviceSupportFn = Return (*)(Device, GpmSupport*);
+using GpmSampleAllocFn = Return (*)(GpmSample*);
+using GpmSampleFreeFn = Return (*)(GpmSample);
+using GpmSampleGetFn = Return (*)(Device, GpmSample);
+using GpmMigSampleGetFn = Return (*)(Device, unsigned int, GpmSample);  // parent GPU, GPU instance id
+using GpmMetricsGetFn = Return (*)(GpmMetricsGet*);
+
+}  // namespace gpuenv::nvml

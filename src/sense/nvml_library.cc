@@ -65,6 +65,12 @@ std::vector<Symbol> symbol_table(NvmlFunctions* f) {
       {{"nvmlDeviceRegisterEvents"}, &f->register_events, false},
       {{"nvmlEventSetWait_v2", "nvmlEventSetWait"}, &f->event_set_wait, false},
       {{"nvmlEventSetFree"}, &f->event_set_free, false},
+      {{"nvmlGpmQueryDeviceSupport"}, &f->gpm_query_support, false},
+      {{"nvmlGpmSampleAlloc"}, &f->gpm_sample_alloc, false},
+      {{"nvmlGpmSampleFree"}, &f->gpm_sample_free, false},
+      {{"nvmlGpmSampleGet"}, &f->gpm_sample_get, false},
+      {{"nvmlGpmMigSampleGet"}, &f->gpm_mig_sample_get, false},
+      {{"nvmlGpmMetricsGet"}, &f->gpm_metrics_get, false},
   };
 }
 

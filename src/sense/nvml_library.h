@@ -64,6 +64,13 @@ struct NvmlFunctions {
   Fn<nvml::DeviceRegisterEventsFn> register_events;
   Fn<nvml::EventSetWaitFn> event_set_wait;
   Fn<nvml::EventSetFreeFn> event_set_free;
+  // NVML GPM, for both (sense/nvml_gpm.h); absent before R520.
+  Fn<nvml::GpmQueryDeviceSupportFn> gpm_query_support;
+  Fn<nvml::GpmSampleAllocFn> gpm_sample_alloc;
+  Fn<nvml::GpmSampleFreeFn> gpm_sample_free;
+  Fn<nvml::GpmSampleGetFn> gpm_sample_get;
+  Fn<nvml::GpmMigSampleGetFn> gpm_mig_sample_get;
+  Fn<nvml::GpmMetricsGetFn> gpm_metrics_get;
 };
 
 /// An open libnvidia-ml and its functions.

@@ -225,6 +225,49 @@ void read_gpu(const Nvml& nvml, unsigned index, SamplerMemory::Identity* known, 
   if (r.up) out->insert(out->end(), migs.begin(), migs.end());
 }
 
+// ---- NVML GPM: each device's figures between the last round and this one.
+
+void set_gpm(const GpmRatios& g, DeviceReading* r) {
+  r->gpm_gr_engine_active = g.gr_engine_active, r->gpm_sm_active = g.sm_active;
+  r->gpm_sm_occupancy = g.sm_occupancy, r->gpm_tensor_active = g.tensor_active;
+  r->gpm_fp32_active = g.fp32_active, r->gpm_fp16_active = g.fp16_active, r->gpm_dram_active = g.dram_active;
+}
+
+// The handle GPM samples through (a MIG instance's parent GPU) and, for a
+// MIG device, its GPU instance id; false when NVML cannot say.
+bool gpm_target(const Nvml& nvml, NvmlCaller& call, const DeviceReading& r, nvml::Device* gpu,
+                std::optional<unsigned>* instance) {
+  if (!call(nvml.fn.handle, static_cast<unsigned>(r.gpu), gpu)) return false;
+  if (!r.mig) return true;
+  nvml::Device mig = nullptr;
+  if (!call(nvml.fn.mig_handle, *gpu, static_cast<unsigned>(*r.mig), &mig)) return false;
+  *instance = get_uint(call, nvml.fn.gpu_instance_id, mig);
+  return instance->has_value();
+}
+
+void read_gpm(const Nvml& nvml, SamplerMemory* memory, DeviceReading* r) {
+  std::pair<int, int> key{r->gpu, r->mig.value_or(-1)};
+  auto known = memory->gpm.find(key);
+  if (!r->up) {
+    if (known != memory->gpm.end()) memory->gpm.erase(known);  // a reset GPU starts afresh
+    return;
+  }
+  if (known != memory->gpm.end() && !known->second.supported()) return;  // asked once
+  DeviceCall c(nvml, "GPU " + std::to_string(r->gpu) + (r->mig ? " MIG " + std::to_string(*r->mig) : ""));
+  nvml::Device gpu = nullptr;
+  std::optional<unsigned> instance;
+  if (gpm_target(nvml, c.call, *r, &gpu, &instance)) {
+    if (known == memory->gpm.end() || known->second.gpu_instance() != instance)
+      known = memory->gpm.insert_or_assign(key, GpmDevice(nvml, gpu, instance)).first;
+    if (std::optional<GpmRatios> g = known->second.next(c.call)) set_gpm(*g, r);
+  }
+  memory->nvml_errors_total += c.failures();
+}
+
+void read_gpm_all(const Nvml& nvml, SamplerMemory* memory, std::vector<DeviceReading>* devices) {
+  for (DeviceReading& r : *devices) read_gpm(nvml, memory, &r);
+}
+
 }  // namespace
 
 void release_nvml_events(const Nvml& nvml, SamplerMemory* memory) {
@@ -255,6 +298,7 @@ Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now) {
   drain_xid(nvml, memory, &r.devices);
   read_driver(nvml, memory);
   r.driver_version = memory->driver_version;
+  read_gpm_all(nvml, memory, &r.devices);
   r.nvml_errors_total = memory->nvml_errors_total;
   r.sampled_at = now;
   return r;
@@ -299,6 +343,7 @@ void NvmlSampler::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  memory_.gpm.clear();  // frees NVML's GPM samples while NVML is still up
   if (initialised_) release_nvml_events(nvml_, &memory_);
   if (initialised_) nvml_.fn.shutdown.call();
   initialised_ = false;

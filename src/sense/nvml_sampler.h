@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -14,13 +15,14 @@
 
 #include "model/gpu_reading.h"
 #include "model/machine.h"
+#include "sense/nvml_gpm.h"
 #include "sense/nvml_library.h"
 
 namespace gpuenv {
 
 /// What a round remembers of the rounds before it: each GPU's name, UUID
-/// and PCI address once read (a GPU lost later keeps its labels), and the
-/// count of failed calls.
+/// and PCI address once read (a GPU lost later keeps its labels), each
+/// device's last GPM sample, and the count of failed calls.
 struct SamplerMemory {
   struct Identity {
     std::optional<std::string> uuid, name, pci_bus_id;
@@ -30,6 +32,7 @@ struct SamplerMemory {
     std::uint64_t xid_last = 0, xid_events = 0;
   };
   std::vector<Identity> gpus;
+  std::map<std::pair<int, int>, GpmDevice> gpm;  // by (GPU, MIG slot or -1)
   std::uint64_t nvml_errors_total = 0;
   std::optional<std::string> driver_version;
   nvml::EventSet xid_set = nullptr;  // nvmlEventSetCreate's, on first use

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "sense/nvml_test_support.h"
@@ -25,6 +26,7 @@ class NvmlSamplerTest : public FakeNvidiaTest {
     SamplerMemory memory;
     std::vector<Readings> out;
     for (int i = 0; i < n; ++i) out.push_back(sample_nvml(nvml, &memory, 10.0 + i));
+    memory.gpm.clear();
     release_nvml_events(nvml, &memory);
     nvml.fn.shutdown.call();
     return out;
@@ -137,6 +139,73 @@ TEST_F(NvmlSamplerTest, AFailingCallIsCountedAndItsValueUnknown) {
   EXPECT_TRUE(r.devices[3].up);
   EXPECT_EQ(r.devices[3].temperature_c, 43);
   EXPECT_EQ(r.nvml_errors_total, 2u);
+}
+
+// NVML GPM: figures between two rounds' samples, so none in the first round.
+TEST_F(NvmlSamplerTest, GpmFiguresComeFromTheSecondRoundOn) {
+  std::vector<Readings> r = rounds(scenario("h200_8_busy"), 3);
+  EXPECT_EQ(r[0].devices[6].gpm_tensor_active, std::nullopt);
+  for (int round = 1; round < 3; ++round) {
+    const DeviceReading& g = r[round].devices[6];
+    EXPECT_DOUBLE_EQ(g.gpm_gr_engine_active.value_or(-1), 0.985);
+    EXPECT_DOUBLE_EQ(g.gpm_sm_active.value_or(-1), 0.91);
+    EXPECT_DOUBLE_EQ(g.gpm_sm_occupancy.value_or(-1), 0.42);
+    EXPECT_DOUBLE_EQ(g.gpm_tensor_active.value_or(-1), 0.94);
+    EXPECT_DOUBLE_EQ(g.gpm_fp32_active.value_or(-1), 0.015);
+    EXPECT_DOUBLE_EQ(g.gpm_fp16_active.value_or(-1), 0.0);
+    EXPECT_DOUBLE_EQ(g.gpm_dram_active.value_or(-1), 0.61);
+    EXPECT_EQ(r[round].devices[0].gpm_tensor_active, 0.0);  // a Hopper GPU without load: zero, not unknown
+  }
+  EXPECT_EQ(r[2].nvml_errors_total, 0u);
+}
+
+// Before Hopper GPM is unsupported: unknown, never zero, and asked only once.
+TEST_F(NvmlSamplerTest, GpmIsUnknownBeforeHopperAndOnMigInstancesOfAnA100) {
+  std::vector<Readings> r = rounds(scenario("a100_mig"), 3);
+  for (const DeviceReading& d : r[2].devices) {
+    EXPECT_EQ(d.gpm_sm_active, std::nullopt) << d.gpu << " " << d.mig.value_or(-1);
+    EXPECT_EQ(d.gpm_tensor_active, std::nullopt);
+    EXPECT_EQ(d.gpm_dram_active, std::nullopt);
+  }
+  std::vector<std::string> calls = nvml_trace();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "nvmlGpmQueryDeviceSupport"), 4);  // the GPU and 3 instances, once
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "nvmlGpmSampleGet"), 0);
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "nvmlGpmMigSampleGet"), 0);
+  EXPECT_EQ(r[2].nvml_errors_total, 0u);
+}
+
+TEST_F(NvmlSamplerTest, GpmOfHopperMigInstancesThroughTheirParent) {
+  std::vector<Readings> r = rounds(scenario("h100_mig"), 2);
+  ASSERT_EQ(r[1].devices.size(), 3u);
+  EXPECT_DOUBLE_EQ(r[1].devices[0].gpm_sm_active.value_or(-1), 0.70);
+  EXPECT_DOUBLE_EQ(r[1].devices[1].gpm_tensor_active.value_or(-1), 0.92);
+  EXPECT_DOUBLE_EQ(r[1].devices[2].gpm_tensor_active.value_or(-1), 0.0);
+  EXPECT_DOUBLE_EQ(r[1].devices[2].gpm_fp32_active.value_or(-1), 0.55);
+  EXPECT_EQ(r[1].nvml_errors_total, 0u);
+}
+
+TEST_F(NvmlSamplerTest, GpmIsUnknownWhereTheDriverLacksIt) {
+  testing::set_env("FAKE_NVML_SCENARIO", scenario("h200"));
+  Nvml nvml;
+  Problem err;
+  ASSERT_TRUE(load_nvml(testing::kOldNvml, &nvml, &err)) << err.message;
+  ASSERT_EQ(nvml.fn.init.call(), nvml::kSuccess);
+  SamplerMemory memory;
+  sample_nvml(nvml, &memory, 1);
+  Readings r = sample_nvml(nvml, &memory, 2);
+  EXPECT_EQ(r.devices[0].gpm_sm_active, std::nullopt);
+  EXPECT_EQ(r.nvml_errors_total, 0u);
+  memory.gpm.clear();
+  nvml.fn.shutdown.call();
+}
+
+// A failed sample is counted, its round has no figures, and the next two
+// rounds start afresh.
+TEST_F(NvmlSamplerTest, AFailedGpmSampleIsCountedAndStartsAfresh) {
+  std::string path = write_scenario(scenario_text("h200") + "fault fn=nvmlGpmMetricsGet code=999\n");
+  std::vector<Readings> r = rounds(path, 2);
+  EXPECT_EQ(r[1].devices[0].gpm_sm_active, std::nullopt);
+  EXPECT_EQ(r[1].nvml_errors_total, 1u);
 }
 
 TEST_F(NvmlSamplerTest, TheThreadKeepsTheNewestRound) {

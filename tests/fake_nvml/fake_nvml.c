@@ -1032,3 +1032,163 @@ nvmlReturn_t nvmlEventSetFree(struct fake_event_set* set) {
   return set == &g_event_set ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
 }
 #endif /* FAKE_NVML_OLD */
+
+/* ---- NVML GPM (Hopper and newer; a current driver only) ----
+ * A GPU whose cc is 9.0 or newer supports GPM; older ones answer
+ * isSupportedDevice=0 and NOT_SUPPORTED to a sample. Its figures, in
+ * percent, come from gpm=GR/SM/OCCUPANCY/TENSOR/FP32/FP16/DRAM on its gpu
+ * line (all 0 without the key: an idle GPU); a MIG instance's from the
+ * gpm key of its mig line, found by its gi (nvmlGpmMigSampleGet). */
+#ifndef FAKE_NVML_OLD
+
+#define FAKE_GPM_METRIC_MAX 333 /* NVML_GPM_METRIC_MAX of CUDA 13's nvml.h */
+
+typedef struct fake_gpm_sample {
+  int taken; /* 1 once a sample was taken into it */
+  int gpu, gi; /* gi < 0: the whole GPU */
+  unsigned serial;
+} *nvmlGpmSample_t;
+
+typedef struct {
+  unsigned int metricId;
+  nvmlReturn_t nvmlReturn;
+  double value;
+  struct {
+    char *shortName, *longName, *unit;
+  } metricInfo;
+} nvmlGpmMetric_t;
+
+typedef struct {
+  unsigned int version, numMetrics;
+  nvmlGpmSample_t sample1, sample2;
+  nvmlGpmMetric_t metrics[FAKE_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+typedef struct {
+  unsigned int version, isSupportedDevice;
+} nvmlGpmSupport_t;
+
+typedef char fake_assert_gpm_metric[sizeof(nvmlGpmMetric_t) == 40 ? 1 : -1];
+typedef char fake_assert_gpm_get[sizeof(nvmlGpmMetricsGet_t) == 24 + 40 * FAKE_GPM_METRIC_MAX ? 1 : -1];
+
+static unsigned g_gpm_serial; /* under g_lock */
+
+static int gpm_capable(int gpu) {
+  int major = 0, minor = 0;
+  const char* cc = scn_get(gpu_record(gpu), "cc");
+  return cc != NULL && sscanf(cc, "%d.%d", &major, &minor) == 2 && major >= 9;
+}
+
+/* The mig line of a GPU's instance with GPU instance id gi, or NULL. */
+static const scn_record* mig_by_gi(int gpu, long long gi) {
+  int slot;
+  long long v;
+  for (slot = 0; slot < FAKE_MAX_MIGS; ++slot) {
+    const scn_record* r = mig_record(gpu, slot);
+    if (r != NULL && scn_get_ll(r, "gi", &v) && v == gi) return r;
+  }
+  return NULL;
+}
+
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t* s) {
+  nvmlReturn_t rc = enter("nvmlGpmQueryDeviceSupport", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (s == NULL || d->slot >= 0) return NVML_ERROR_INVALID_ARGUMENT;
+  if (s->version != 1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  s->isSupportedDevice = (unsigned)gpm_capable(d->gpu);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t* out) {
+  nvmlReturn_t rc = enter("nvmlGpmSampleAlloc", NULL);
+  if (rc != NVML_SUCCESS) return rc;
+  if (out == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  *out = calloc(1, sizeof(**out));
+  return *out != NULL ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
+}
+
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s) {
+  trace_call("nvmlGpmSampleFree");
+  if (s == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  free(s);
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t take_sample(nvmlGpmSample_t s, int gpu, int gi) {
+  if (s == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!gpm_capable(gpu)) return NVML_ERROR_NOT_SUPPORTED;
+  s->taken = 1, s->gpu = gpu, s->gi = gi;
+  pthread_mutex_lock(&g_lock);
+  s->serial = ++g_gpm_serial;
+  pthread_mutex_unlock(&g_lock);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s) {
+  nvmlReturn_t rc = enter("nvmlGpmSampleGet", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (d->slot >= 0) return NVML_ERROR_INVALID_ARGUMENT; /* a MIG instance: nvmlGpmMigSampleGet */
+  return take_sample(s, d->gpu, -1);
+}
+
+nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned int gpuInstanceId, nvmlGpmSample_t s) {
+  long long on = 0;
+  nvmlReturn_t rc = enter("nvmlGpmMigSampleGet", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (d->slot >= 0 || !scn_get_ll(gpu_record(d->gpu), "mig", &on) || on != 1) return NVML_ERROR_INVALID_ARGUMENT;
+  if (mig_by_gi(d->gpu, gpuInstanceId) == NULL) return NVML_ERROR_NOT_FOUND;
+  return take_sample(s, d->gpu, (int)gpuInstanceId);
+}
+
+/* The seven figures of a gpm=a/b/c/d/e/f/g key; zeros without it. */
+static int gpm_values(const scn_record* r, double v[7]) {
+  const char* p = scn_get(r, "gpm");
+  char* end;
+  int i;
+  for (i = 0; i < 7; ++i) v[i] = 0;
+  if (p == NULL) return 1;
+  for (i = 0; i < 7; ++i) {
+    v[i] = strtod(p, &end);
+    if (end == p || (i < 6 && *end != '/') || (i == 6 && *end != '\0')) return 0;
+    p = end + 1;
+  }
+  return 1;
+}
+
+/* The metric ids gpuenv reads, in gpm= order. */
+static int gpm_index(unsigned id) {
+  static const unsigned ids[7] = {1, 2, 3, 5, 12, 13, 10};
+  int i;
+  for (i = 0; i < 7; ++i)
+    if (ids[i] == id) return i;
+  return -1;
+}
+
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* m) {
+  static char short_name[] = "fake", long_name[] = "fake GPM metric", unit[] = "%";
+  const scn_record* r;
+  double v[7];
+  unsigned i;
+  nvmlReturn_t rc = enter("nvmlGpmMetricsGet", NULL);
+  if (rc != NVML_SUCCESS) return rc;
+  if (m == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (m->version != 1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  if (m->numMetrics == 0 || m->numMetrics > 98 || m->sample1 == NULL || m->sample2 == NULL) /* 98: the smallest MAX */
+    return NVML_ERROR_INVALID_ARGUMENT;
+  if (!m->sample1->taken || !m->sample2->taken || m->sample1->gpu != m->sample2->gpu ||
+      m->sample1->gi != m->sample2->gi || m->sample1->serial >= m->sample2->serial)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  r = m->sample2->gi < 0 ? gpu_record(m->sample2->gpu) : mig_by_gi(m->sample2->gpu, m->sample2->gi);
+  if (r == NULL || !gpm_values(r, v)) return NVML_ERROR_UNKNOWN;
+  for (i = 0; i < m->numMetrics; ++i) {
+    int k = gpm_index(m->metrics[i].metricId);
+    m->metrics[i].nvmlReturn = k < 0 ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+    m->metrics[i].value = k < 0 ? 0 : v[k];
+    m->metrics[i].metricInfo.shortName = short_name;
+    m->metrics[i].metricInfo.longName = long_name;
+    m->metrics[i].metricInfo.unit = unit;
+  }
+  return NVML_SUCCESS;
+}
+
+#endif /* FAKE_NVML_OLD */

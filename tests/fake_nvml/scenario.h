@@ -27,6 +27,9 @@
  * energy mJ.) For dcgm-exporter's fields and Xid: minor=N (/dev/nvidiaN),
  * mem_temp=C, xid=79 or xid=13,48 (the Xid events the GPU raises, in order).
  *
+ * NVML GPM (a gpu line with cc 9.0 or newer; a mig line, found by its gi):
+ *   gpm=GR/SM/OCCUPANCY/TENSOR/FP32/FP16/DRAM   (percent; all 0 when absent)
+ *
  * A key missing from a gpu line makes the matching query answer "not
  * supported". Everything is static storage: nothing to free. C99. */
 #ifndef GPUENV_FAKE_SCENARIO_H

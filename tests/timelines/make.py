@@ -14,7 +14,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 H200 = {"uuid": "GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d10", "name": "NVIDIA H200", "memory_total_mib": 143771.0,
         "pcie_gen": 5, "pcie_width": 16, "max_sm_mhz": 1980.0, "power_limit_w": 700.0}
 METRICS = ["util_pct", "mem_mib", "power_w", "sm_mhz", "pcie_rx_mbs", "pcie_tx_mbs", "thermal", "power_cap",
-           "cpu_cores", "top_cpu_cores", "workers", "other_gpu_mem_mib"]
+           "cpu_cores", "top_cpu_cores", "workers", "other_gpu_mem_mib",
+           "sm_active_pct", "tensor_active_pct", "fp32_active_pct", "fp16_active_pct", "dram_active_pct",
+           "sm_occupancy_pct"]
 
 
 def clamp(x, lo, hi):
@@ -58,7 +60,8 @@ def thermal_bits(s):
     return s
 
 
-def write(name, seconds, startup, phase, cpus_per_gpu=16, width=1, gpus=(H200,), unwatched="", seed=1):
+def write(name, seconds, startup, phase, cpus_per_gpu=16, width=1, gpus=(H200,), unwatched="", seed=1,
+          gemm_tflops=None):
     rng = random.Random(seed)
     ss = [thermal_bits(s) for s in samples(rng, seconds, startup, phase)]
     if unwatched:
@@ -68,6 +71,8 @@ def write(name, seconds, startup, phase, cpus_per_gpu=16, width=1, gpus=(H200,),
             s.pop("events", None)
     doc = {"context": {"gpus": list(gpus), "cpus_per_gpu": cpus_per_gpu, "interval_s": 1.0, "unwatched": unwatched},
            "timeline": bucket(ss, width)}
+    if gemm_tflops:
+        doc["context"]["gemm_tflops"] = gemm_tflops
     with open(os.path.join(HERE, name + ".json"), "w") as f:
         json.dump(doc, f, indent=None, separators=(",", ":"))
         f.write("\n")
@@ -114,3 +119,28 @@ write("too_short", 3, 0, lambda r: {**gpu(r, 50, 1000, 200), **cpu(r, 0.5, 0.5, 
 # NVML could not be loaded: only /proc was sampled.
 write("unwatched", 100, 0, lambda r: cpu(r, 1.0, 1.0, 0), gpus=(),
       unwatched="libnvidia-ml.so.1: cannot open shared object file: No such file or directory")
+
+
+def gpm(rng, sm, tensor, fp32, dram, occupancy, fp16=0.0):
+    """NVML GPM's figures (Hopper and newer), percent of each second."""
+    def noisy(x):
+        return clamp(x + rng.gauss(0, 1.5), 0, 100) if x else 0.0
+    return {"sm_active_pct": noisy(sm), "tensor_active_pct": noisy(tensor), "fp32_active_pct": noisy(fp32),
+            "fp16_active_pct": noisy(fp16), "dram_active_pct": noisy(dram), "sm_occupancy_pct": noisy(occupancy)}
+
+
+# GPM from here on. fp32 GPT-2 small with torch.set_float32_matmul_precision("highest") on an H200: nvidia-smi
+# says 99 % busy, the tensor pipe idles and the FP32 pipe works; bench had measured this GPU's GEMMs
+# (fp32 / TF32 / bf16 at 8192, docs/performance.md).
+write("fp32_cuda_cores", 600, 20, lambda r: {**gpu(r, 99, 31000, 650), **gpm(r, 90, 0, 62, 25, 22),
+                                             **cpu(r, 1.0, 1.1, 0)}, width=2,
+      gemm_tflops={"fp32": 47.0, "tf32": 355.2, "bf16": 703.4})
+# The same job on a GPU bench never measured: the fix names TF32 and bf16 without figures.
+write("fp32_cuda_cores_unmeasured", 300, 20, lambda r: {**gpu(r, 99, 31000, 650), **gpm(r, 90, 0, 62, 25, 22),
+                                                        **cpu(r, 1.0, 1.1, 0)})
+# Small kernels one after another (batch 1 decoding): always a kernel running, few SMs busy.
+write("low_sm_activity", 300, 15, lambda r: {**gpu(r, 97, 120000, 260), **gpm(r, 18, 6, 3, 20, 9),
+                                             **cpu(r, 1.0, 1.05, 0)})
+# A bf16 loop that fills the tensor cores: busy, and GPM agrees.
+write("busy_gpm", 300, 15, lambda r: {**gpu(r, 99, 120000, 690), **gpm(r, 96, 85, 3, 45, 30),
+                                      **cpu(r, 1.0, 1.05, 0)})
