@@ -39,14 +39,29 @@
 
 /* ---- symbols glibc 2.28 has under an older version ---- */
 
-/* The program's entry: crt1.o calls it. */
-int old_libc_start_main(int (*main)(int, char**, char**), int argc, char** argv, void (*init)(void),
+/* The program's entry: crt1.o calls it. glibc 2.34's crt1.o passes no init
+ * function, since 2.34's libc runs the program's constructors itself; the
+ * old version runs only the init function it is given (libc_nonshared's
+ * __libc_csu_init until 2.33), so this one is it: the same loops. */
+typedef void (*init_fn)(int, char**, char**);
+extern init_fn __preinit_array_start[] __attribute__((visibility("hidden")));
+extern init_fn __preinit_array_end[] __attribute__((visibility("hidden")));
+extern init_fn __init_array_start[] __attribute__((visibility("hidden")));
+extern init_fn __init_array_end[] __attribute__((visibility("hidden")));
+extern void _init(void);
+
+static void run_constructors(int argc, char** argv, char** envp) {
+  for (init_fn* f = __preinit_array_start; f < __preinit_array_end; ++f) (*f)(argc, argv, envp);
+  _init();
+  for (init_fn* f = __init_array_start; f < __init_array_end; ++f) (*f)(argc, argv, envp);
+}
+
+int old_libc_start_main(int (*main)(int, char**, char**), int argc, char** argv, init_fn init,
                         void (*fini)(void), void (*rtld_fini)(void), void* stack_end);
 OLD(__libc_start_main, old_libc_start_main, "GLIBC_2.2.5");
-int __wrap___libc_start_main(int (*main)(int, char**, char**), int argc, char** argv,
-                             void (*init)(void), void (*fini)(void), void (*rtld_fini)(void),
-                             void* stack_end) {
-  return old_libc_start_main(main, argc, argv, init, fini, rtld_fini, stack_end);
+int __wrap___libc_start_main(int (*main)(int, char**, char**), int argc, char** argv, init_fn init,
+                             void (*fini)(void), void (*rtld_fini)(void), void* stack_end) {
+  return old_libc_start_main(main, argc, argv, init ? init : run_constructors, fini, rtld_fini, stack_end);
 }
 
 /* libm: 2.29 only dropped the SVID error handling (matherr). */
