@@ -197,7 +197,7 @@ const char* sigabbrev_np(int sig) {
       [SIGCHLD] = "CHLD",   [SIGCONT] = "CONT",     [SIGSTOP] = "STOP", [SIGTSTP] = "TSTP",
       [SIGTTIN] = "TTIN",   [SIGTTOU] = "TTOU",     [SIGURG] = "URG",   [SIGXCPU] = "XCPU",
       [SIGXFSZ] = "XFSZ",   [SIGVTALRM] = "VTALRM", [SIGPROF] = "PROF", [SIGWINCH] = "WINCH",
-      [SIGIO] = "IO",       [SIGPWR] = "PWR",       [SIGSYS] = "SYS",
+      [SIGIO] = "POLL",       [SIGPWR] = "PWR",       [SIGSYS] = "SYS",
   };
   if (sig <= 0 || sig >= (int)(sizeof kNames / sizeof kNames[0])) return NULL;
   return kNames[sig];
