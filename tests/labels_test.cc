@@ -84,7 +84,7 @@ TEST(LabelsCli, OnceWritesTheFeatureFileAtomically) {
       {"gpu.compute.major", "9"},  {"gpu.compute.minor", "0"},      {"gpu.family", "hopper"},
       {"mig.capable", "true"},     {"mig.strategy", "none"},        {"tf32", "true"},
       {"bf16", "true"},            {"fp8", "true"},                 {"fp4", "false"},
-      {"torch.wheel", "2.9.1-cu130"}};
+      {"torch.wheel", "2.12.1-cu132"}};
   for (const auto& [name, value] : want) EXPECT_EQ(labels[name], value) << name;
   EXPECT_TRUE(labels.count("driver.major") && labels.count("cuda.driver.major")) << file;
   EXPECT_TRUE(std::regex_match(labels["doctor"], std::regex("ok|warning|error"))) << file;
