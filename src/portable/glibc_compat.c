@@ -39,6 +39,7 @@
 
 /* ---- symbols glibc 2.28 has under an older version ---- */
 
+#ifndef GPUENV_COMPAT_SHARED_OBJECT /* the bench plugin has no entry point */
 /* The program's entry: crt1.o calls it. glibc 2.34's crt1.o passes no init
  * function, since 2.34's libc runs the program's constructors itself; the
  * old version runs only the init function it is given (libc_nonshared's
@@ -63,6 +64,7 @@ int __wrap___libc_start_main(int (*main)(int, char**, char**), int argc, char** 
                              void (*fini)(void), void (*rtld_fini)(void), void* stack_end) {
   return old_libc_start_main(main, argc, argv, init ? init : run_constructors, fini, rtld_fini, stack_end);
 }
+#endif
 
 /* libm: 2.29 only dropped the SVID error handling (matherr). */
 double old_exp(double), old_log(double), old_pow(double, double);
