@@ -311,6 +311,11 @@ const std::vector<Fixture>& fixtures() {
       {"b200x8", [] { return machine::b200(8).with_nvlink().infiniband(); }},
       {"rtx5090", [] { return machine::rtx5090(); }},
       {"jetson-orin", [] { return machine::jetson_orin(); }},
+      // Issue 27's two wheel-advice cases (tests/doctor_test.cc, WheelAdvice).
+      {"h100-driver550-torch212-cu130",
+       [] { return machine::h100().driver("550.54.15", 12040).torch("2.12.0+cu130", "13.0"); }},
+      {"v100-driver535-torch212-cu130",
+       [] { return machine::v100().driver("535.183.01", 12020).torch("2.12.0+cu130", "13.0"); }},
   };
   return kFixtures;
 }

@@ -169,27 +169,6 @@ TEST(ContainerImage, VerifyAndGlibcSteps) {
   EXPECT_TRUE(contains(old.err, "the runtime image has 2.2")) << old.err;
 }
 
-TEST(ContainerImage, GlibcCompatArc4randomIsRandom) {
-  testing::ScratchDir scratch;
-  scratch.file("main.c",
-               "#include <stdint.h>\n#include <stdio.h>\n"
-               "#include <stddef.h>\n"
-               "uint32_t arc4random(void);\nvoid arc4random_buf(void*, size_t);\n"
-               "int main(void) { uint32_t b[2] = {0, 0}; arc4random_buf(b, sizeof b);\n"
-               "  printf(\"%u %u %u %u\", arc4random(), arc4random(), b[0], b[1]); }\n");
-  const std::string& dir = scratch.path();
-  ProcessResult cc = run_process({"gcc", "-o", dir + "/a", dir + "/main.c", repo() + "/docker/glibc-compat.c"});
-  ASSERT_EQ(cc.exit_code, 0) << cc.err;
-  ProcessResult r = run_process({dir + "/a"});
-  std::istringstream in(r.out);
-  unsigned long a = 0, b = 0, c = 0, d = 0;
-  in >> a >> b >> c >> d;
-  EXPECT_NE(a, b) << r.out;
-  EXPECT_NE(c, d) << r.out;  // arc4random_buf filled both words (libevent's)
-  ProcessResult syms = run_process({"objdump", "-T", dir + "/a"});
-  EXPECT_FALSE(contains(syms.out, "GLIBC_2.36")) << "defined in the binary, not imported: " << syms.out;
-}
-
 TEST(ContainerImage, HealthcheckModes) {
   auto run = [](const std::vector<std::string>& args) {
     std::vector<std::string> argv = {"python3", healthcheck()};

@@ -64,6 +64,37 @@ bool any_has(const std::vector<std::string>& lines, const std::string& fragment)
   return false;
 }
 
+// Issue 27's two cases, as the binary reads them from the committed
+// machines: a build of the user's own torch, and on Volta the CUDA 12 build
+// in place of a driver upgrade that would not help.
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string fix_of(const std::string& machine, const std::string& check) {
+  ProcessResult r = run_gpuenv({"doctor", "--json", "--machine",
+                                std::string(GPUENV_TESTS_DIR "/machines/") + machine + ".json"});
+  json j = findings(r);
+  for (const auto& f : j["findings"])
+    if (f["check"] == check)
+      return f["status"].get<std::string>() + ": " + f["seen"].get<std::string>() + " | " +
+             (f["fix"].is_string() ? f["fix"].get<std::string>() : "");
+  return "no " + check + " finding in " + r.out;
+}
+
+TEST(DoctorCli, WheelAdviceKeepsTheUsersTorch) {
+  std::string h100 = fix_of("h100-driver550-torch212-cu130", "driver_compat");
+  EXPECT_TRUE(contains(h100, "error: torch 2.12.0+cu130 bundles CUDA 13.0; driver 550.54.15")) << h100;
+  EXPECT_TRUE(contains(h100, "install torch 2.12.0+cu126: pip install --force-reinstall torch==2.12.0 "
+                             "--index-url https://download.pytorch.org/whl/cu126")) << h100;
+  EXPECT_FALSE(contains(h100, "2.9.1")) << h100;
+  std::string v100 = fix_of("v100-driver535-torch212-cu130", "driver_compat");
+  EXPECT_TRUE(contains(v100, "no CUDA 13.0 build of torch carries kernels for Tesla V100-SXM2-16GB (Volta, 7.0)")) << v100;
+  EXPECT_TRUE(contains(v100, "a driver upgrade would not make it run")) << v100;
+  EXPECT_TRUE(contains(v100, "| install a build of a CUDA line that still has them: pip install "
+                             "--force-reinstall torch==2.12.0 --index-url "
+                             "https://download.pytorch.org/whl/cu126")) << v100;
+  EXPECT_FALSE(contains(v100, "upgrade the NVIDIA driver")) << v100;
+}
+
 TEST(DoctorCli, FourSickH100s) {
   ProcessOptions o = stand_ins("h100_sick_4");
   ProcessResult r = run_gpuenv({"doctor", "--json"}, o);

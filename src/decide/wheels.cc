@@ -22,6 +22,7 @@ const std::vector<WheelArchs>& wheel_table() {
       {"cu128", 12080, kCu128, {{7, 0}}, ComputeCapability{12, 0}},
       {"cu129", 12090, kCu128, {{7, 0}}, ComputeCapability{12, 0}},
       {"cu130", 13000, kCu130, {}, ComputeCapability{12, 0}},
+      {"cu132", 13020, kCu130, {}, ComputeCapability{12, 0}},
   };
   return kTable;
 }
@@ -70,6 +71,7 @@ const ToolkitDriver* toolkit_driver(int cuda) {
       {12040, "550.54.14", "525.60.13"}, {12050, "555.42.02", "525.60.13"},
       {12060, "560.28.03", "525.60.13"}, {12080, "570.26", "525.60.13"},
       {12090, "575.51.03", "525.60.13"}, {13000, "580.65.06", "580.65.06"},
+      {13020, nullptr, "580.65.06"},
   };
   const ToolkitDriver* best = nullptr;
   for (const auto& row : kTable)
@@ -106,19 +108,57 @@ bool any_cubin_runs(const std::vector<ComputeCapability>& sass, ComputeCapabilit
   return false;
 }
 
-// PyTorch 2.9's CUDA Support Matrix (RELEASE.md), Linux x86_64. The README's
-// "Which base tag" table is these rows; a test compares the two.
-const std::vector<TorchBuild>& recommended_builds() {
-  static const std::vector<TorchBuild> kBuilds = {
-      {"2.9.1", "cu126", "12.6.3", {{5, 0}, {6, 0}, {7, 0}, {7, 5}, {8, 0}, {8, 6}, {9, 0}},
-       std::nullopt, "525.60.13"},
-      {"2.9.1", "cu128", "12.8.1", {{7, 0}, {7, 5}, {8, 0}, {8, 6}, {9, 0}, {10, 0}, {12, 0}},
-       std::nullopt, "525.60.13"},
-      {"2.9.1", "cu130", "13.0.0", {{7, 5}, {8, 0}, {8, 6}, {9, 0}, {10, 0}, {12, 0}},
-       ComputeCapability{12, 0}, "580.65.06"},
+// PyTorch's CUDA Support Matrix (RELEASE.md), Linux x86_64, 2.9 to 2.12;
+// docs/wheels.md cites each row. 2.10 kept 2.9's rows; 2.11 dropped Volta
+// from cu128; 2.12 dropped cu128 and added cu132.
+const std::vector<TorchBuild>& release_matrix() {
+  using CCs = std::vector<ComputeCapability>;
+  static const CCs kCu126 = {{5, 0}, {6, 0}, {7, 0}, {7, 5}, {8, 0}, {8, 6}, {9, 0}};
+  static const CCs kCu128 = {{7, 0}, {7, 5}, {8, 0}, {8, 6}, {9, 0}, {10, 0}, {12, 0}};
+  static const CCs kCu128NoVolta = {{7, 5}, {8, 0}, {8, 6}, {9, 0}, {10, 0}, {12, 0}};
+  static const CCs kCu13 = {{7, 5}, {8, 0}, {8, 6}, {9, 0}, {10, 0}, {12, 0}};
+  static const ComputeCapability kPtx120{12, 0};
+  static const std::vector<TorchBuild> kMatrix = {
+      {"2.9.1", "cu126", "12.6.3", kCu126, std::nullopt, "525.60.13"},
+      {"2.9.1", "cu128", "12.8.1", kCu128, std::nullopt, "525.60.13"},
+      {"2.9.1", "cu130", "13.0.0", kCu13, kPtx120, "580.65.06"},
+      {"2.10.0", "cu126", "12.6.3", kCu126, std::nullopt, "525.60.13"},
+      {"2.10.0", "cu128", "12.8.1", kCu128, std::nullopt, "525.60.13"},
+      {"2.10.0", "cu130", "13.0.0", kCu13, kPtx120, "580.65.06"},
+      {"2.11.0", "cu126", "12.6.3", kCu126, std::nullopt, "525.60.13"},
+      {"2.11.0", "cu128", "12.8.1", kCu128NoVolta, std::nullopt, "525.60.13"},
+      {"2.11.0", "cu130", "13.0.2", kCu13, kPtx120, "580.65.06"},
+      {"2.12.1", "cu126", "12.6.3", kCu126, std::nullopt, "525.60.13"},
+      {"2.12.1", "cu130", "13.0.2", kCu13, kPtx120, "580.65.06"},
+      {"2.12.1", "cu132", "13.2.1", kCu13, kPtx120, "580.65.06"},
   };
-  return kBuilds;
+  return kMatrix;
 }
+
+std::string release_of(const std::string& v) {
+  size_t a = v.find('.');
+  if (a == std::string::npos || a == 0) return "";
+  size_t b = a + 1;
+  while (b < v.size() && v[b] >= '0' && v[b] <= '9') ++b;
+  if (b == a + 1) return "";
+  for (size_t i = 0; i < a; ++i)
+    if (v[i] < '0' || v[i] > '9') return "";
+  return v.substr(0, b);
+}
+
+std::vector<const TorchBuild*> builds_of(const std::string& release) {
+  std::vector<const TorchBuild*> out;
+  if (release.empty()) return out;
+  for (const auto& b : release_matrix())
+    if (release_of(b.torch) == release) out.push_back(&b);
+  return out;
+}
+
+std::vector<const TorchBuild*> recommended_builds() {
+  return builds_of(release_of(release_matrix().back().torch));
+}
+
+std::vector<const TorchBuild*> image_builds() { return builds_of("2.9"); }
 
 bool driver_runs(const Nvidia& n, const TorchBuild& b) {
   if (n.driver_version) return compare_driver_versions(*n.driver_version, b.min_driver) >= 0;
@@ -126,33 +166,49 @@ bool driver_runs(const Nvidia& n, const TorchBuild& b) {
   return true;
 }
 
-namespace {
-
 bool carries_all(const TorchBuild& b, const std::vector<ComputeCapability>& gpus) {
   for (auto cc : gpus)
     if (!any_cubin_runs(b.sass, cc)) return false;
   return true;
 }
 
+namespace {
+
+// The user's release first (when the matrix has it), then the newest.
+std::vector<std::vector<const TorchBuild*>> candidates(const std::string& release) {
+  std::vector<std::vector<const TorchBuild*>> out;
+  if (auto own = builds_of(release); !own.empty()) out.push_back(own);
+  out.push_back(recommended_builds());
+  return out;
+}
+
 }  // namespace
 
-const TorchBuild* newest_build(const std::vector<ComputeCapability>& gpus, const Nvidia* driver) {
-  const TorchBuild* best = nullptr;
-  for (const auto& b : recommended_builds())
-    if (carries_all(b, gpus) && (!driver || driver_runs(*driver, b))) best = &b;
-  return best;
+const TorchBuild* newest_build(const std::vector<ComputeCapability>& gpus, const Nvidia* driver,
+                               const std::string& release) {
+  for (const auto& builds : candidates(release)) {
+    const TorchBuild* best = nullptr;
+    for (const TorchBuild* b : builds)
+      if (carries_all(*b, gpus) && (!driver || driver_runs(*driver, *b))) best = b;
+    if (best) return best;
+  }
+  return nullptr;
 }
 
-const TorchBuild* least_driver_build(const std::vector<ComputeCapability>& gpus) {
-  const TorchBuild* best = nullptr;
-  for (const auto& b : recommended_builds())
-    if (carries_all(b, gpus) && (!best || compare_driver_versions(b.min_driver, best->min_driver) <= 0))
-      best = &b;
-  return best;
+const TorchBuild* least_driver_build(const std::vector<ComputeCapability>& gpus,
+                                     const std::string& release) {
+  for (const auto& builds : candidates(release)) {
+    const TorchBuild* best = nullptr;
+    for (const TorchBuild* b : builds)
+      if (carries_all(*b, gpus) && (!best || compare_driver_versions(b->min_driver, best->min_driver) <= 0))
+        best = b;
+    if (best) return best;
+  }
+  return nullptr;
 }
 
-std::string pip_install(const TorchBuild& b) {
-  return std::string("pip install --force-reinstall torch==") + b.torch +
+std::string pip_install(const TorchBuild& b, const std::string& version) {
+  return "pip install --force-reinstall torch==" + (version.empty() ? std::string(b.torch) : version) +
          " --index-url https://download.pytorch.org/whl/" + b.variant;
 }
 

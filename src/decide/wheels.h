@@ -2,7 +2,7 @@
 // carries and the driver each needs, over all releases (the caches rule
 // judges an installed torch by them), and the builds of one release that
 // doctor recommends. Sources: docs/rules/caches.md (wheel architectures),
-// docs/doctor.md (CUDA toolkit driver table, the recommended builds).
+// docs/wheels.md (the release matrix, the CUDA toolkit driver table).
 #pragma once
 
 #include <optional>
@@ -42,7 +42,7 @@ std::string cuda_string(int cuda);
 /// of its major family that runs it through minor-version compatibility.
 struct ToolkitDriver {
   int cuda = 0;  // 12080
-  const char* full;
+  const char* full;  // nullptr where gpuenv has no source for it (docs/wheels.md)
   const char* minor_compat;
 };
 
@@ -57,15 +57,13 @@ int compare_driver_versions(const std::string& a, const std::string& b);
 /// Whether a cubin for one of `sass` runs on a GPU of capability `gpu`.
 bool any_cubin_runs(const std::vector<ComputeCapability>& sass, ComputeCapability gpu);
 
-/// One official Linux x86_64 build of the torch release gpuenv recommends:
-/// what doctor's fixes install. The rows are PyTorch's "CUDA Support Matrix"
-/// for release 2.9 (RELEASE.md, pytorch#164471: the TORCH_CUDA_ARCH_LIST of
-/// .ci/manywheel/build_cuda.sh), and the README's "Which base tag" table
-/// shows the same rows (WheelsTest.ReadmeTableIsTheRecommendedBuilds).
+/// One official Linux x86_64 build of one torch release: PyTorch's "CUDA
+/// Support Matrix" (RELEASE.md) for 2.9 to 2.12, each row's source cited in
+/// docs/wheels.md. What doctor's fixes install.
 struct TorchBuild {
-  const char* torch;    // "2.9.1"
-  const char* variant;  // "cu128"
-  const char* cuda;     // "12.8.1": the toolkit it bundles
+  const char* torch;    // "2.12.1": the newest patch release gpuenv knows of
+  const char* variant;  // "cu126"
+  const char* cuda;     // "12.6.3": the toolkit it bundles
   std::vector<ComputeCapability> sass;
   std::optional<ComputeCapability> ptx;
   // The least Linux driver that runs it: CUDA 12.x builds run on any
@@ -74,25 +72,49 @@ struct TorchBuild {
   const char* min_driver;
 };
 
-/// Oldest CUDA first.
-const std::vector<TorchBuild>& recommended_builds();
+/// Every release's builds: oldest release first, each release's oldest
+/// CUDA first.
+const std::vector<TorchBuild>& release_matrix();
+
+/// "2.12.0+cu130" -> "2.12"; "" when it does not start with N.N.
+std::string release_of(const std::string& torch_version);
+
+/// The builds of one release ("2.12"); empty when the matrix lacks it.
+std::vector<const TorchBuild*> builds_of(const std::string& release);
+
+/// The newest release's builds: what a fix installs when the user's own
+/// release is unknown or has nothing for the machine.
+std::vector<const TorchBuild*> recommended_builds();
+
+/// The builds of the image's default release (2.9, docker/Dockerfile): the
+/// README's "Which base tag" table (WheelsTest.ReadmeTableIsTheImageBuilds).
+std::vector<const TorchBuild*> image_builds();
 
 /// Whether the driver runs `b`: by its version when known, else by the
 /// CUDA version it reports; true when neither was sensed.
 bool driver_runs(const Nvidia& n, const TorchBuild& b);
 
-/// The newest recommended build with SASS for every capability in `gpus`
-/// (natively, no PTX JIT) that the driver runs (`driver`; nullptr: any
-/// driver); nullptr when none.
-const TorchBuild* newest_build(const std::vector<ComputeCapability>& gpus, const Nvidia* driver);
+/// Whether `b` has SASS for every capability in `gpus` (natively, no PTX JIT).
+bool carries_all(const TorchBuild& b, const std::vector<ComputeCapability>& gpus);
 
-/// Among the recommended builds with SASS for every capability in `gpus`,
-/// the newest of those that need the least driver: what to install after
-/// the smallest driver upgrade. nullptr when none carries code for them.
-const TorchBuild* least_driver_build(const std::vector<ComputeCapability>& gpus);
+/// The newest-CUDA build that carries every GPU in `gpus` and that the
+/// driver runs (`driver`; nullptr: any driver): among release `release`'s
+/// builds (the user's own, "2.12") when it has one, else among the newest
+/// release's; nullptr when neither has one.
+const TorchBuild* newest_build(const std::vector<ComputeCapability>& gpus, const Nvidia* driver,
+                               const std::string& release = "");
 
-/// "pip install --force-reinstall torch==2.9.1 --index-url
-/// https://download.pytorch.org/whl/cu128": replaces whatever torch is installed.
-std::string pip_install(const TorchBuild& b);
+/// Among the builds (of `release` first, as newest_build) that carry every
+/// GPU in `gpus`, the newest of those that need the least driver: what to
+/// install after the smallest driver upgrade. nullptr when none carries
+/// code for them.
+const TorchBuild* least_driver_build(const std::vector<ComputeCapability>& gpus,
+                                     const std::string& release = "");
+
+/// "pip install --force-reinstall torch==2.12.1 --index-url
+/// https://download.pytorch.org/whl/cu126": replaces whatever torch is
+/// installed. `version` ("2.12.0") pins the user's own patch release instead
+/// of b.torch; every patch of a release ships the same builds.
+std::string pip_install(const TorchBuild& b, const std::string& version = "");
 
 }  // namespace gpuenv

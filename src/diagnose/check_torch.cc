@@ -36,21 +36,53 @@ bool any_tegra(const std::vector<ComputeCapability>& ccs) {
   return false;
 }
 
-// The torch build to install for these GPUs with this driver, as a fix: the
-// newest that both allow (decide/wheels.h, docs/doctor.md).
+// The user's own torch version without its local part ("2.12.0+cu130" ->
+// "2.12.0") when the release matrix has its release, else "".
+std::string own_version(const Machine& m) {
+  if (!m.torch || builds_of(release_of(m.torch->version)).empty()) return "";
+  return m.torch->version.substr(0, m.torch->version.find('+'));
+}
+
+// The version to install of `b`: the user's own when `b` is of its release.
+std::string version_for(const Machine& m, const TorchBuild& b) {
+  std::string own = own_version(m);
+  return !own.empty() && release_of(own) == release_of(b.torch) ? own : b.torch;
+}
+
+std::string install(const Machine& m, const TorchBuild& b) { return pip_install(b, version_for(m, b)); }
+
+// The torch build to install for these GPUs with this driver, as a fix: a
+// build of the user's own release when one fits, else the newest release's
+// (decide/wheels.h, docs/wheels.md).
 std::string install_fix(const Machine& m, const std::vector<ComputeCapability>& ccs) {
   if (any_tegra(ccs))
     return "on a Jetson or DRIVE board PyTorch's x86_64 wheels do not apply: install the torch "
            "build NVIDIA publishes for its JetPack release";
-  if (const TorchBuild* b = newest_build(ccs, &m.nvidia)) return pip_install(*b);
-  if (const TorchBuild* b = least_driver_build(ccs))
+  std::string release = release_of(own_version(m));
+  if (const TorchBuild* b = newest_build(ccs, &m.nvidia, release)) return install(m, *b);
+  if (const TorchBuild* b = least_driver_build(ccs, release))
     return "upgrade the NVIDIA driver to " + std::string(b->min_driver) + " or newer, then " +
-           pip_install(*b);
+           install(m, *b);
   std::string list;
   for (auto cc : ccs) list += (list.empty() ? "" : ";") + cc_string(cc);
-  return "no official torch " + std::string(recommended_builds().back().torch) +
+  return "no official torch " + std::string(recommended_builds().back()->torch) +
          " build carries code for this GPU: build PyTorch from source with "
          "TORCH_CUDA_ARCH_LIST=\"" + list + "\"";
+}
+
+// The visible GPUs that no official build of `variant`'s CUDA line has SASS
+// or usable PTX for ("V100 (7.0)"); empty when all have, or the line is unknown.
+std::vector<std::string> too_old_for(const Machine& m, const Options& o, const std::string& variant) {
+  const WheelArchs* w = wheel_for(variant);
+  std::vector<std::string> out;
+  if (!w) return out;
+  for (const auto& [cc, devices] : by_cc(m, o)) {
+    std::vector<ComputeCapability> all = w->sass;
+    all.insert(all.end(), w->some_sass.begin(), w->some_sass.end());
+    bool ptx = w->ptx && cc >= *w->ptx;
+    if (!any_cubin_runs(all, cc) && !ptx) out.push_back(describe_devices(devices));
+  }
+  return out;
 }
 
 std::vector<KernelTarget> targets_of(const CudaBinary& b) {
@@ -107,19 +139,25 @@ std::vector<Finding> check_driver_compat(const Machine& m, const Options& o) {
   std::string seen = "torch " + m.torch->version + " bundles CUDA " + cuda_string(*need) +
                      "; driver " + driver + " supports CUDA " + cuda_string(have);
   if (have >= *need) return {ok(seen)};
+  std::vector<ComputeCapability> ccs = ccs_of(m, o);
+  std::vector<std::string> old = too_old_for(m, o, variant_of(*m.torch->cuda_version));
+  if (!old.empty() && !any_tegra(ccs))
+    return {error(seen + ", and no CUDA " + cuda_string(*need) + " build of torch carries kernels for " +
+                      diag::join(old) + ": a driver upgrade would not make it run",
+                  "install a build of a CUDA line that still has them: " + install_fix(m, ccs))};
   const ToolkitDriver* td = toolkit_driver(*need);
-  std::string full = td ? std::string(td->full) : "a newer one";
+  std::string full = td && td->full ? std::string(td->full) + " or newer"
+                                    : "one that supports CUDA " + cuda_string(*need);
   bool minor_ok = td && have / 1000 == *need / 1000 && m.nvidia.driver_version &&
                   compare_driver_versions(driver, td->minor_compat) >= 0;
   if (minor_ok)
     return {warning(seen + ": it runs through minor-version compatibility, but the driver "
                            "cannot JIT-compile PTX newer than CUDA " + cuda_string(have) +
                            " and lacks CUDA " + cuda_string(*need) + "'s newer features",
-                    "upgrade the NVIDIA driver to " + full + " or newer")};
-  std::vector<ComputeCapability> ccs = ccs_of(m, o);
-  const TorchBuild* b = any_tegra(ccs) ? nullptr : newest_build(ccs, &m.nvidia);
-  std::string fix = "upgrade the NVIDIA driver to " + full + " or newer";
-  if (b) fix += ", or install torch " + std::string(b->torch) + "+" + b->variant + ": " + pip_install(*b);
+                    "upgrade the NVIDIA driver to " + full)};
+  const TorchBuild* b = any_tegra(ccs) ? nullptr : newest_build(ccs, &m.nvidia, release_of(own_version(m)));
+  std::string fix = "upgrade the NVIDIA driver to " + full;
+  if (b) fix += ", or install torch " + version_for(m, *b) + "+" + b->variant + ": " + install(m, *b);
   fix += " (on a data-center GPU, the cuda-compat package is a third way)";
   return {error(seen + ": CUDA fails with \"CUDA driver version is insufficient for CUDA runtime "
                        "version\" (error 35)",

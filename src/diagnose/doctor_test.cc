@@ -134,7 +134,7 @@ std::vector<Row> torch_rows() {
               m.nvidia.driver_version = "570.124.06";
               m.nvidia.cuda_driver_version = 12080;
             }),
-       {}, {{Status::kError, "pip install --force-reinstall torch==2.9.1 --index-url "
+       {}, {{Status::kError, "pip install --force-reinstall torch==2.11.0 --index-url "
                              "https://download.pytorch.org/whl/cu128"}}},
       {"torch: CUDA build", check_torch,
        with(machine::h200(1), [](Machine& m) { m.torch = torch("2.11.0+cu130", "13.0"); }), {},
@@ -147,9 +147,17 @@ std::vector<Row> torch_rows() {
               m.nvidia.driver_version = "570.124.06";
               m.nvidia.cuda_driver_version = 12080;
             }),
-       {}, {{Status::kError, "580.65.06 or newer, or install torch 2.9.1+cu128: pip install "
-                             "--force-reinstall torch==2.9.1 --index-url "
+       {}, {{Status::kError, "580.65.06 or newer, or install torch 2.11.0+cu128: pip install "
+                             "--force-reinstall torch==2.11.0 --index-url "
                              "https://download.pytorch.org/whl/cu128"}}},
+      {"driver: cu130 on a V100 names the CUDA 12 build, not a driver upgrade", check_driver_compat,
+       with(machine::v100(),
+            [](Machine& m) {
+              m.torch = torch("2.12.0+cu130", "13.0");
+              m.nvidia.driver_version = "535.183.01";
+              m.nvidia.cuda_driver_version = 12020;
+            }),
+       {}, {{Status::kError, "a driver upgrade would not make it run"}}},
       {"driver: cu128 on driver 550 runs by minor-version compatibility", check_driver_compat,
        with(machine::h100(1),
             [](Machine& m) {
@@ -184,7 +192,7 @@ std::vector<Row> torch_rows() {
               m.torch = torch("2.11.0+cu130", "13.0");
               m.torch->libtorch_cuda = binary({"sm_75", "sm_80", "sm_90", "compute_120"});
             }),
-       {}, {{Status::kError, "whl/cu128"}}},
+       {}, {{Status::kError, "torch==2.11.0 --index-url https://download.pytorch.org/whl/cu126"}}},
       {"kernels: not read: silent", check_kernels, machine::h200(1), {}, {}},
       {"extensions: one without code for this GPU", check_extensions,
        with(h200_torch({"sm_90"}),
@@ -409,10 +417,10 @@ std::vector<Row> multigpu_rows() {
   };
 }
 
-// The whole fix for a CPU-only torch, by GPU and driver: the newest torch
-// 2.9.1 build both allow (decide/wheels.h, README "Which base tag").
+// The whole fix for a CPU-only torch 2.11.0, by GPU and driver: the newest
+// 2.11 build both allow (decide/wheels.h, docs/wheels.md).
 TEST(Doctor, TorchFixNamesTheNewestBuildBothAllow) {
-  const std::string pip = "pip install --force-reinstall torch==2.9.1 --index-url "
+  const std::string pip = "pip install --force-reinstall torch==2.11.0 --index-url "
                           "https://download.pytorch.org/whl/";
   auto driver = [](MachineBuilder b, std::optional<std::string> version, std::optional<int> cuda) {
     Machine m = b;
@@ -438,8 +446,8 @@ TEST(Doctor, TorchFixNamesTheNewestBuildBothAllow) {
        driver(machine::gtx1080(), "535.183.01", 12020), pip + "cu126"},
       {"GTX 1080, driver 580: still cu126", driver(machine::gtx1080(), "580.95.05", 13000),
        pip + "cu126"},
-      {"V100, driver 580: CUDA 13 dropped Volta", driver(machine::v100(), "580.95.05", 13000),
-       pip + "cu128"},
+      {"V100, driver 580: CUDA 13 dropped Volta, and 2.11's cu128 too", driver(machine::v100(), "580.95.05", 13000),
+       pip + "cu126"},
       {"Volta + Pascal: cu126", driver(MachineBuilder().gpus(models::v100()).gpus(models::gtx1080()),
                                        "580.95.05", 13000),
        pip + "cu126"},
@@ -453,7 +461,7 @@ TEST(Doctor, TorchFixNamesTheNewestBuildBothAllow) {
       {"Kepler: no build", driver(MachineBuilder().gpus(GpuModel{"Tesla K80", {3, 7}, 12ull << 30,
                                                                   3, 16, 150000, 875, 2505, 0}),
                                   "470.256.02", 11040),
-       "no official torch 2.9.1 build carries code for this GPU: build PyTorch from source with "
+       "no official torch 2.12.1 build carries code for this GPU: build PyTorch from source with "
        "TORCH_CUDA_ARCH_LIST=\"3.7\""},
       {"Jetson Orin: not an x86_64 wheel", driver(machine::jetson_orin(), "540.4.0", 12060),
        "on a Jetson or DRIVE board PyTorch's x86_64 wheels do not apply: install the torch build "
@@ -464,6 +472,36 @@ TEST(Doctor, TorchFixNamesTheNewestBuildBothAllow) {
     std::vector<Finding> got = check_torch(c.machine, options_for(c.machine));
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].fix, c.fix);
+  }
+}
+
+// No torch at all: the newest release's builds (2.12.1).
+TEST(Doctor, TorchFixWithoutTorchNamesTheNewestRelease) {
+  auto no_torch = [](MachineBuilder b, const char* version, int cuda) {
+    Machine m = b.driver(version, cuda);
+    m.torch.reset();
+    return m;
+  };
+  const std::string pip = "pip install --force-reinstall torch==2.12.1 --index-url "
+                          "https://download.pytorch.org/whl/";
+  struct Case {
+    const char* what;
+    Machine machine;
+    std::string fix;
+  } cases[] = {
+      {"H200, driver 580: cu132", no_torch(machine::h200(), "580.95.05", 13000), pip + "cu132"},
+      {"H100, driver 550: cu126 (2.12 has no cu128)", no_torch(machine::h100(), "550.54.15", 12040),
+       pip + "cu126"},
+      {"V100, driver 580: cu126", no_torch(machine::v100(), "580.95.05", 13000), pip + "cu126"},
+      {"B200, driver 550: 2.12's Blackwell builds are CUDA 13: upgrade",
+       no_torch(machine::b200(), "550.54.15", 12040),
+       "upgrade the NVIDIA driver to 580.65.06 or newer, then " + pip + "cu132"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::vector<Finding> got = check_torch(c.machine, options_for(c.machine));
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_NE(got[0].fix.find(c.fix), std::string::npos) << got[0].fix;
   }
 }
 

@@ -159,6 +159,25 @@ fi
 podman kube down "$work/pod.yaml" >/dev/null 2>&1
 check "podman kube down removes the pod" eq "$(podman pod ps --filter name="$kube_pod" --format '{{.Name}}')" ""
 
+# ---- deploy/kubernetes/{pytorchjob,jobset}.yaml's pods, played: the restricted
+# securityContext for real (tests/image/job-pod.py makes each Pod).
+for job in pytorchjob jobset; do
+  job_pod=$run_id-$job
+  "$repo/tests/image/job-pod.py" "$repo/deploy/kubernetes/$job.yaml" $IMAGE "$build/fake" \
+    "$repo/tests/fake_nvml/scenarios" "$job_pod" >"$work/$job.yaml"
+  job_play() { podman kube play "$work/$job.yaml" >"$work/$job.log" 2>&1; }
+  check "$job: its pod plays (podman kube play)" job_play || cat "$work/$job.log"
+  until_ok 30 podman exec "$job_pod-pytorch" true
+  in_job() { podman exec "$job_pod-pytorch" sh -c "$1" 2>&1; }
+  check "$job: runs as uid 1000, gid 1000" eq "$(in_job 'id -u; id -g' | tr '\n' ' ')" "1000 1000 "
+  check "$job: no capability, no new privileges, seccomp filter" \
+    eq "$(in_job 'grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/1/status' | tr -s '\t\n' '  ')" \
+    "CapEff: 0000000000000000 NoNewPrivs: 1 Seccomp: 2 "
+  check "$job: gpuenv run applies the plan as uid 1000" has "$(in_job 'gpuenv run -- env')" "TORCH_CUDA_ARCH_LIST=9.0"
+  check "$job: the cache volume is writable" eq "$(in_job 'touch /cache/x && echo ok')" ok
+  podman kube down "$work/$job.yaml" >/dev/null 2>&1
+done
+
 # ---- Jupyter: token, not root, 0600, healthcheck
 jport=$(free_port)
 token=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')

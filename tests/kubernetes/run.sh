@@ -51,6 +51,25 @@ done
 sed 's/readOnlyRootFilesystem: true/readOnlyRootFileSystem: true/' "$deploy/daemonset.yaml" >"$work/daemonset.yaml"
 expect_fail "rejected: daemonset.yaml with readOnlyRootFileSystem" '"readOnlyRootFileSystem"' node "$here/validate.mjs" "$work/daemonset.yaml"
 
+# ---- the restricted Pod Security profile: the training jobs pass; each rule
+# is shown to fire on a broken copy of pytorchjob.yaml
+jobs=("$deploy/pytorchjob.yaml" "$deploy/jobset.yaml")
+expect_ok "restricted profile: pytorchjob.yaml, jobset.yaml" node "$here/check-restricted.mjs" "${jobs[@]}"
+restricted_mutant() {  # restricted_mutant NAME SED TEXT
+  sed "$2" "$deploy/pytorchjob.yaml" >"$work/$1.yaml"
+  expect_fail "restricted profile rejects: $1" "$3" node "$here/check-restricted.mjs" "$work/$1.yaml"
+}
+restricted_mutant escalation 's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: true/' 'allowPrivilegeEscalation is not false'
+restricted_mutant no-drop 's/drop: \["ALL"\]/drop: ["NET_RAW"]/' 'capabilities.drop lacks ALL'
+restricted_mutant root 's/runAsUser: 1000/runAsUser: 0/' 'runAsUser is 0'
+restricted_mutant maybe-root 's/runAsNonRoot: true/runAsNonRoot: false/' 'runAsNonRoot is not true'
+restricted_mutant unconfined 's/type: RuntimeDefault/type: Unconfined/' 'seccompProfile.type is Unconfined'
+restricted_mutant hostpath 's|emptyDir: {}|hostPath: {path: /var/cache}|' 'is a hostPath'
+restricted_mutant add-cap 's/drop: \["ALL"\]/drop: ["ALL"]\n                  add: ["SYS_ADMIN"]/' 'adds capability SYS_ADMIN'
+restricted_mutant host-network 's/runtimeClassName: nvidia/hostNetwork: true/' 'hostNetwork is true'
+expect_fail "restricted profile: the DaemonSet's privileged labeller is not restricted" 'restricted' \
+  node "$here/check-restricted.mjs" "$deploy/daemonset.yaml"
+
 # ---- the Grafana dashboard
 dash=$deploy/grafana-dashboard.json
 expect_ok "grafana-dashboard.json: variables, series, PromQL" node "$here/check-dashboard.mjs" "$dash" "$repo/docs/metrics.md"
