@@ -51,6 +51,18 @@ TEST(PythonHook, OneAnotherUserCouldChangeIsRefused) {
        },
        "sitecustomize.py is a symbolic link"},
       {"no sitecustomize.py", [](const HookDir& h) { unlink(h.file.c_str()); }, "lstat("},
+      {"a module it imports that anyone may write",
+       [](const HookDir& h) {
+         std::string m = h.scratch.file("python/gpuenv_speed.py", "");
+         chmod(m.c_str(), 0666);
+       },
+       "gpuenv_speed.py is writable by everyone"},
+      {"a module it imports that is a link",
+       [](const HookDir& h) {
+         std::string real = h.scratch.file("real.py", "");
+         (void)!symlink(real.c_str(), (h.dir + "/gpuenv_trainer.py").c_str());
+       },
+       "gpuenv_trainer.py is a symbolic link"},
   };
   for (const Row& r : rows) {
     HookDir h;
