@@ -148,7 +148,11 @@ bool Store::job(std::int64_t id, std::optional<Job>* out, std::string* err) {
 
 bool Store::first_job(const std::string& command_fp, std::optional<Job>* out, std::string* err) {
   std::vector<Job> jobs;
-  if (!query_jobs("WHERE command_fp = ?1 ORDER BY id LIMIT 1", {command_fp}, &jobs, err)) return false;
+  bool table = false, speed = false;
+  if (!has_jobs_table(&table, err) || (table && !jobs_have_speed(&speed, err))) return false;
+  if (!speed) return true;
+  if (!query_jobs("WHERE command_fp = ?1 AND speed IS NOT NULL ORDER BY id LIMIT 1", {command_fp}, &jobs, err))
+    return false;
   if (!jobs.empty()) *out = std::move(jobs[0]);
   return true;
 }

@@ -86,8 +86,8 @@ class Store {
   bool recent_jobs(int limit, std::vector<Job>* out, std::string* err, std::vector<std::string>* skipped = nullptr);
   /// The job with this id; *out stays empty when there is none.
   bool job(std::int64_t id, std::optional<Job>* out, std::string* err);
-  /// The first job whose command had this fingerprint (the baseline of
-  /// report's speed-up); *out stays empty when none ran.
+  /// The first job whose command had this fingerprint and whose speed was
+  /// measured (the baseline of report's speed-up); *out stays empty when none.
   bool first_job(const std::string& command_fp, std::optional<Job>* out, std::string* err);
   /// The newest job whose command had this fingerprint, preferring `rank`'s
   /// (nullopt: any rank); *out stays empty when none ran before.
