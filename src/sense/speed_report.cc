@@ -37,6 +37,9 @@ bool read_line(const std::string& line, SpeedMarks* m) {
     std::size_t eq = word.find('=');
     if (eq == std::string::npos) continue;
     std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+    static const char* const kKnown[] = {"steps", "batches", "wait", "first_step", "last_step", "first_batch",
+                                         "last_batch"};
+    if (std::none_of(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return key == k; })) continue;
     double v = 0;
     bool count = key == "steps" || key == "batches";
     if (!number(value, count ? kMaxCount : kMaxTime, &v)) return false;
