@@ -384,6 +384,8 @@ TEST(TuneProfile, EachRunRefinesItAndPlainRunsApplyWhatItKept) {
   r = run_gpuenv({"report", "5"}, o);
   EXPECT_NE(r.out.find("speed: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("x job 2, the command's first run)"), std::string::npos) << r.out;
+  r = run_gpuenv(with({"explain"}, cmd), o);
+  EXPECT_NE(r.out.find("  tuning profile: plain runs apply num_workers="), std::string::npos) << r.out;
 }
 
 // issue 24, 6: each rank's gpuenv said its verdict.

@@ -297,6 +297,15 @@ std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<
   std::string out = "\nFeedback from job " + std::to_string(last->id) + " (" + command_text(last->argv, 60) + ", " +
                     printable(last->started_at) + "):\n";
   for (const auto& v : verdicts) out += "  " + v.name + ": " + v.evidence + "\n    fix: " + v.fix + "\n";
+  if (auto p = stored_profile(*ctx, f, last->command_fp)) {
+    out += "  tuning profile: plain runs apply " + (p->kept.empty() ? std::string("nothing") : p->kept) +
+           "; the next --tune " + (p->next.empty() ? std::string("applies nothing") : "applies " + p->next) +
+           (p->settled ? " (the search has stopped)" : "") + "
+";
+    if (!p->note.empty()) out += "    last: " + printable(p->note) + "
+";
+    return out;
+  }
   std::vector<TuneChange> changes = tune_changes(verdicts, choice);
   if (changes.empty()) return out + "  gpuenv run --tune would change nothing.\n";
   out += "  gpuenv run --tune sets, on each DataLoader that left them at their defaults:\n";

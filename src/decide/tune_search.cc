@@ -155,7 +155,7 @@ void after_a_gain(TuneProfile* p, const TuneRun& run, const std::vector<Verdict>
   }
   auto g = gain_of(*p, p->kept);
   settle(p, notes, "kept " + p->kept + (g ? ": " + gain_text(*g) : "") +
-                       (w > 0 ? " (fewer workers were slower, or none is left to try)" : ""));
+                       (w > 0 ? " (fewer workers were no better, or none is left to try)" : ""));
 }
 
 }  // namespace
