@@ -300,10 +300,8 @@ std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<
   if (auto p = stored_profile(*ctx, f, last->command_fp)) {
     out += "  tuning profile: plain runs apply " + (p->kept.empty() ? std::string("nothing") : p->kept) +
            "; the next --tune " + (p->next.empty() ? std::string("applies nothing") : "applies " + p->next) +
-           (p->settled ? " (the search has stopped)" : "") + "
-";
-    if (!p->note.empty()) out += "    last: " + printable(p->note) + "
-";
+           (p->settled ? " (the search has stopped)" : "") + "\n";
+    if (!p->note.empty()) out += "    last: " + printable(p->note) + "\n";
     return out;
   }
   std::vector<TuneChange> changes = tune_changes(verdicts, choice);
