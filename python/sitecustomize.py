@@ -19,7 +19,15 @@ own modules are imported, and then only what the environment asks for:
   the arguments the script did not pass itself; arguments the script passed
   are never touched, nor is anything that changes numerics. One line per
   loader (per call site) says what changed. The variable is removed once
-  read, so Pythons the job starts itself are not tuned.
+  read, so Pythons the job starts itself are not tuned. Hugging Face's
+  TrainingArguments get the same settings for the fields the script did not
+  set (gpuenv_trainer.py): Trainer passes its loader arguments explicitly.
+
+- `gpuenv run`'s record of the job's own speed (gpuenv_speed.py), with
+  GPUENV_SPEED_FILE naming the file gpuenv reads when the job ends:
+  optimizer steps and DataLoader batches are counted and timed (torch's
+  global optimizer step hook, the loader iterator's __next__). The variable
+  is removed once read.
 
 Any other sitecustomize on the path still runs, after this one, and is then
 the module `sitecustomize`, as without gpuenv.
@@ -238,6 +246,19 @@ def _install():
     wanted = _wanted(os.environ.pop(_TUNE_VAR, ""))
     if wanted:
         _after_import("torch.utils.data", lambda module: _patch_dataloader(module, wanted))
+        _after_import("transformers.training_args", lambda module: _patch_trainer(module, wanted))
+    # The job's own speed for gpuenv run's record (gpuenv_speed.py).
+    if os.environ.get("GPUENV_SPEED_FILE"):
+        try:
+            import gpuenv_speed
+            gpuenv_speed.install(_after_import)
+        except Exception as e:  # never break the script's start
+            _log("gpuenv start-up hook: speed: %r" % (e,))
+
+
+def _patch_trainer(module, wanted):
+    import gpuenv_trainer
+    gpuenv_trainer.patch(module, wanted, _cuda_available, _log)
 
 
 _install()

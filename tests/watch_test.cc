@@ -220,7 +220,7 @@ TEST(Report, SvgAndErrors) {
 }
 
 // A stored input-bound run of the command, as gpuenv run would have left it.
-void store_input_bound(const std::string& db_path, const std::vector<std::string>& argv) {
+void store_input_bound(const std::string& db_path, const std::vector<std::string>& argv, double duration_s = 0) {
   std::string err;
   auto db = store::Store::open(db_path, &err);
   ASSERT_TRUE(db) << err;
@@ -229,6 +229,7 @@ void store_input_bound(const std::string& db_path, const std::vector<std::string
   j.cwd = std::filesystem::current_path().string();
   j.command_fp = store::command_fingerprint(argv, j.cwd);
   j.started_at = "2025-01-01T00:00:00Z";
+  j.duration_s = duration_s;
   j.plan_json = "{}";
   j.context.cpus_per_gpu = 16;
   j.context.gpus.push_back({"GPU-a", "NVIDIA H200", 143771.0, 5, 16, 1980.0, 700.0});
@@ -334,6 +335,85 @@ TEST(Explain, ShowsTheLastVerdictAndEachChange) {
   EXPECT_NE(r.out.find("pin_memory=True  (refused)"), std::string::npos) << r.out;
   r = run_gpuenv({"explain", "--", "python3", "never-ran.py"}, tune_env(root));
   EXPECT_NE(r.out.find("this command has not run under gpuenv run here yet"), std::string::npos) << r.out;
+}
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& cmd) {
+  args.push_back("--");
+  args.insert(args.end(), cmd.begin(), cmd.end());
+  return args;
+}
+
+// issue 24, 1-3: the second --tune applied nothing (its verdict had no settings), plain runs forgot the tuning.
+TEST(TuneProfile, EachRunRefinesItAndPlainRunsApplyWhatItKept) {
+  std::string root = temp_dir();
+  std::vector<std::string> cmd = {"python3", kHook + "/steps.py"};
+  store_input_bound(root + "/gpuenv.db", cmd, 30);  // untuned: 30 s
+  ProcessOptions o = tune_env(root);
+  ProcessResult r = run_gpuenv(with({"run", "--tune"}, cmd), o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("get num_workers=15,pin_memory=True,persistent_workers=True"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tuning profile: num_workers=15,pin_memory=True,persistent_workers=True: "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("the next --tune tries num_workers=11"), std::string::npos) << r.err;
+  json job = report({"2"}, o);
+  EXPECT_EQ(job["tuned"], "num_workers=15,pin_memory=True,persistent_workers=True");
+  EXPECT_EQ(job["speed"]["steps"], 12);
+  EXPECT_EQ(job["speed"]["batches"], 12);
+  EXPECT_GT(job["speed"]["steps_per_s"].get<double>(), 20);  // 4 ms a step with workers
+  EXPECT_LT(job["speed"]["steps_per_s"].get<double>(), 300);
+  EXPECT_TRUE(job["speed"]["exit_tail_s"].is_number()) << job["speed"];
+  EXPECT_TRUE(job["speed"]["first_step_s"].is_number()) << job["speed"];
+  // The second --tune: the profile's next try, not nothing.
+  r = run_gpuenv(with({"run", "--tune"}, cmd), o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("get num_workers=11,pin_memory=True,persistent_workers=True (the tuning profile's next try"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(json::parse(r.out, nullptr, false)["num_workers"], 11) << r.out;
+  // A plain run applies what the profile kept, and says so.
+  r = run_gpuenv(with({"run"}, cmd), o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("the tuning profile of this command applies num_workers="), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--no-tune runs without it"), std::string::npos) << r.err;
+  EXPECT_GT(json::parse(r.out, nullptr, false)["num_workers"].get<int>(), 0) << r.out;
+  // --no-tune: untuned.
+  r = run_gpuenv(with({"run", "--no-tune"}, cmd), o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--no-tune: runs untuned"), std::string::npos) << r.err;
+  EXPECT_EQ(json::parse(r.out, nullptr, false)["num_workers"], 0) << r.out;
+  EXPECT_EQ(report({"5"}, o)["tuned"], "");
+  r = run_gpuenv(with({"run", "--tune", "--no-tune"}, cmd), o);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--tune and --no-tune: choose one"), std::string::npos) << r.err;
+  // report: steps/s per job and the speed-up against the command's first measured run (job 2).
+  r = run_gpuenv({"report"}, o);
+  EXPECT_NE(r.out.find("STEPS/S"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(1.00x)"), std::string::npos) << r.out;
+  json five = report({"5"}, o);
+  EXPECT_LT(five["speedup"].get<double>(), 0.6) << five;  // untuned: 20 ms a step against 4 ms
+  r = run_gpuenv({"report", "5"}, o);
+  EXPECT_NE(r.out.find("speed: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("x job 2, the command's first run)"), std::string::npos) << r.out;
+  r = run_gpuenv(with({"explain"}, cmd), o);
+  EXPECT_NE(r.out.find("  tuning profile: plain runs apply num_workers="), std::string::npos) << r.out;
+}
+
+// issue 24, 6: each rank's gpuenv said its verdict.
+TEST(Watch, OnlyRankZeroSaysTheVerdict) {
+  std::string root = temp_dir();
+  ProcessOptions o = watched("h200_job", root);
+  o.env["RANK"] = "1";
+  ProcessResult r = run_gpuenv({"run", "--", "sleep", "0.3"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("gpuenv: job 1: "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("last run of this command"), std::string::npos) << r.err;
+  o.env["RANK"] = "0";
+  r = run_gpuenv({"run", "--", "sleep", "0.3"}, o);
+  EXPECT_NE(r.err.find("gpuenv: job 2: "), std::string::npos) << r.err;
+  o.env.erase("RANK");
+  o.env["SLURM_PROCID"] = "3";
+  r = run_gpuenv({"run", "--", "sleep", "0.3"}, o);
+  EXPECT_EQ(r.err.find("gpuenv: job 3: "), std::string::npos) << r.err;
+  EXPECT_EQ(report({"3"}, o)["rank"], 3);  // still recorded
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "act/printable.h"
 #include "model/job_json.h"
+#include "model/json_opt.h"
 #include "model/text.h"
 
 namespace gpuenv {
@@ -64,8 +65,46 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
+std::string steps_cell(const Job& j, const FirstRuns& firsts);
+
 std::string exit_text(int code) { return code > 128 ? std::to_string(code) + " (signal " + std::to_string(code - 128) + ")" : std::to_string(code); }
 
+}  // namespace
+
+std::optional<double> speedup(const Job& job, const FirstRuns& firsts) {
+  auto it = firsts.find(job.command_fp);
+  if (!job.speed || !job.speed->steps_per_s || it == firsts.end() || !it->second.speed ||
+      !it->second.speed->steps_per_s || *it->second.speed->steps_per_s <= 0)
+    return std::nullopt;
+  return *job.speed->steps_per_s / *it->second.speed->steps_per_s;
+}
+
+std::string speed_text(const Job& job, const FirstRuns& firsts) {
+  if (!job.speed) return "";
+  const JobSpeed& s = *job.speed;
+  std::vector<std::string> parts;
+  if (s.steps_per_s) {
+    std::string p = fmt("%.2f steps/s", *s.steps_per_s);
+    auto up = speedup(job, firsts);
+    if (up && firsts.at(job.command_fp).id != job.id)
+      p += fmt(" (%.2fx", *up) + " job " + std::to_string(firsts.at(job.command_fp).id) + ", the command's first run)";
+    parts.push_back(p);
+  }
+  if (s.batches_per_s) parts.push_back(fmt("%.2f batches/s", *s.batches_per_s));
+  if (s.data_wait_share) parts.push_back(fmt("waiting for data %.0f%% of the loop", 100 * *s.data_wait_share));
+  if (s.first_step_s) parts.push_back("first step after " + human_duration(*s.first_step_s));
+  if (s.exit_tail_s) parts.push_back(human_duration(*s.exit_tail_s) + " from the last step to the exit");
+  if (parts.empty()) parts.push_back(std::to_string(s.steps) + " steps, " + std::to_string(s.batches) + " batches");
+  return join(parts, ", ");
+}
+
+namespace {
+std::string steps_cell(const Job& j, const FirstRuns& firsts) {
+  if (!j.speed || !j.speed->steps_per_s) return "-";
+  std::string cell = fmt("%.2f", *j.speed->steps_per_s);
+  if (auto up = speedup(j, firsts)) cell += fmt(" (%.2fx)", *up);
+  return cell;
+}
 }  // namespace
 
 std::string human_duration(double s) {
@@ -116,19 +155,21 @@ std::string sparkline(const std::vector<std::optional<double>>& values, double t
   return out;
 }
 
-std::string render_jobs_table(const std::vector<Job>& jobs) {
+std::string render_jobs_table(const std::vector<Job>& jobs, const FirstRuns& firsts) {
   if (jobs.empty()) return "No watched jobs yet: run one with `gpuenv run -- COMMAND`.\n";
-  std::string out = pad("ID", 6) + pad("WHEN", 22) + pad("COMMAND", 42) + pad("DURATION", 14) + pad("EXIT", 6) + "VERDICT\n";
+  std::string out = pad("ID", 6) + pad("WHEN", 22) + pad("COMMAND", 42) + pad("DURATION", 14) + pad("EXIT", 6) +
+                    pad("STEPS/S", 18) + "VERDICT\n";
   for (const auto& j : jobs) {
     std::string verdict = judge(j.context, j.timeline)[0].name;
     std::string id = std::to_string(j.id) + (j.rank ? "/" + std::to_string(*j.rank) : "");
     out += pad(id, 6) + pad(printable(j.started_at), 22) + pad(command_text(j.argv, 40), 42) +
-           pad(human_duration(j.duration_s), 14) + pad(std::to_string(j.exit_code), 6) + verdict + "\n";
+           pad(human_duration(j.duration_s), 14) + pad(std::to_string(j.exit_code), 6) + pad(steps_cell(j, firsts), 18) +
+           verdict + "\n";
   }
   return out;
 }
 
-std::string render_job(const Job& job, const std::vector<Verdict>& verdicts, bool utf8) {
+std::string render_job(const Job& job, const std::vector<Verdict>& verdicts, bool utf8, const FirstRuns& firsts) {
   std::string out = "Job " + std::to_string(job.id) + ": " + command_text(job.argv, 200) + "\n";
   out += "  started " + printable(job.started_at) + " in " + printable(job.cwd) + ", ran " +
          human_duration(job.duration_s) + ", exit " + exit_text(job.exit_code);
@@ -137,7 +178,10 @@ std::string render_job(const Job& job, const std::vector<Verdict>& verdicts, boo
   std::vector<std::string> gpus;
   for (const auto& g : job.context.gpus) gpus.push_back(printable(g.name.value_or(g.uuid)));
   out += "  watched: " + (gpus.empty() ? "no GPU (" + printable(job.context.unwatched) + ")" : join(gpus, ", ")) +
-         ", every " + fmt("%.1f", job.context.interval_s) + " s\n\n";
+         ", every " + fmt("%.1f", job.context.interval_s) + " s\n";
+  if (std::string sp = speed_text(job, firsts); !sp.empty()) out += "  speed: " + printable(sp) + "\n";
+  if (!job.tuned.empty()) out += "  tuned: " + printable(job.tuned) + "\n";
+  out += "\n";
   for (std::size_t i = 0; i < verdicts.size(); ++i) {
     const Verdict& v = verdicts[i];
     out += (i == 0 ? "Verdict: " : "Also: ") + v.name + "\n  " + v.evidence + "\n  fix: " + v.fix + "\n";
@@ -155,7 +199,7 @@ std::string render_job(const Job& job, const std::vector<Verdict>& verdicts, boo
   return out;
 }
 
-std::string job_svg(const Job& job, const std::vector<Verdict>& verdicts) {
+std::string job_svg(const Job& job, const std::vector<Verdict>& verdicts, const FirstRuns& firsts) {
   const double W = 800, H = 360, L = 60, R = 60, T = 50, B = 50;
   const double pw = W - L - R, ph = H - T - B;
   const auto& pts = job.timeline.points();
@@ -204,6 +248,9 @@ std::string job_svg(const Job& job, const std::vector<Verdict>& verdicts) {
   if (!verdicts.empty())
     s += "<text x=\"" + fmt("%.0f", L) + "\" y=\"" + fmt("%.0f", T - 8) + "\" font-size=\"11\" fill=\"#555\">" +
          xml_escape(std::string(utf8_prefix(verdicts[0].evidence, 120))) + "</text>\n";
+  if (std::string sp = speed_text(job, firsts); !sp.empty())
+    s += "<text x=\"" + fmt("%.0f", L) + "\" y=\"" + fmt("%.0f", T + 32) + "\" font-size=\"11\" fill=\"#2ca02c\">speed: " +
+         xml_escape(std::string(utf8_prefix(sp, 120))) + "</text>\n";
   return s + "</svg>\n";
 }
 
@@ -211,19 +258,21 @@ json verdict_json(const Verdict& v) {
   return {{"name", v.name}, {"evidence", v.evidence}, {"fix", v.fix}, {"figures", v.figures}, {"tune", v.tune}};
 }
 
-json jobs_json(const std::vector<Job>& jobs) {
+json jobs_json(const std::vector<Job>& jobs, const FirstRuns& firsts) {
   json list = json::array();
   for (const auto& j : jobs) {
     json e = job_to_json(j, false);
     e.erase("plan");
     e["verdict"] = verdict_json(judge(j.context, j.timeline)[0]);
+    e["speedup"] = opt(speedup(j, firsts));
     list.push_back(e);
   }
   return {{"jobs", list}};
 }
 
-json job_report_json(const Job& job, const std::vector<Verdict>& verdicts) {
+json job_report_json(const Job& job, const std::vector<Verdict>& verdicts, const FirstRuns& firsts) {
   json j = job_to_json(job, true);
+  j["speedup"] = opt(speedup(job, firsts));
   json vs = json::array();
   for (const auto& v : verdicts) vs.push_back(verdict_json(v));
   j["verdict"] = verdicts.empty() ? json(nullptr) : verdict_json(verdicts[0]);

@@ -73,6 +73,31 @@ TEST(JobReport, TableAndJson) {
   EXPECT_EQ(render_jobs_table({}).rfind("No watched jobs yet", 0), 0u);
 }
 
+TEST(JobReport, SpeedAndTheSpeedUpAgainstTheFirstRun) {
+  Job first = sample_job(), now = sample_job();
+  first.id = 1, now.id = 4;
+  first.speed = JobSpeed{40, 40, 4.0, std::nullopt, 0.5, 10.0, 2.0};
+  now.speed = JobSpeed{40, 40, 20.0, std::nullopt, 0.02, 12.5, 61.0};
+  now.tuned = "num_workers=15";
+  FirstRuns firsts = {{now.command_fp, first}};
+  ASSERT_TRUE(speedup(now, firsts));
+  EXPECT_DOUBLE_EQ(*speedup(now, firsts), 5.0);
+  EXPECT_EQ(speed_text(now, firsts),
+            "20.00 steps/s (5.00x job 1, the command's first run), waiting for data 2% of the loop, first step after "
+            "12.5 s, 1 min 01 s from the last step to the exit");
+  EXPECT_EQ(speed_text(first, firsts).find("x job"), std::string::npos);  // not against itself
+  EXPECT_FALSE(speedup(now, {}));
+  Job unmeasured = sample_job();
+  EXPECT_EQ(speed_text(unmeasured, firsts), "");
+  EXPECT_NE(render_jobs_table({now, unmeasured}, firsts).find("20.00 (5.00x)"), std::string::npos);
+  std::string one = render_job(now, judge(now.context, now.timeline), false, firsts);
+  EXPECT_NE(one.find("  speed: 20.00 steps/s"), std::string::npos) << one;
+  EXPECT_NE(one.find("  tuned: num_workers=15"), std::string::npos) << one;
+  EXPECT_NE(job_svg(now, {}, firsts).find("speed: 20.00 steps/s (5.00x job 1"), std::string::npos);
+  EXPECT_EQ(jobs_json({now}, firsts)["jobs"][0]["speedup"], 5.0);
+  EXPECT_TRUE(job_report_json(unmeasured, {}, firsts)["speedup"].is_null());
+}
+
 TEST(JobReport, Locale) {
   EXPECT_TRUE(utf8_locale(nullptr, nullptr, "en_US.UTF-8"));
   EXPECT_TRUE(utf8_locale("C.utf8", nullptr, nullptr));

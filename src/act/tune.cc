@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "decide/tune_search.h"
 #include "model/text.h"
 
 namespace gpuenv {
@@ -18,10 +19,7 @@ std::string unknown(const std::string& where, const std::string& word) {
 
 }  // namespace
 
-const std::vector<std::string>& tune_names() {
-  static const std::vector<std::string> kNames = {"num_workers", "pin_memory", "persistent_workers"};
-  return kNames;
-}
+const std::vector<std::string>& tune_names() { return tune_setting_names(); }
 
 bool parse_tune(const std::optional<std::string>& flag, const std::string& skip_env, TuneChoice* out,
                 std::string* err) {

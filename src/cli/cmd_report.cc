@@ -25,18 +25,30 @@ std::optional<std::int64_t> job_id(const std::string& s) {
   return v;
 }
 
-int show_one(const Job& job, const ReportFlags& f) {
+// The first measured run of each command among `jobs`.
+FirstRuns first_runs(store::Store* db, const std::vector<Job>& jobs) {
+  FirstRuns out;
+  for (const auto& j : jobs) {
+    if (!db || out.count(j.command_fp)) continue;
+    std::optional<Job> first;
+    std::string err;
+    if (db->first_job(j.command_fp, &first, &err) && first) out.emplace(j.command_fp, std::move(*first));
+  }
+  return out;
+}
+
+int show_one(const Job& job, const ReportFlags& f, const FirstRuns& firsts) {
   std::vector<Verdict> verdicts = judge(job.context, job.timeline);
   if (!f.svg.empty()) {
     std::string err;
-    if (!sys::write_output(f.svg, job_svg(job, verdicts), 0644, &err)) {
+    if (!sys::write_output(f.svg, job_svg(job, verdicts, firsts), 0644, &err)) {
       print_error("--svg: " + err);
       return kExitFailure;
     }
   }
   bool utf8 = utf8_locale(std::getenv("LC_ALL"), std::getenv("LC_CTYPE"), std::getenv("LANG"));
-  std::string out = f.json ? job_report_json(job, verdicts).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-                           : render_job(job, verdicts, utf8);
+  std::string out = f.json ? job_report_json(job, verdicts, firsts).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                           : render_job(job, verdicts, utf8, firsts);
   std::fputs(out.c_str(), stdout);
   return kExitOk;
 }
@@ -69,9 +81,10 @@ int run_report(Context* ctx, const ReportFlags& f) {
     print_error("--svg: no watched job in " + path + " yet");
     return kExitBadInput;
   }
-  if (one) return show_one(*one, f);
-  std::string out = f.json ? jobs_json(jobs).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-                           : render_jobs_table(jobs);
+  if (one) return show_one(*one, f, first_runs(db.get(), {*one}));
+  FirstRuns firsts = first_runs(db.get(), jobs);
+  std::string out = f.json ? jobs_json(jobs, firsts).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                           : render_jobs_table(jobs, firsts);
   std::fputs(out.c_str(), stdout);
   return kExitOk;
 }

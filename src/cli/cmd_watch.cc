@@ -14,14 +14,17 @@
 #include "act/tune.h"
 #include "cli/cmd_bench.h"
 #include "cli/exit_codes.h"
+#include "cli/run_profile.h"
 #include "decide/decide.h"
 #include "decide/launch.h"
 #include "decide/measured.h"
+#include "decide/tune_search.h"
 #include "decide/verdict.h"
 #include "decide/visible.h"
 #include "sense/fs.h"
 #include "sense/job_watch.h"
 #include "sense/python_hook.h"
+#include "sense/speed_report.h"
 #include "store/fingerprint.h"
 
 namespace gpuenv {
@@ -82,33 +85,61 @@ std::string refuse_hint(const std::string& name) {
   return "refuse: --tune=-" + name + " or " + kTuneSkipVar + "=" + name;
 }
 
-// Sets the hook's environment for --tune; says what it applies, or why nothing.
-void apply_tune(const std::optional<Job>& last, const TuneChoice& choice) {
-  std::vector<TuneChange> changes;
-  if (last) changes = tune_changes(judge(last->context, last->timeline), choice);
-  std::string value = tune_env_value(changes);
-  if (value.empty()) {
-    log_message(Severity::kInfo, "tune", "--tune: nothing to apply: " + std::string(last ? "the last run of this command needs no DataLoader change, or you refused it"
-                                                                  : "this command has not run under gpuenv run before"));
-    return;
-  }
+// Puts gpuenv's Python hook first on PYTHONPATH; "" or why it could not.
+std::string put_hook_on_path() {
   PythonHook hook = python_hook();
-  const std::string& dir = hook.dir;
-  if (!hook.refused.empty()) {
-    print_error("--tune: gpuenv's Python hook was left off PYTHONPATH: " + hook.refused + "; running untuned");
+  if (!hook.refused.empty()) return "gpuenv's Python hook was left off PYTHONPATH: " + hook.refused;
+  if (hook.dir.empty()) return "the Python hook (sitecustomize.py) is not beside gpuenv nor in $GPUENV_PYTHON_DIR";
+  setenv("PYTHONPATH", prepend_pythonpath(hook.dir, std::getenv("PYTHONPATH")).c_str(), 1);
+  return "";
+}
+
+// Says what the run does with the profile, and hands the settings to the hook; the settings
+// applied (job.tuned), "" when none.
+std::string apply_tuning(const RunTuning& t) {
+  if (!t.line.empty() && t.loud) log_message(Severity::kInfo, "tune", t.line);
+  if (t.settings.empty()) return "";
+  if (std::string why = put_hook_on_path(); !why.empty()) {
+    print_error("--tune: " + why + "; running untuned");
+    return "";
+  }
+  setenv(kTuneVar, t.settings.c_str(), 1);
+  return t.settings;
+}
+
+std::optional<TuneProfile> stored_profile(const Context& ctx, const RunFlags& f, const std::string& fp) {
+  std::string err;
+  std::optional<TuneProfile> p;
+  if (auto db = store::Store::open_existing(store_path(ctx, f.db), &err, record_patience())) db->profile(fp, &p, &err);
+  if (!err.empty()) print_error("the job store: " + err + " (the tuning profile is left out)");
+  return p;
+}
+
+// The finished job refines the profile (rank 0's job only: the others apply what it chose).
+void refine_tuning(const Context& ctx, const RunFlags& f, const Job& job, RunTuning* t) {
+  if (!t->profile || job.id == 0 || !speaks_for_job(job.rank)) return;
+  std::vector<std::string> notes = refine_profile(&*t->profile, tune_run(job), judge(job.context, job.timeline));
+  std::string err;
+  auto db = store::Store::open(store_path(ctx, f.db), &err, record_patience());
+  if (!db || !db->put_profile(*t->profile, utc_now(), &err)) {
+    print_error("the tuning profile was not updated: " + err);
     return;
   }
-  if (dir.empty()) {
-    print_error("--tune: the Python hook (sitecustomize.py) is not beside gpuenv nor in $GPUENV_PYTHON_DIR; running untuned");
-    return;
-  }
-  setenv("PYTHONPATH", prepend_pythonpath(dir, std::getenv("PYTHONPATH")).c_str(), 1);
-  setenv(kTuneVar, value.c_str(), 1);
-  log_message(Severity::kInfo, "tune", "--tune: DataLoaders left at their defaults get " + value + " (refuse one: --tune=-NAME)");
+  for (const auto& n : notes) log_message(Severity::kInfo, "tune", "tuning profile: " + n);
+}
+
+// A private file for the hook's speed lines (sense/speed_report.h); "" when none could be made.
+std::string make_speed_file() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/gpuenv-speed-XXXXXX";
+  int fd = mkstemp(path.data());
+  if (fd < 0) return "";
+  close(fd);
+  return path;
 }
 
 void say_last_verdict(const std::optional<Job>& last) {
-  if (!last) return;
+  if (!last || !speaks_for_job(env_int("RANK", "SLURM_PROCID"))) return;
   Verdict v = judge(last->context, last->timeline)[0];
   log_message(Severity::kInfo, "last verdict", "last run of this command (job " + std::to_string(last->id) + ", " + last->started_at + "): " + v.name +
               ": " + v.evidence + "; fix: " + v.fix);
@@ -160,13 +191,18 @@ void keep_job(const Context& ctx, const RunFlags& f, Job* job) {
                 " is passed on: " + why);
     return;
   }
+  if (!speaks_for_job(job->rank)) return;  // one verdict line per job: rank 0's
   Verdict v = judge(job->context, job->timeline)[0];
   log_message(Severity::kInfo, "verdict", "job " + std::to_string(job->id) + ": " + v.name + " (gpuenv report " + std::to_string(job->id) + ")");
 }
 
 int supervise_watched(Context* ctx, const RunFlags& f, Supervisor* supervisor, const Machine& m, const Plan& plan,
-                      const Options& o) {
+                      const Options& o, RunTuning* tuning, const std::string& tuned) {
   Job job = new_job(m, plan, ctx->command);
+  job.tuned = tuned;
+  // The job's own speed: the hook on PYTHONPATH, told where to write.
+  std::string speed_file = make_speed_file();
+  if (!speed_file.empty() && put_hook_on_path().empty()) setenv(kSpeedFileVar, speed_file.c_str(), 1);
   JobWatch watch;
   JobWatchOptions wo;
   wo.nvml_library = env_or("GPUENV_NVML_LIBRARY", wo.nvml_library);
@@ -177,8 +213,16 @@ int supervise_watched(Context* ctx, const RunFlags& f, Supervisor* supervisor, c
   auto start = std::chrono::steady_clock::now();
   std::string err;
   ChildExit exit = supervisor->run(ctx->command, &err, [&](pid_t) { watch.start(wo); });
-  job.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto end = std::chrono::steady_clock::now();
+  job.duration_s = std::chrono::duration<double>(end - start).count();
   watch.stop(&job.context, &job.timeline);
+  if (!speed_file.empty())
+    if (auto marks = read_speed_report(speed_file)) {
+      auto secs = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(t.time_since_epoch()).count();
+      };
+      job.speed = job_speed(*marks, secs(start), secs(end));
+    }
   if (!exit.started) {
     print_error(err);
     return exit.code;
@@ -187,6 +231,7 @@ int supervise_watched(Context* ctx, const RunFlags& f, Supervisor* supervisor, c
   job.context.cpus_per_gpu = cpus_per_gpu(m, plan, o);
   if (!wo.uuids.empty()) job.context.gemm_tflops = measured_gemm_tflops(m, wo.uuids[0]);
   keep_job(*ctx, f, &job);
+  refine_tuning(*ctx, f, job, tuning);
   return exit.code;
 }
 
@@ -199,6 +244,7 @@ std::optional<std::string> RunFlags::tune_spec() const {
 
 void add_run_flags(CLI::App* sub, RunFlags* f) {
   sub->add_flag("--no-watch", f->no_watch, "Do not watch the job (also: GPUENV_WATCH=0); exec it instead");
+  sub->add_flag("--no-tune", f->no_tune, "Run untuned, even when the command has a tuning profile");
   f->tune = sub->add_flag("--tune", f->tune_value,
                           "Apply the last verdict's DataLoader settings; --tune=-num_workers,... refuses some")
                 ->option_text("[=-NAME,...]");
@@ -219,9 +265,16 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
   Options o = ctx->plan_options(m);
   Plan plan = decide(m, o);
   warn(plan);
+  if (choice.enabled && f.no_tune) {
+    print_error("--tune and --no-tune: choose one");
+    return kExitUsage;
+  }
   std::optional<Job> last = last_job(*ctx, f, ctx->command);
   say_last_verdict(last);
-  if (choice.enabled) apply_tune(last, choice);
+  std::string fp = store::command_fingerprint(ctx->command, current_dir());
+  RunTuning tuning = choose_tuning(fp, stored_profile(*ctx, f, fp), last, choice, f.no_tune);
+  tuning.loud = speaks_for_job(env_int("RANK", "SLURM_PROCID"));
+  std::string tuned = apply_tuning(tuning);
   // The binding first, so that its warning is said before exec replaces us.
   std::string warning;
   apply_binding(plan, &warning);
@@ -233,7 +286,7 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
     return code;
   }
   apply_settings(plan);
-  return supervise_watched(ctx, f, &*supervisor, m, plan, o);
+  return supervise_watched(ctx, f, &*supervisor, m, plan, o, &tuning, tuned);
 }
 
 std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv) {
@@ -246,6 +299,13 @@ std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<
   std::string out = "\nFeedback from job " + std::to_string(last->id) + " (" + command_text(last->argv, 60) + ", " +
                     printable(last->started_at) + "):\n";
   for (const auto& v : verdicts) out += "  " + v.name + ": " + v.evidence + "\n    fix: " + v.fix + "\n";
+  if (auto p = stored_profile(*ctx, f, last->command_fp)) {
+    out += "  tuning profile: plain runs apply " + (p->kept.empty() ? std::string("nothing") : p->kept) +
+           "; the next --tune " + (p->next.empty() ? std::string("applies nothing") : "applies " + p->next) +
+           (p->settled ? " (the search has stopped)" : "") + "\n";
+    if (!p->note.empty()) out += "    last: " + printable(p->note) + "\n";
+    return out;
+  }
   std::vector<TuneChange> changes = tune_changes(verdicts, choice);
   if (changes.empty()) return out + "  gpuenv run --tune would change nothing.\n";
   out += "  gpuenv run --tune sets, on each DataLoader that left them at their defaults:\n";

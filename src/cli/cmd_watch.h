@@ -13,13 +13,14 @@ namespace gpuenv {
 
 struct RunFlags {
   bool no_watch = false;
+  bool no_tune = false;                // --no-tune: untuned, whatever the profile says
   std::string tune_value;              // what --tune[=SPEC] said
   CLI::Option* tune = nullptr;         // given at all?
   std::string db;                      // --db FILE
   std::optional<std::string> tune_spec() const;
 };
 
-/// --no-watch, --tune[=-NAME,...], --db.
+/// --no-watch, --no-tune, --tune[=-NAME,...], --db.
 void add_run_flags(CLI::App* sub, RunFlags* f);
 
 /// gpuenv run: the plan, the last verdict of this command, --tune, then the

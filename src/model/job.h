@@ -116,6 +116,18 @@ struct JobContext {
   friend bool operator==(const JobContext&, const JobContext&) = default;
 };
 
+/// The job's own speed, as the Python start-up hook measured it
+/// (python/gpuenv_speed.py; docs/feedback.md): unknown stays nullopt.
+struct JobSpeed {
+  long long steps = 0, batches = 0;          // optimizer steps, DataLoader batches
+  std::optional<double> steps_per_s;         // between the first and the last step
+  std::optional<double> batches_per_s;       // between the first and the last batch
+  std::optional<double> data_wait_share;     // of that time, spent waiting for the next batch (0-1)
+  std::optional<double> first_step_s;        // from the job's start to its first step
+  std::optional<double> exit_tail_s;         // from its last step (or batch) to its exit
+  friend bool operator==(const JobSpeed&, const JobSpeed&) = default;
+};
+
 /// The record of one watched job (one rank).
 struct Job {
   std::int64_t id = 0;
@@ -132,6 +144,8 @@ struct Job {
   std::string hostname, gpuenv_version;
   JobContext context;
   Timeline timeline;
+  std::optional<JobSpeed> speed;  // nullopt: no Python hook reported (not Python, or no torch)
+  std::string tuned;              // the DataLoader settings this run applied ("num_workers=15,..."; "": none)
 };
 
 }  // namespace gpuenv

@@ -195,6 +195,30 @@ bool context_from_json(const json& j, JobContext* c, std::string* err) {
   return true;
 }
 
+json speed_to_json(const JobSpeed& s) {
+  return {{"steps", s.steps},
+          {"batches", s.batches},
+          {"steps_per_s", opt(s.steps_per_s)},
+          {"batches_per_s", opt(s.batches_per_s)},
+          {"data_wait_share", opt(s.data_wait_share)},
+          {"first_step_s", opt(s.first_step_s)},
+          {"exit_tail_s", opt(s.exit_tail_s)}};
+}
+
+bool speed_from_json(const json& j, JobSpeed* s, std::string* err) {
+  if (!j.is_object()) return fail("speed", "expected an object", err);
+  std::optional<long long> steps, batches;
+  if (!bounded(j, "steps", "speed", &steps, 0, 1e15, err) || !bounded(j, "batches", "speed", &batches, 0, 1e15, err) ||
+      !bounded(j, "steps_per_s", "speed", &s->steps_per_s, 0, 1e9, err) ||
+      !bounded(j, "batches_per_s", "speed", &s->batches_per_s, 0, 1e9, err) ||
+      !bounded(j, "data_wait_share", "speed", &s->data_wait_share, 0, 1, err) ||
+      !bounded(j, "first_step_s", "speed", &s->first_step_s, 0, kMaxJobSeconds, err) ||
+      !bounded(j, "exit_tail_s", "speed", &s->exit_tail_s, 0, kMaxJobSeconds, err))
+    return false;
+  s->steps = steps.value_or(0), s->batches = batches.value_or(0);
+  return true;
+}
+
 json job_to_json(const Job& job, bool with_timeline) {
   json j = {{"id", job.id},
             {"argv", job.argv},
@@ -210,7 +234,9 @@ json job_to_json(const Job& job, bool with_timeline) {
             {"local_rank", opt(job.local_rank)},
             {"hostname", job.hostname},
             {"gpuenv_version", job.gpuenv_version},
-            {"context", context_to_json(job.context)}};
+            {"context", context_to_json(job.context)},
+            {"speed", job.speed ? speed_to_json(*job.speed) : json(nullptr)},
+            {"tuned", job.tuned}};
   json plan = json::parse(job.plan_json, nullptr, false);
   j["plan"] = plan.is_discarded() ? json(nullptr) : plan;
   if (with_timeline) j["timeline"] = timeline_to_json(job.timeline);

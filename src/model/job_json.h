@@ -16,6 +16,10 @@ nlohmann::json context_to_json(const JobContext& c);
 bool timeline_from_json(const nlohmann::json& j, Timeline* t, std::string* err);
 bool context_from_json(const nlohmann::json& j, JobContext* c, std::string* err);
 
+/// The hook's speed figures (JobSpeed); reading checks each range.
+nlohmann::json speed_to_json(const JobSpeed& s);
+bool speed_from_json(const nlohmann::json& j, JobSpeed* s, std::string* err);
+
 /// The whole record (without the timeline when with_timeline is false).
 nlohmann::json job_to_json(const Job& job, bool with_timeline);
 

@@ -45,7 +45,14 @@ std::string find_python_hook_dir(const std::string& exe_path) {
 std::string unsafe_hook_dir(const std::string& dir) {
   if (std::string why = store::unsafe_dir(dir); !why.empty()) return why;
   if (std::string why = unsafe_entry(dir, true); !why.empty()) return why;
-  return unsafe_entry(fs::join(dir, kPythonHookFile), false);
+  if (std::string why = unsafe_entry(fs::join(dir, kPythonHookFile), false); !why.empty()) return why;
+  for (const char* module : kPythonHookModules) {
+    std::string path = fs::join(dir, module);
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0) continue;  // an older hook without it: sitecustomize.py copes
+    if (std::string why = unsafe_entry(path, false); !why.empty()) return why;
+  }
+  return "";
 }
 
 PythonHook python_hook() {

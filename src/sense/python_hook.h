@@ -8,6 +8,9 @@
 namespace gpuenv {
 
 inline constexpr const char* kPythonHookFile = "sitecustomize.py";
+/// The modules sitecustomize.py imports from its directory (CMakeLists.txt
+/// and docker/Dockerfile install them beside it); each is checked as it is.
+inline constexpr const char* kPythonHookModules[] = {"gpuenv_speed.py", "gpuenv_trainer.py"};
 
 /// The first of <exe dir>/python and <exe dir>/../lib/gpuenv/python that
 /// holds sitecustomize.py, normalised; "" when neither does.
@@ -19,7 +22,8 @@ std::string find_python_hook_dir(const std::string& exe_path);
 /// owned by root or this user, no link on the way owned by another), and
 /// besides, neither `dir` nor its sitecustomize.py is a symbolic link or
 /// writable by group or others (a sticky bit does not help: a new file there
-/// is code too), and the file is a regular file owned by root or this user.
+/// is code too), and the file is a regular file owned by root or this user;
+/// so is each of kPythonHookModules that is there.
 /// "" when it may.
 std::string unsafe_hook_dir(const std::string& dir);
 

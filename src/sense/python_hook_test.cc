@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "container_support.h"
+#include "sense/fs.h"
 
 namespace gpuenv {
 namespace {
@@ -51,6 +52,18 @@ TEST(PythonHook, OneAnotherUserCouldChangeIsRefused) {
        },
        "sitecustomize.py is a symbolic link"},
       {"no sitecustomize.py", [](const HookDir& h) { unlink(h.file.c_str()); }, "lstat("},
+      {"a module it imports that anyone may write",
+       [](const HookDir& h) {
+         std::string m = h.scratch.file("python/gpuenv_speed.py", "");
+         chmod(m.c_str(), 0666);
+       },
+       "gpuenv_speed.py is writable by everyone"},
+      {"a module it imports that is a link",
+       [](const HookDir& h) {
+         std::string real = h.scratch.file("real.py", "");
+         (void)!symlink(real.c_str(), (h.dir + "/gpuenv_trainer.py").c_str());
+       },
+       "gpuenv_trainer.py is a symbolic link"},
   };
   for (const Row& r : rows) {
     HookDir h;
@@ -82,6 +95,27 @@ TEST(PythonHook, ARefusedHookIsNotReturnedAndSaysWhy) {
   EXPECT_EQ(hook.dir, h.dir);
   EXPECT_EQ(hook.refused, "");
   before ? setenv("GPUENV_PYTHON_DIR", saved.c_str(), 1) : unsetenv("GPUENV_PYTHON_DIR");
+}
+
+}  // namespace
+}  // namespace gpuenv
+
+namespace gpuenv {
+namespace {
+
+// The modules sitecustomize.py imports travel with it: into the build tree
+// (CMakeLists.txt) and into the image (docker/Dockerfile).
+TEST(PythonHook, ItsModulesAreInstalledBesideIt) {
+  std::string src = std::string(GPUENV_TESTS_DIR) + "/..";
+  std::string dockerfile, err;
+  ASSERT_TRUE(fs::read_file(src + "/docker/Dockerfile", &dockerfile, &err)) << err;
+  std::string build_hook = find_python_hook_dir(GPUENV_BIN);
+  EXPECT_FALSE(build_hook.empty()) << "no python/ beside " << GPUENV_BIN;
+  for (const char* module : kPythonHookModules) {
+    EXPECT_TRUE(fs::exists(src + "/python/" + module)) << module;
+    EXPECT_NE(dockerfile.find(std::string("python/") + module), std::string::npos) << module;
+    EXPECT_TRUE(fs::exists(fs::join(build_hook, module))) << module << " in " << build_hook;
+  }
 }
 
 }  // namespace

@@ -14,7 +14,10 @@ using nlohmann::json;
 
 constexpr const char* kColumns =
     "SELECT id, started_at, duration_s, exit_code, argv, cwd, command_fp, script_path, script_fp, machine_fp, "
-    "plan, rank, local_rank, hostname, gpuenv_version, context, timeline FROM jobs ";
+    "plan, rank, local_rank, hostname, gpuenv_version, context, timeline, ";
+// A version-2 store read without writing (open_existing) has no speed or tuned.
+constexpr const char* kSpeedColumns = "speed, tuned FROM jobs ";
+constexpr const char* kNoSpeedColumns = "NULL, '' FROM jobs ";
 
 void bind_int(Stmt* s, int i, const std::optional<int>& v) {
   v ? (void)sqlite3_bind_int(s->get(), i, *v) : (void)sqlite3_bind_null(s->get(), i);
@@ -51,13 +54,30 @@ bool read_job(sqlite3_stmt* s, Job* j, std::string* err) {
   std::string why;
   if (!context_from_json(context, &j->context, &why) || !timeline_from_json(timeline, &j->timeline, &why))
     return *err = where + why, false;
+  j->tuned = column_text(s, 18);
+  if (sqlite3_column_type(s, 17) == SQLITE_NULL) return true;
+  json speed = json::parse(column_text(s, 17), nullptr, false);
+  JobSpeed sp;
+  if (!speed_from_json(speed, &sp, &why)) return *err = where + why, false;
+  j->speed = sp;
   return true;
 }
 
 }  // namespace
 
-bool Store::has_jobs_table(bool* yes, std::string* err) {
-  Stmt s(db_, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'jobs'");
+bool Store::has_table(const char* name, bool* yes, std::string* err) {
+  Stmt s(db_, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  if (!s.ok()) return *err = sqlite_error(db_, path_), false;
+  s.text(1, std::string(name));
+  if (s.step() != SQLITE_ROW) return *err = sqlite_error(db_, path_), false;
+  *yes = sqlite3_column_int(s.get(), 0) > 0;
+  return true;
+}
+
+bool Store::has_jobs_table(bool* yes, std::string* err) { return has_table("jobs", yes, err); }
+
+bool Store::jobs_have_speed(bool* yes, std::string* err) {
+  Stmt s(db_, "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = 'speed'");
   if (!s.ok() || s.step() != SQLITE_ROW) return *err = sqlite_error(db_, path_), false;
   *yes = sqlite3_column_int(s.get(), 0) > 0;
   return true;
@@ -66,8 +86,8 @@ bool Store::has_jobs_table(bool* yes, std::string* err) {
 bool Store::add_job(const Job& job, std::int64_t* id, std::string* err) {
   Stmt s(db_,
          "INSERT INTO jobs(started_at, duration_s, exit_code, argv, cwd, command_fp, script_path, script_fp, "
-         "machine_fp, plan, rank, local_rank, hostname, gpuenv_version, context, timeline) "
-         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
+         "machine_fp, plan, rank, local_rank, hostname, gpuenv_version, context, timeline, speed, tuned) "
+         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
   if (!s.ok()) return *err = sqlite_error(db_, path_), false;
   s.text(1, job.started_at), s.real(2, job.duration_s);
   sqlite3_bind_int(s.get(), 3, job.exit_code);
@@ -78,6 +98,9 @@ bool Store::add_job(const Job& job, std::int64_t* id, std::string* err) {
   bind_int(&s, 11, job.rank), bind_int(&s, 12, job.local_rank);
   s.text(13, job.hostname), s.text(14, job.gpuenv_version);
   s.text(15, dump(context_to_json(job.context))), s.text(16, dump(timeline_to_json(job.timeline)));
+  if (job.speed) s.text(17, dump(speed_to_json(*job.speed)));
+  else sqlite3_bind_null(s.get(), 17);
+  s.text(18, job.tuned);
   if (!exec("BEGIN IMMEDIATE", err)) return false;
   if (s.step() != SQLITE_DONE) {
     *err = sqlite_error(db_, path_ + ": jobs");
@@ -94,7 +117,9 @@ bool Store::query_jobs(const std::string& where, const std::vector<std::string>&
   bool table = false;
   if (!has_jobs_table(&table, err)) return false;
   if (!table) return true;
-  std::string sql = kColumns + where;
+  bool speed = false;
+  if (!jobs_have_speed(&speed, err)) return false;
+  std::string sql = std::string(kColumns) + (speed ? kSpeedColumns : kNoSpeedColumns) + where;
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return *err = sqlite_error(db_, path_), false;
   for (std::size_t i = 0; i < args.size(); ++i) s.text(int(i) + 1, args[i]);
@@ -121,6 +146,17 @@ bool Store::job(std::int64_t id, std::optional<Job>* out, std::string* err) {
   return true;
 }
 
+bool Store::first_job(const std::string& command_fp, std::optional<Job>* out, std::string* err) {
+  std::vector<Job> jobs;
+  bool table = false, speed = false;
+  if (!has_jobs_table(&table, err) || (table && !jobs_have_speed(&speed, err))) return false;
+  if (!speed) return true;
+  if (!query_jobs("WHERE command_fp = ?1 AND speed IS NOT NULL ORDER BY id LIMIT 1", {command_fp}, &jobs, err))
+    return false;
+  if (!jobs.empty()) *out = std::move(jobs[0]);
+  return true;
+}
+
 bool Store::last_job(const std::string& command_fp, std::optional<int> rank, std::optional<Job>* out,
                      std::string* err) {
   std::vector<Job> jobs;
@@ -130,6 +166,34 @@ bool Store::last_job(const std::string& command_fp, std::optional<int> rank, std
                   {command_fp, r}, &jobs, err))
     return false;
   if (!jobs.empty()) *out = std::move(jobs[0]);
+  return true;
+}
+
+bool Store::profile(const std::string& command_fp, std::optional<TuneProfile>* out, std::string* err) {
+  bool table = false;
+  if (!has_table("tune_profiles", &table, err)) return false;
+  if (!table) return true;
+  Stmt s(db_, "SELECT profile FROM tune_profiles WHERE command_fp = ?1");
+  if (!s.ok()) return *err = sqlite_error(db_, path_), false;
+  s.text(1, command_fp);
+  int rc = s.step();
+  if (rc == SQLITE_DONE) return true;
+  if (rc != SQLITE_ROW) return *err = sqlite_error(db_, path_), false;
+  TuneProfile p;
+  std::string why;
+  if (!profile_from_json(json::parse(column_text(s.get(), 0), nullptr, false), &p, &why))
+    return *err = path_ + ": the tuning profile of " + command_fp + ": " + why, false;
+  *out = std::move(p);
+  return true;
+}
+
+bool Store::put_profile(const TuneProfile& p, const std::string& updated_at, std::string* err) {
+  Stmt s(db_, "INSERT OR REPLACE INTO tune_profiles(command_fp, profile, updated_at) VALUES(?1, ?2, ?3)");
+  if (!s.ok()) return *err = sqlite_error(db_, path_), false;
+  s.text(1, p.command_fp);
+  s.text(2, profile_to_json(p).dump(-1, ' ', false, json::error_handler_t::replace));
+  s.text(3, updated_at);
+  if (s.step() != SQLITE_DONE) return *err = sqlite_error(db_, path_ + ": tune_profiles"), false;
   return true;
 }
 

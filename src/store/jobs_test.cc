@@ -139,9 +139,92 @@ TEST(StoreJobs, AVersion1StoreIsMigratedAndKeepsItsRuns) {
   sqlite3_stmt* s = nullptr;
   sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &s, nullptr);
   ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(s, 0), 2);
+  EXPECT_EQ(sqlite3_column_int(s, 0), 3);
   sqlite3_finalize(s);
   sqlite3_close(raw);
+}
+
+// The jobs table gpuenv wrote at schema version 2 (no speed, no tuned), with one row.
+void write_version_2(const std::string& path) {
+  std::string err;
+  std::int64_t id = 0;
+  {
+    auto db = Store::open(path, &err);
+    ASSERT_TRUE(db) << err;
+    ASSERT_TRUE(db->add_job(job("old.py"), &id, &err)) << err;
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const char* sql = "DROP TABLE tune_profiles; ALTER TABLE jobs DROP COLUMN tuned; ALTER TABLE jobs DROP COLUMN speed; "
+                    "PRAGMA user_version=2;";
+  ASSERT_EQ(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+}
+
+TEST(StoreJobs, AVersion2StoreGainsSpeedTunedAndProfiles) {
+  std::string dir = temp_dir(), path = dir + "/gpuenv.db", err;
+  chmod(dir.c_str(), 0700);
+  write_version_2(path);
+  Job old = job("old.py");
+  {
+    auto reader = Store::open_existing(path, &err);  // read as it is, not migrated
+    ASSERT_TRUE(reader) << err;
+    std::vector<Job> jobs;
+    ASSERT_TRUE(reader->recent_jobs(10, &jobs, &err)) << err;
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_FALSE(jobs[0].speed);
+    EXPECT_EQ(jobs[0].tuned, "");
+    std::optional<TuneProfile> p;
+    EXPECT_TRUE(reader->profile(old.command_fp, &p, &err)) << err;
+    EXPECT_FALSE(p);
+    std::optional<Job> first;
+    EXPECT_TRUE(reader->first_job(old.command_fp, &first, &err)) << err;
+    EXPECT_FALSE(first);
+  }
+  auto db = Store::open(path, &err);
+  ASSERT_TRUE(db) << err;
+  Job fast = job("old.py");
+  fast.speed = JobSpeed{100, 101, 4.5, 3.0, 0.25, 8.0, 1.5};
+  fast.tuned = "num_workers=15,pin_memory=True";
+  std::int64_t id = 0;
+  ASSERT_TRUE(db->add_job(fast, &id, &err)) << err;
+  std::vector<Job> jobs;
+  ASSERT_TRUE(db->recent_jobs(10, &jobs, &err)) << err;
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].speed, fast.speed);
+  EXPECT_EQ(jobs[0].tuned, fast.tuned);
+  EXPECT_FALSE(jobs[1].speed);  // the old row keeps its data, its speed unknown
+  EXPECT_EQ(jobs[1].argv, old.argv);
+  std::optional<Job> first;
+  ASSERT_TRUE(db->first_job(old.command_fp, &first, &err)) << err;
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->id, id);  // the first with a measured speed
+  TuneProfile p;
+  p.command_fp = old.command_fp;
+  p.runs.push_back({1, "2025-01-01T00:00:00Z", "", 2.0, 30.0, 5.0});
+  p.runs.push_back({2, "2025-01-02T00:00:00Z", "num_workers=15", 10.0, 20.0, std::nullopt});
+  p.next = "num_workers=11", p.kept = "num_workers=15", p.dropped = {"persistent_workers"}, p.note = "n";
+  ASSERT_TRUE(db->put_profile(p, "now", &err)) << err;
+  p.note = "replaced";
+  ASSERT_TRUE(db->put_profile(p, "later", &err)) << err;
+  std::optional<TuneProfile> back;
+  ASSERT_TRUE(db->profile(old.command_fp, &back, &err)) << err;
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, p);
+}
+
+TEST(StoreJobs, ADamagedProfileNamesWhatFailed) {
+  std::string path = temp_dir() + "/gpuenv.db", err;
+  auto db = Store::open(path, &err);
+  ASSERT_TRUE(db) << err;
+  sqlite3* raw = nullptr;
+  sqlite3_open(path.c_str(), &raw);
+  sqlite3_exec(raw, "INSERT INTO tune_profiles VALUES('fp-x', '{\"runs\":[{\"wall_s\":-1}]}', 'now')", nullptr, nullptr,
+               nullptr);
+  sqlite3_close(raw);
+  std::optional<TuneProfile> p;
+  EXPECT_FALSE(db->profile("fp-x", &p, &err));
+  EXPECT_NE(err.find("the tuning profile of fp-x: profile.runs[0].wall_s: out of range"), std::string::npos) << err;
 }
 
 TEST(StoreJobs, ADamagedRowNamesItself) {

@@ -22,7 +22,10 @@ namespace {
 
 // 1: bench and check runs. 2: adds jobs (gpuenv run's watched jobs); a
 // version-1 store gains the table when it is next opened for writing.
-constexpr int kSchemaVersion = 2;
+// 3: jobs gain speed (the hook's figures, JSON) and tuned (the settings
+// applied), and tune_profiles keeps each command's tuning profile; a
+// version-2 store gains them when it is next opened for writing (migrate()).
+constexpr int kSchemaVersion = 3;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS machines(
@@ -68,8 +71,14 @@ CREATE TABLE IF NOT EXISTS jobs(
   hostname TEXT NOT NULL,
   gpuenv_version TEXT NOT NULL,
   context TEXT NOT NULL,
-  timeline TEXT NOT NULL);
+  timeline TEXT NOT NULL,
+  speed TEXT,
+  tuned TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS jobs_by_command ON jobs(command_fp, id);
+CREATE TABLE IF NOT EXISTS tune_profiles(
+  command_fp TEXT PRIMARY KEY,
+  profile TEXT NOT NULL,
+  updated_at TEXT NOT NULL);
 )sql";
 
 constexpr const char* kSelect =
@@ -244,7 +253,7 @@ bool Store::init(std::string* err) {
   }
   if (!set && err->empty()) *err = path_ + ": database is locked";
   if (!set || !exec(sync, err) || !exec("BEGIN IMMEDIATE", err)) return false;
-  if (!known_version(err) || !exec(kSchema, err)) {
+  if (!known_version(err) || !exec(kSchema, err) || !migrate(err)) {
     std::string ignored;
     exec("ROLLBACK", &ignored);
     return false;
@@ -252,6 +261,16 @@ bool Store::init(std::string* err) {
   std::string version = "PRAGMA user_version=" + std::to_string(kSchemaVersion);
   if (!exec(version.c_str(), err)) return exec("ROLLBACK", err), false;
   return exec("COMMIT", err);
+}
+
+// Version 2's jobs table lacks speed and tuned: added in place (the rows
+// keep their data; their speed reads as unknown, tuned as "").
+bool Store::migrate(std::string* err) {
+  bool speed = false;
+  if (!jobs_have_speed(&speed, err)) return false;
+  if (speed) return true;
+  return exec("ALTER TABLE jobs ADD COLUMN speed TEXT", err) &&
+         exec("ALTER TABLE jobs ADD COLUMN tuned TEXT NOT NULL DEFAULT ''", err);
 }
 
 // A newer gpuenv's store: writing to it would reset its version, and the

@@ -14,6 +14,7 @@
 
 #include "model/job.h"
 #include "model/measurement.h"
+#include "model/tune_profile.h"
 #include "store/cache_root.h"
 
 struct sqlite3;
@@ -85,9 +86,19 @@ class Store {
   bool recent_jobs(int limit, std::vector<Job>* out, std::string* err, std::vector<std::string>* skipped = nullptr);
   /// The job with this id; *out stays empty when there is none.
   bool job(std::int64_t id, std::optional<Job>* out, std::string* err);
+  /// The first job whose command had this fingerprint and whose speed was
+  /// measured (the baseline of report's speed-up); *out stays empty when none.
+  bool first_job(const std::string& command_fp, std::optional<Job>* out, std::string* err);
   /// The newest job whose command had this fingerprint, preferring `rank`'s
   /// (nullopt: any rank); *out stays empty when none ran before.
   bool last_job(const std::string& command_fp, std::optional<int> rank, std::optional<Job>* out, std::string* err);
+
+  // Tuning profiles of `gpuenv run --tune` (table tune_profiles, store/jobs.cc), one per
+  // command fingerprint. A store from before them (schema 2) has none.
+  /// The command's profile; *out stays empty when there is none.
+  bool profile(const std::string& command_fp, std::optional<TuneProfile>* out, std::string* err);
+  /// Writes (replaces) the profile of p.command_fp.
+  bool put_profile(const TuneProfile& p, const std::string& updated_at, std::string* err);
 
  private:
   Store(sqlite3* db, std::string path, Patience patience);
@@ -102,6 +113,9 @@ class Store {
   bool insert(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
   bool query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err);
   bool has_jobs_table(bool* yes, std::string* err);
+  bool has_table(const char* name, bool* yes, std::string* err);
+  bool jobs_have_speed(bool* yes, std::string* err);
+  bool migrate(std::string* err);
   bool query_jobs(const std::string& where, const std::vector<std::string>& args, std::vector<Job>* out,
                   std::string* err, std::vector<std::string>* skipped = nullptr);
   sqlite3* db_;

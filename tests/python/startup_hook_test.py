@@ -1,6 +1,7 @@
 """python/sitecustomize.py against a stand-in torch (tests/python/fake_torch):
 the TF32 switches stay in step, nothing happens without the override, torch is
 never imported by the hook, and a shadowed sitecustomize still runs."""
+import json
 import os
 import subprocess
 import sys
@@ -13,15 +14,18 @@ FAKE = os.path.join(HERE, "fake_torch")
 TUNE = os.path.join(os.path.dirname(HERE), "tune_hook")  # a stand-in torch.utils.data
 
 
-def environment(hook=True, override=True, extra_path=(), tune=None, torch=FAKE):
+def environment(hook=True, override=True, extra_path=(), tune=None, torch=FAKE, speed=None):
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "GPUENV_TUNE_DATALOADER")}
+           if k not in ("PYTHONPATH", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "GPUENV_TUNE_DATALOADER", "GPUENV_SPEED_FILE",
+                        "RANK")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(([HOOK] if hook else []) + list(extra_path) + [torch])
     if override:
         env["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] = "1"
     if tune is not None:
         env["GPUENV_TUNE_DATALOADER"] = tune
+    if speed is not None:
+        env["GPUENV_SPEED_FILE"] = speed
     return env
 
 
@@ -143,6 +147,114 @@ class Tune(unittest.TestCase):
         r = subprocess.run(["sh", "-c", '"$0" -c "$1" && "$0" -c "$1"', sys.executable, inner],
                            capture_output=True, text=True, env=env)
         self.assertEqual((r.returncode, r.stdout.split()), (0, ["3", "3"]), r.stderr)
+
+# A training loop: 8 batches, an optimizer step after each.
+LOOP = ("import os, time, torch, torch.utils.data as data\n"
+        "class D(data.Dataset):\n    def __len__(self): return 16\n"
+        "opt = torch.optim.Optimizer()\n"
+        "for batch in data.DataLoader(D(), batch_size=2):\n    time.sleep(0.01)\n    opt.step()\n"
+        "print(os.environ.get('GPUENV_SPEED_FILE'))")
+
+
+def report(path):
+    with open(path) as f:
+        words = f.read().split()
+    return {k: float(v) for k, v in (w.split("=") for w in words)}
+
+
+class Speed(unittest.TestCase):
+    def test_steps_and_batches_are_counted_and_timed(self):
+        with tempfile.NamedTemporaryFile() as f:
+            r = python(LOOP, override=False, torch=TUNE, speed=f.name)
+            got = report(f.name)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "None"), r.stderr)  # the variable is removed
+        self.assertEqual((got["steps"], got["batches"]), (8, 8), got)
+        self.assertGreaterEqual(got["last_step"] - got["first_step"], 7 * 0.01, got)
+        self.assertLessEqual(got["first_batch"], got["first_step"])
+        self.assertLess(got["wait"], 0.05, got)  # the stand-in loader never makes it wait
+
+    def test_nothing_without_the_variable_nor_a_file_it_did_not_make(self):
+        with tempfile.TemporaryDirectory() as d:
+            missing = os.path.join(d, "none")
+            r = python(LOOP, override=False, torch=TUNE, speed=missing)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertFalse(os.path.exists(missing))  # never created by the hook
+        r = python("import sys, torch\nprint(type(torch.optim.optimizer._POST_HOOKS), len(torch.optim.optimizer._POST_HOOKS))",
+                   override=False, torch=TUNE)
+        self.assertEqual(r.stdout.strip(), "<class 'list'> 0", r.stderr)
+
+    def test_the_hook_writes_a_bounded_file(self):
+        # 3 s of steps: rewritten in place at most once a second, one line long.
+        loop = ("import time, torch\nopt = torch.optim.Optimizer()\nend = time.monotonic() + 2.5\n"
+                "while time.monotonic() < end:\n    opt.step()\n")
+        with tempfile.NamedTemporaryFile() as f:
+            r = python(loop, override=False, torch=TUNE, speed=f.name)
+            size = os.path.getsize(f.name)
+            got = report(f.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(size, 240)
+        self.assertGreater(got["steps"], 1000, got)
+
+    def test_its_cost_per_step(self):
+        # What one counted step costs, against the same loop unwatched: printed for docs/performance.md.
+        loop = ("import time, torch\nopt = torch.optim.Optimizer()\nt = time.perf_counter()\n"
+                "for _ in range(200000):\n    opt.step()\nprint(time.perf_counter() - t)")
+        with tempfile.NamedTemporaryFile() as f:
+            plain = min(float(python(loop, override=False, torch=TUNE).stdout) for _ in range(3))
+            watched = min(float(python(loop, override=False, torch=TUNE, speed=f.name).stdout) for _ in range(3))
+        cost_us = (watched - plain) / 200000 * 1e6
+        sys.stderr.write("speed hook: %.2f us per step\n" % cost_us)
+        self.assertLess(cost_us, 20, (plain, watched))
+
+
+TRAINER = ("import dataclasses, json, torch.utils.data as data, transformers as t\n"
+           "from transformers.training_args import Seq2SeqTrainingArguments\n"
+           "class D(data.Dataset):\n    def __len__(self): return 8\n"
+           "def shown(a):\n    return [a.dataloader_num_workers, a.dataloader_pin_memory, a.dataloader_persistent_workers]\n"
+           "runs = [t.TrainingArguments(output_dir='out'),\n"
+           "        t.TrainingArguments(output_dir='out', dataloader_num_workers=0),\n"
+           "        t.TrainingArguments('out', 4, 1e-4, False, 2),\n"
+           "        t.TrainingArguments(output_dir='out', dataloader_persistent_workers=False, dataloader_pin_memory=False),\n"
+           "        Seq2SeqTrainingArguments(output_dir='out')]\n"
+           "runs.append(dataclasses.replace(runs[0], learning_rate=1.0))\n"
+           "loader = t.Trainer(args=runs[0], train_dataset=D()).get_train_dataloader()\n"
+           "print(json.dumps([shown(a) for a in runs] + [[loader.num_workers, loader.persistent_workers]]))")
+
+LIGHTNING = ("import json, torch.utils.data as data, lightning.pytorch as pl\n"
+             "class D(data.Dataset):\n    def __len__(self): return 8\n"
+             "class M(pl.LightningModule):\n    def __init__(self, **kw): self.kw = kw\n"
+             "    def train_dataloader(self): return data.DataLoader(D(), batch_size=2, **self.kw)\n"
+             "out = []\n"
+             "for kw in ({}, {'num_workers': 1}):\n"
+             "    l = pl.Trainer().fit(M(**kw))\n"
+             "    out.append([l.num_workers, l.pin_memory, l.persistent_workers])\n"
+             "print(json.dumps(out))")
+
+
+class Frameworks(unittest.TestCase):
+    def test_trainer_gets_the_fields_the_script_did_not_set(self):
+        r = python(TRAINER, override=False, torch=TUNE, tune="num_workers=3,pin_memory=True,persistent_workers=True")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout), [
+            [3, True, True],     # defaults: tuned
+            [0, True, False],    # its dataloader_num_workers=0 kept: no persistent workers without workers
+            [2, True, True],     # its 2 workers by position kept; they may persist
+            [3, False, False],   # its pin_memory and persistent_workers kept
+            [3, True, True],     # a subclass
+            [3, True, True],     # dataclasses.replace keeps the tuned values
+            [3, True]], r.stdout)  # Trainer's loader gets them
+        self.assertIn("gpuenv --tune: TrainingArguments: dataloader_num_workers=3, "
+                      "dataloader_persistent_workers=True (yours kept: the fields you set)", r.stderr)
+
+    def test_trainer_untouched_without_tune(self):
+        r = python(TRAINER, override=False, torch=TUNE)
+        self.assertEqual(json.loads(r.stdout)[0], [0, True, False], r.stderr)
+
+    def test_lightning_loaders_keep_the_settings_when_recreated(self):
+        r = python(LIGHTNING, override=False, torch=TUNE, tune="num_workers=3,pin_memory=True,persistent_workers=True")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout), [[3, True, True], [1, True, True]], r.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,5 +1,7 @@
 """Stand-in torch.utils.data: DataLoader with the real signature (torch 2.9),
 recording the arguments it ended up with in CREATED."""
+from .dataloader import _SingleProcessDataLoaderIter
+
 CREATED = []
 
 
@@ -27,3 +29,8 @@ class DataLoader:
                      "persistent_workers": persistent_workers, "drop_last": drop_last,
                      "multiprocessing_context": multiprocessing_context}
         CREATED.append(self.args)
+        self.dataset, self.batch_size, self.num_workers, self.pin_memory = dataset, batch_size, num_workers, pin_memory
+        self.persistent_workers, self.drop_last = persistent_workers, drop_last
+
+    def __iter__(self):
+        return _SingleProcessDataLoaderIter(self)

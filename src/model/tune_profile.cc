@@ -1,0 +1,91 @@
+#include "model/tune_profile.h"
+
+#include <cmath>
+
+#include "model/job.h"
+#include "model/json_opt.h"
+
+namespace gpuenv {
+namespace {
+
+using nlohmann::json;
+
+bool fail(const std::string& path, const std::string& what, std::string* err) {
+  *err = path + ": " + what;
+  return false;
+}
+
+bool text(const json& j, const char* key, const std::string& path, std::string* out, std::string* err) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return true;
+  if (!it->is_string()) return fail(path + "." + key, "expected a string", err);
+  *out = it->get<std::string>();
+  return true;
+}
+
+// A number in [0, max] at j[key]; absent or null leaves *out unset.
+bool seconds(const json& j, const char* key, const std::string& path, std::optional<double>* out, double max,
+             std::string* err) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return true;
+  if (!it->is_number()) return fail(path + "." + key, "expected a number", err);
+  double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0 || v > max) return fail(path + "." + key, "out of range", err);
+  *out = v;
+  return true;
+}
+
+json run_json(const TuneRun& r) {
+  return {{"job_id", r.job_id},        {"at", r.at},         {"settings", r.settings},
+          {"steps_per_s", opt(r.steps_per_s)}, {"wall_s", r.wall_s}, {"overhead_s", opt(r.overhead_s)}};
+}
+
+bool run_from(const json& j, const std::string& path, TuneRun* r, std::string* err) {
+  if (!j.is_object()) return fail(path, "expected an object", err);
+  std::optional<double> id, wall;
+  if (!seconds(j, "job_id", path, &id, 9e15, err) || !text(j, "at", path, &r->at, err) ||
+      !text(j, "settings", path, &r->settings, err) || !seconds(j, "steps_per_s", path, &r->steps_per_s, 1e9, err) ||
+      !seconds(j, "wall_s", path, &wall, kMaxJobSeconds, err) ||
+      !seconds(j, "overhead_s", path, &r->overhead_s, kMaxJobSeconds, err))
+    return false;
+  r->job_id = std::int64_t(id.value_or(0));
+  r->wall_s = wall.value_or(0);
+  return true;
+}
+
+}  // namespace
+
+json profile_to_json(const TuneProfile& p) {
+  json runs = json::array();
+  for (const auto& r : p.runs) runs.push_back(run_json(r));
+  return {{"command_fp", p.command_fp}, {"runs", runs},       {"next", p.next},      {"kept", p.kept},
+          {"dropped", p.dropped},       {"settled", p.settled}, {"note", p.note}};
+}
+
+bool profile_from_json(const json& j, TuneProfile* p, std::string* err) {
+  if (!j.is_object()) return fail("profile", "expected an object", err);
+  if (!text(j, "command_fp", "profile", &p->command_fp, err) || !text(j, "next", "profile", &p->next, err) ||
+      !text(j, "kept", "profile", &p->kept, err) || !text(j, "note", "profile", &p->note, err))
+    return false;
+  if (auto it = j.find("settled"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean()) return fail("profile.settled", "expected true or false", err);
+    p->settled = it->get<bool>();
+  }
+  if (auto it = j.find("dropped"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) return fail("profile.dropped", "expected an array", err);
+    for (const auto& d : *it) {
+      if (!d.is_string()) return fail("profile.dropped", "holds a non-string", err);
+      p->dropped.push_back(d.get<std::string>());
+    }
+  }
+  auto it = j.find("runs");
+  if (it == j.end() || !it->is_array()) return fail("profile.runs", "expected an array", err);
+  if (it->size() > kMaxProfileRuns)
+    return fail("profile.runs", "more than " + std::to_string(kMaxProfileRuns) + " runs", err);
+  p->runs.resize(it->size());
+  for (std::size_t i = 0; i < it->size(); ++i)
+    if (!run_from((*it)[i], "profile.runs[" + std::to_string(i) + "]", &p->runs[i], err)) return false;
+  return true;
+}
+
+}  // namespace gpuenv
