@@ -21,6 +21,13 @@ own modules are imported, and then only what the environment asks for:
   loader (per call site) says what changed. The variable is removed once
   read, so Pythons the job starts itself are not tuned.
 
+- `gpuenv run --tune=+precision` (docs/precision.md), with
+  GPUENV_TUNE_PRECISION=bf16 (removed once read, as above): when the script
+  imports torch, gpuenv_precision.py beside this file runs each outermost
+  forward pass (torch.nn.Module.__call__, losses that are modules too)
+  under bf16 autocast, for fp32 scripts that ask for no precision of their
+  own; its docstring lists what it patches and why.
+
 Any other sitecustomize on the path still runs, after this one, and is then
 the module `sitecustomize`, as without gpuenv.
 """
@@ -229,6 +236,17 @@ def _chain():
         _log("gpuenv start-up hook: the next sitecustomize failed: %r" % (e,))
 
 
+def _load_beside(name):
+    """The module NAME.py beside this file, whatever else is on sys.path."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
+
+
 def _install():
     if os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE") == "1":
         _after_import("torch.backends.cuda", _keep_tf32_switches_in_step)
@@ -238,6 +256,9 @@ def _install():
     wanted = _wanted(os.environ.pop(_TUNE_VAR, ""))
     if wanted:
         _after_import("torch.utils.data", lambda module: _patch_dataloader(module, wanted))
+    precision = os.environ.pop("GPUENV_TUNE_PRECISION", "")
+    if precision:
+        _after_import("torch", lambda torch: _load_beside("gpuenv_precision").install(torch, precision))
 
 
 _install()

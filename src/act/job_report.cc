@@ -137,7 +137,10 @@ std::string render_job(const Job& job, const std::vector<Verdict>& verdicts, boo
   std::vector<std::string> gpus;
   for (const auto& g : job.context.gpus) gpus.push_back(printable(g.name.value_or(g.uuid)));
   out += "  watched: " + (gpus.empty() ? "no GPU (" + printable(job.context.unwatched) + ")" : join(gpus, ", ")) +
-         ", every " + fmt("%.1f", job.context.interval_s) + " s\n\n";
+         ", every " + fmt("%.1f", job.context.interval_s) + " s\n";
+  if (!job.context.precision.empty())
+    out += "  tuned: " + printable(job.context.precision) + " autocast (--tune=+precision, docs/precision.md)\n";
+  out += "\n";
   for (std::size_t i = 0; i < verdicts.size(); ++i) {
     const Verdict& v = verdicts[i];
     out += (i == 0 ? "Verdict: " : "Also: ") + v.name + "\n  " + v.evidence + "\n  fix: " + v.fix + "\n";

@@ -16,6 +16,7 @@
 #include "cli/exit_codes.h"
 #include "decide/decide.h"
 #include "decide/launch.h"
+#include "decide/precision_tune.h"
 #include "decide/verdict.h"
 #include "decide/visible.h"
 #include "sense/fs.h"
@@ -81,29 +82,58 @@ std::string refuse_hint(const std::string& name) {
   return "refuse: --tune=-" + name + " or " + kTuneSkipVar + "=" + name;
 }
 
+// Puts gpuenv's Python hook first on PYTHONPATH for `what` (a --tune
+// setting); false, said, when there is none to trust. `file`: the hook
+// file the setting needs besides sitecustomize.py.
+bool hook_on_pythonpath(const std::string& what, const char* file = nullptr) {
+  PythonHook hook = python_hook();
+  const std::string& dir = hook.dir;
+  if (!hook.refused.empty()) {
+    print_error(what + ": gpuenv's Python hook was left off PYTHONPATH: " + hook.refused + "; running untuned");
+    return false;
+  }
+  if (dir.empty()) {
+    print_error(what + ": the Python hook (sitecustomize.py) is not beside gpuenv nor in $GPUENV_PYTHON_DIR; running untuned");
+    return false;
+  }
+  if (file && !fs::exists(fs::join(dir, file))) {
+    print_error(what + ": " + fs::join(dir, file) + " is missing (install it beside sitecustomize.py); running untuned");
+    return false;
+  }
+  setenv("PYTHONPATH", prepend_pythonpath(dir, std::getenv("PYTHONPATH")).c_str(), 1);
+  return true;
+}
+
+// --tune=+precision: bf16 autocast where the job's GPUs have bf16 (decide/precision_tune.h).
+// "bf16" when applied, for the record; "" when refused (said).
+std::string apply_precision(const Machine& m, const Options& o) {
+  if (std::string why = bf16_autocast_refusal(m, o); !why.empty()) {
+    print_error("--tune=+precision refused: " + why + "; the job runs in its own precision");
+    return "";
+  }
+  if (!hook_on_pythonpath("--tune=+precision", kPrecisionHookFile)) return "";
+  setenv(kTunePrecisionVar, "bf16", 1);
+  log_message(Severity::kInfo, "tune", "--tune=+precision: the job's forward passes and losses run under bf16 autocast "
+              "unless the script sets its own precision (docs/precision.md; refuse: --tune=-precision)");
+  return "bf16";
+}
+
 // Sets the hook's environment for --tune; says what it applies, or why nothing.
-void apply_tune(const std::optional<Job>& last, const TuneChoice& choice) {
+// Returns what --tune=+precision applied ("bf16" or "").
+std::string apply_tune(const std::optional<Job>& last, const TuneChoice& choice, const Machine& m, const Options& o) {
+  std::string precision = choice.wants("precision") ? apply_precision(m, o) : "";
   std::vector<TuneChange> changes;
   if (last) changes = tune_changes(judge(last->context, last->timeline), choice);
   std::string value = tune_env_value(changes);
   if (value.empty()) {
-    log_message(Severity::kInfo, "tune", "--tune: nothing to apply: " + std::string(last ? "the last run of this command needs no DataLoader change, or you refused it"
+    log_message(Severity::kInfo, "tune", "--tune: no DataLoader change to apply: " + std::string(last ? "the last run of this command needs none, or you refused it"
                                                                   : "this command has not run under gpuenv run before"));
-    return;
+    return precision;
   }
-  PythonHook hook = python_hook();
-  const std::string& dir = hook.dir;
-  if (!hook.refused.empty()) {
-    print_error("--tune: gpuenv's Python hook was left off PYTHONPATH: " + hook.refused + "; running untuned");
-    return;
-  }
-  if (dir.empty()) {
-    print_error("--tune: the Python hook (sitecustomize.py) is not beside gpuenv nor in $GPUENV_PYTHON_DIR; running untuned");
-    return;
-  }
-  setenv("PYTHONPATH", prepend_pythonpath(dir, std::getenv("PYTHONPATH")).c_str(), 1);
+  if (!hook_on_pythonpath("--tune")) return precision;
   setenv(kTuneVar, value.c_str(), 1);
   log_message(Severity::kInfo, "tune", "--tune: DataLoaders left at their defaults get " + value + " (refuse one: --tune=-NAME)");
+  return precision;
 }
 
 void say_last_verdict(const std::optional<Job>& last) {
@@ -163,8 +193,18 @@ void keep_job(const Context& ctx, const RunFlags& f, Job* job) {
   log_message(Severity::kInfo, "verdict", "job " + std::to_string(job->id) + ": " + v.name + " (gpuenv report " + std::to_string(job->id) + ")");
 }
 
+// What the record keeps about precision: whether it ran under --tune=+precision, and
+// for the feedback that may suggest it, bf16 on its GPUs and this machine's measured gain.
+void note_precision(const Machine& m, const Options& o, const std::string& applied, JobContext* c) {
+  c->precision = applied;
+  c->bf16 = bf16_autocast_refusal(m, o).empty();
+  if (!c->bf16) return;
+  bool tf32 = env_or("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "") == "1";
+  if (auto gain = measured_bf16_gain(m, job_gpus(m, o), tf32)) c->bf16_gain = gain->factor, c->bf16_gain_basis = gain->basis;
+}
+
 int supervise_watched(Context* ctx, const RunFlags& f, Supervisor* supervisor, const Machine& m, const Plan& plan,
-                      const Options& o) {
+                      const Options& o, const std::string& precision) {
   Job job = new_job(m, plan, ctx->command);
   JobWatch watch;
   JobWatchOptions wo;
@@ -184,6 +224,7 @@ int supervise_watched(Context* ctx, const RunFlags& f, Supervisor* supervisor, c
   }
   job.exit_code = exit.code;
   job.context.cpus_per_gpu = cpus_per_gpu(m, plan, o);
+  note_precision(m, o, precision, &job.context);
   keep_job(*ctx, f, &job);
   return exit.code;
 }
@@ -198,18 +239,20 @@ std::optional<std::string> RunFlags::tune_spec() const {
 void add_run_flags(CLI::App* sub, RunFlags* f) {
   sub->add_flag("--no-watch", f->no_watch, "Do not watch the job (also: GPUENV_WATCH=0); exec it instead");
   f->tune = sub->add_flag("--tune", f->tune_value,
-                          "Apply the last verdict's DataLoader settings; --tune=-num_workers,... refuses some")
-                ->option_text("[=-NAME,...]");
+                          "Apply the last verdict's DataLoader settings; --tune=-num_workers,... refuses some, "
+                          "--tune=+precision adds bf16 autocast")
+                ->option_text("[=-NAME,+NAME,...]");
   sub->add_option("--db", f->db, "The job store (default: gpuenv.db under the cache root)")->option_text("FILE");
 }
 
 int run_command(Context* ctx, const RunFlags& f, const std::function<void(const Plan&)>& warn) {
   TuneChoice choice;
   std::string err;
-  if (!parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err)) {
+  if (!parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err, env_or(kTuneAddVar, ""))) {
     print_error(err);
     return kExitUsage;
   }
+  unsetenv(kTunePrecisionVar);  // only --tune=+precision sets it: never applied unasked
   std::optional<Supervisor> supervisor;
   if (watch_enabled(f)) supervisor.emplace();  // before sensing can start a thread
   Machine m;
@@ -219,7 +262,7 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
   warn(plan);
   std::optional<Job> last = last_job(*ctx, f, ctx->command);
   say_last_verdict(last);
-  if (choice.enabled) apply_tune(last, choice);
+  std::string precision = choice.enabled ? apply_tune(last, choice, m, o) : "";
   // The binding first, so that its warning is said before exec replaces us.
   std::string warning;
   apply_binding(plan, &warning);
@@ -231,7 +274,7 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
     return code;
   }
   apply_settings(plan);
-  return supervise_watched(ctx, f, &*supervisor, m, plan, o);
+  return supervise_watched(ctx, f, &*supervisor, m, plan, o, precision);
 }
 
 std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv) {
@@ -239,7 +282,7 @@ std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<
   if (!last) return argv.empty() ? "" : "\nFeedback: this command has not run under gpuenv run here yet.\n";
   TuneChoice choice;
   std::string err;
-  parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err);
+  parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err, env_or(kTuneAddVar, ""));
   std::vector<Verdict> verdicts = judge(last->context, last->timeline);
   std::string out = "\nFeedback from job " + std::to_string(last->id) + " (" + command_text(last->argv, 60) + ", " +
                     printable(last->started_at) + "):\n";

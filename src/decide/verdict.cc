@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "decide/precision_tune.h"
 #include "model/clock_events.h"
 #include "model/text.h"
 
@@ -182,8 +183,11 @@ std::optional<Verdict> power_capped(const Facts& f) {
 
 std::optional<Verdict> busy(const Facts& f) {
   if (!f.has(kUtilPct) || f.mean(kUtilPct) < kBusyUtilPct) return std::nullopt;
-  return Verdict{"busy", util_phrase(f), "nothing to gain here from the input pipeline or the clocks",
-                 {{"util_pct", f.mean(kUtilPct)}}, {}};
+  Verdict v{"busy", util_phrase(f), "nothing to gain here from the input pipeline or the clocks",
+            {{"util_pct", f.mean(kUtilPct)}}, {}};
+  v.fix += precision_suggestion(f.c);  // decide/precision_tune.h: suggested, never applied
+  if (f.c.bf16_gain && f.c.precision.empty()) v.figures["bf16_gain"] = *f.c.bf16_gain;
+  return v;
 }
 
 std::optional<Verdict> memory_headroom(const Facts& f) {

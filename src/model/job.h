@@ -100,6 +100,13 @@ struct JobContext {
   std::optional<int> cpus_per_gpu;  // CPUs this process may use per GPU it drives
   double interval_s = 1.0;          // the sampling interval
   std::string unwatched;            // why the GPUs were not sampled ("" when they were)
+  // --tune=+precision (docs/precision.md): "bf16" when the job ran under it.
+  std::string precision;
+  // For the feedback that may suggest it: the job's GPUs have bf16 tensor
+  // cores, and this machine's measured bf16 GEMM gain (decide/precision_tune.h).
+  bool bf16 = false;
+  std::optional<double> bf16_gain;
+  std::string bf16_gain_basis;
   friend bool operator==(const JobContext&, const JobContext&) = default;
 };
 

@@ -45,7 +45,11 @@ std::string find_python_hook_dir(const std::string& exe_path) {
 std::string unsafe_hook_dir(const std::string& dir) {
   if (std::string why = store::unsafe_dir(dir); !why.empty()) return why;
   if (std::string why = unsafe_entry(dir, true); !why.empty()) return why;
-  return unsafe_entry(fs::join(dir, kPythonHookFile), false);
+  if (std::string why = unsafe_entry(fs::join(dir, kPythonHookFile), false); !why.empty()) return why;
+  std::string precision = fs::join(dir, kPrecisionHookFile);
+  struct stat st;
+  if (lstat(precision.c_str(), &st) != 0) return "";  // absent: --tune=+precision says so
+  return unsafe_entry(precision, false);
 }
 
 PythonHook python_hook() {

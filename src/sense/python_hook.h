@@ -8,6 +8,8 @@
 namespace gpuenv {
 
 inline constexpr const char* kPythonHookFile = "sitecustomize.py";
+/// The module sitecustomize.py loads for --tune=+precision (python/gpuenv_precision.py).
+inline constexpr const char* kPrecisionHookFile = "gpuenv_precision.py";
 
 /// The first of <exe dir>/python and <exe dir>/../lib/gpuenv/python that
 /// holds sitecustomize.py, normalised; "" when neither does.
@@ -19,7 +21,8 @@ std::string find_python_hook_dir(const std::string& exe_path);
 /// owned by root or this user, no link on the way owned by another), and
 /// besides, neither `dir` nor its sitecustomize.py is a symbolic link or
 /// writable by group or others (a sticky bit does not help: a new file there
-/// is code too), and the file is a regular file owned by root or this user.
+/// is code too), and the file is a regular file owned by root or this user;
+/// so is gpuenv_precision.py beside it, when it is there.
 /// "" when it may.
 std::string unsafe_hook_dir(const std::string& dir);
 
