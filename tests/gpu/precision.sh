@@ -5,7 +5,7 @@
 # tolerance (fp32 with another seed) that the stale-weights variant must
 # exceed; then the job records, every kind of script, and DDP under torchrun.
 #   GPUENV=./build/gpuenv tests/gpu/precision.sh [OUT_DIR]
-set -eu
+set -u  # a failing step says so; the rest still run
 GPUENV=${GPUENV:-./build/gpuenv}
 here=$(dirname "$0")
 out=${1:-/tmp/gpuenv-precision}
