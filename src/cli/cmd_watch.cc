@@ -126,8 +126,9 @@ std::string apply_tune(const std::optional<Job>& last, const TuneChoice& choice,
   if (last) changes = tune_changes(judge(last->context, last->timeline), choice);
   std::string value = tune_env_value(changes);
   if (value.empty()) {
-    log_message(Severity::kInfo, "tune", "--tune: no DataLoader change to apply: " + std::string(last ? "the last run of this command needs none, or you refused it"
-                                                                  : "this command has not run under gpuenv run before"));
+    log_message(Severity::kInfo, "tune", std::string(precision.empty() ? "--tune: nothing to apply: " : "--tune: no DataLoader change: ") +
+                                             (last ? "the last run of this command needs no DataLoader change, or you refused it"
+                                                   : "this command has not run under gpuenv run before"));
     return precision;
   }
   if (!hook_on_pythonpath("--tune")) return precision;
