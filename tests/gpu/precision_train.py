@@ -90,8 +90,9 @@ def run(a):
     model.register_forward_pre_hook(lambda m, args: seen.append(torch.is_autocast_enabled("cuda")) if len(seen) < 1 else None)
     if a.variant == "autocast_cl":
         data = [(x.to(memory_format=torch.channels_last), y) for x, y in data]
-    if a.variant == "stale":
-        torch.autocast("cuda", dtype=torch.bfloat16).__enter__()  # never left: the broken hook
+    stale = torch.autocast("cuda", dtype=torch.bfloat16) if a.variant == "stale" else None
+    if stale:
+        stale.__enter__()  # not left until the run ends: the broken hook
     row = {"model": a.model, "variant": a.variant, "seed": a.seed, "label": a.label}
     if a.curve:
         losses = []
@@ -114,6 +115,8 @@ def run(a):
         row["unit"] = "tokens/s" if a.model == "gpt" else "images/s"
         row["loss"] = loss.item()
         assert math.isfinite(row["loss"]), "loss is not finite"
+    if stale:
+        stale.__exit__(None, None, None)  # so the next run in this process is not under it
     row["param_dtype"] = str(next(model.parameters()).dtype)
     row["autocast_in_forward"] = seen[0] if seen else None
     row["tf32_override"] = os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
