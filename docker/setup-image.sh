@@ -101,6 +101,13 @@ step_verify() {
   missing=$(ldd "$binary" 2>&1 | grep 'not found' || true)
   [ -z "$missing" ] || die "$binary: missing libraries: $missing"
   "$binary" --version >/dev/null || die "$binary does not run"
+  # The Python hook, where it is installed, is whole (sense/python_hook.h).
+  hook=$(dirname "$binary")/../lib/gpuenv/python
+  if [ -d "$hook" ]; then
+    for f in sitecustomize.py gpuenv_precision.py; do
+      [ -f "$hook/$f" ] || die "$hook/$f is missing: COPY python/$f beside sitecustomize.py"
+    done
+  fi
 }
 
 # The highest GLIBC_x.y symbol version the binary needs must not be newer

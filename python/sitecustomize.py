@@ -29,6 +29,13 @@ own modules are imported, and then only what the environment asks for:
   global optimizer step hook, the loader iterator's __next__). The variable
   is removed once read.
 
+- `gpuenv run --tune=+precision` (docs/precision.md), with
+  GPUENV_TUNE_PRECISION=bf16 (removed once read, as above): when the script
+  imports torch, gpuenv_precision.py beside this file runs each outermost
+  forward pass (torch.nn.Module.__call__, losses that are modules too)
+  under bf16 autocast, for fp32 scripts that ask for no precision of their
+  own; its docstring lists what it patches and why.
+
 Any other sitecustomize on the path still runs, after this one, and is then
 the module `sitecustomize`, as without gpuenv.
 """
@@ -209,9 +216,23 @@ class _AfterImport:
         return None
 
 
+def _in_order(*steps):
+    def run(module):
+        for step in steps:
+            try:
+                step(module)
+            except Exception as e:  # one failing step leaves the others
+                _log("gpuenv start-up hook: %s: %r" % (module.__name__, e))
+    return run
+
+
 def _after_import(name, then):
-    if not any(isinstance(f, _AfterImport) and f.name == name for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport(name, then))
+    """Runs then(module) right after `import NAME`; several for one NAME run in order."""
+    for f in sys.meta_path:
+        if isinstance(f, _AfterImport) and f.name == name:
+            f._then = _in_order(f._then, then)
+            return
+    sys.meta_path.insert(0, _AfterImport(name, then))
 
 
 def _chain():
@@ -237,6 +258,17 @@ def _chain():
         _log("gpuenv start-up hook: the next sitecustomize failed: %r" % (e,))
 
 
+def _load_beside(name):
+    """The module NAME.py beside this file, whatever else is on sys.path."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
+
+
 def _install():
     if os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE") == "1":
         _after_import("torch.backends.cuda", _keep_tf32_switches_in_step)
@@ -250,15 +282,17 @@ def _install():
     # The job's own speed for gpuenv run's record (gpuenv_speed.py).
     if os.environ.get("GPUENV_SPEED_FILE"):
         try:
-            import gpuenv_speed
-            gpuenv_speed.install(_after_import)
+            _load_beside("gpuenv_speed").install(_after_import)
         except Exception as e:  # never break the script's start
             _log("gpuenv start-up hook: speed: %r" % (e,))
+    # --tune=+precision: bf16 autocast (gpuenv_precision.py), only when asked.
+    precision = os.environ.pop("GPUENV_TUNE_PRECISION", "")
+    if precision:
+        _after_import("torch", lambda torch: _load_beside("gpuenv_precision").install(torch, precision))
 
 
 def _patch_trainer(module, wanted):
-    import gpuenv_trainer
-    gpuenv_trainer.patch(module, wanted, _cuda_available, _log)
+    _load_beside("gpuenv_trainer").patch(module, wanted, _cuda_available, _log)
 
 
 _install()

@@ -322,6 +322,37 @@ TEST(Tune, WithoutTuneOrAVerdictNothingChanges) {
   EXPECT_EQ(json::parse(r.out, nullptr, false)[0]["num_workers"], 0);
 }
 
+// issue 25: --tune=+precision sets the hook's variable only on bf16 GPUs, only when named,
+// and the record says so.
+TEST(Tune, PrecisionOnlyWhenAskedAndOnlyWithBf16) {
+  std::string root = temp_dir();
+  ProcessOptions o = tune_env(root);
+  o.env["GPUENV_TUNE_PRECISION"] = "bf16";  // set from outside: not asking
+  std::vector<std::string> show = {"--", "sh", "-c", "echo ${GPUENV_TUNE_PRECISION:-unset}"};
+  auto run = [&](const char* machine, std::vector<std::string> args) {
+    args.insert(args.begin(), {"run", "--machine", std::string(GPUENV_TESTS_DIR) + "/machines/" + machine});
+    args.insert(args.end(), show.begin(), show.end());
+    return run_gpuenv(args, o);
+  };
+  ProcessResult r = run("h200.json", {"--tune"});
+  EXPECT_EQ(r.out, "unset\n") << r.err;  // a bare --tune never applies it
+  r = run("v100.json", {"--tune=+precision"});
+  EXPECT_EQ(r.out, "unset\n") << r.err;
+  EXPECT_NE(r.err.find("--tune=+precision refused: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("loss scaling"), std::string::npos) << r.err;
+  r = run("h200.json", {"--tune=+precision"});
+  EXPECT_EQ(r.out, "bf16\n") << r.err;
+  EXPECT_NE(r.err.find("--tune=+precision: the job's forward passes and losses run under bf16 autocast"),
+            std::string::npos) << r.err;
+  r = run_gpuenv({"report", "--json"}, o);
+  json jobs = json::parse(r.out, nullptr, false)["jobs"];
+  ASSERT_EQ(jobs.size(), 3u) << r.out;
+  EXPECT_EQ(jobs[0]["context"]["precision"], "bf16") << r.out;  // the newest first
+  EXPECT_EQ(jobs[1]["context"]["precision"], "") << r.out;
+  EXPECT_EQ(jobs[0]["context"]["bf16"], true);
+  EXPECT_EQ(jobs[1]["context"]["bf16"], false);  // the V100
+}
+
 TEST(Explain, ShowsTheLastVerdictAndEachChange) {
   std::string root = temp_dir();
   std::vector<std::string> cmd = {"python3", kHook + "/loaders.py"};

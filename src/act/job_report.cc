@@ -180,7 +180,10 @@ std::string render_job(const Job& job, const std::vector<Verdict>& verdicts, boo
   out += "  watched: " + (gpus.empty() ? "no GPU (" + printable(job.context.unwatched) + ")" : join(gpus, ", ")) +
          ", every " + fmt("%.1f", job.context.interval_s) + " s\n";
   if (std::string sp = speed_text(job, firsts); !sp.empty()) out += "  speed: " + printable(sp) + "\n";
-  if (!job.tuned.empty()) out += "  tuned: " + printable(job.tuned) + "\n";
+  std::string tuned = job.tuned;
+  if (!job.context.precision.empty())
+    tuned += (tuned.empty() ? "" : ", ") + job.context.precision + " autocast (--tune=+precision, docs/precision.md)";
+  if (!tuned.empty()) out += "  tuned: " + printable(tuned) + "\n";
   out += "\n";
   for (std::size_t i = 0; i < verdicts.size(); ++i) {
     const Verdict& v = verdicts[i];

@@ -43,6 +43,10 @@ TEST(JobReport, OneJobShowsVerdictAndBothLines) {
   EXPECT_NE(out.find("utilisation ______"), std::string::npos) << out;  // ASCII: the first half low
   EXPECT_NE(out.find("peak 20.0 of 140.4 GiB"), std::string::npos) << out;
   EXPECT_EQ(out.find("\u2581"), std::string::npos);  // no Unicode without UTF-8
+  EXPECT_EQ(out.find("tuned:"), std::string::npos);
+  j.context.precision = "bf16";  // issue 25: the report says the job ran with precision tuning
+  out = render_job(j, judge(j.context, j.timeline), false);
+  EXPECT_NE(out.find("  tuned: bf16 autocast (--tune=+precision"), std::string::npos) << out;
 }
 
 TEST(JobReport, SvgIsAChartWithEscapedText) {

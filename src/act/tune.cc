@@ -8,29 +8,45 @@
 namespace gpuenv {
 namespace {
 
-bool known(const std::string& name) {
-  const auto& names = tune_names();
+bool in(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+bool known(const std::string& name) { return in(tune_names(), name) || in(opt_in_tune_names(), name); }
+
 std::string unknown(const std::string& where, const std::string& word) {
-  return where + ": unknown setting \"" + word + "\"; the settings are " + join(tune_names(), ", ");
+  return where + ": unknown setting \"" + word + "\"; the settings are " + join(tune_names(), ", ") +
+         ", and only when named (+NAME): " + join(opt_in_tune_names(), ", ");
 }
 
 }  // namespace
 
 const std::vector<std::string>& tune_names() { return tune_setting_names(); }
 
+const std::vector<std::string>& opt_in_tune_names() {
+  static const std::vector<std::string> kNames = {"precision"};
+  return kNames;
+}
+
 bool parse_tune(const std::optional<std::string>& flag, const std::string& skip_env, TuneChoice* out,
-                std::string* err) {
+                std::string* err, const std::string& add_env) {
   TuneChoice c;
   c.enabled = flag.has_value();
   if (flag && *flag != "all" && *flag != "true" && !flag->empty())  // a bare --tune reads as "true"
     for (const auto& w : split_commas(*flag)) {
-      if (w[0] != '-' || !known(w.substr(1)))
-        return *err = unknown("--tune", w) + " (refuse one with --tune=-NAME)", false;
-      c.refused.insert(w.substr(1));
+      if ((w[0] != '-' && w[0] != '+') || !known(w.substr(1)))
+        return *err = unknown("--tune", w) + " (refuse one with --tune=-NAME, add one with --tune=+NAME)", false;
+      std::string name = w.substr(1);
+      if ((w[0] == '-' ? c.added : c.refused).count(name))
+        return *err = "--tune: both +" + name + " and -" + name + "; name it once", false;
+      (w[0] == '-' ? c.refused : c.added).insert(name);
     }
+  for (const auto& w : split_commas(add_env)) {
+    if (!in(opt_in_tune_names(), w))
+      return *err = std::string(kTuneAddVar) + ": \"" + w + "\" is not an opt-in setting; they are " +
+                    join(opt_in_tune_names(), ", "), false;
+    c.added.insert(w);
+  }
   for (const auto& w : split_commas(skip_env)) {
     if (!known(w)) return *err = unknown(kTuneSkipVar, w), false;
     c.refused.insert(w);

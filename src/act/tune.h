@@ -16,18 +16,26 @@ namespace gpuenv {
 /// The settings --tune knows, in the order it applies them.
 const std::vector<std::string>& tune_names();
 
+/// The settings --tune applies only when named: "precision" (bf16 autocast,
+/// python/gpuenv_precision.py), which changes numerics.
+const std::vector<std::string>& opt_in_tune_names();
+
 /// What the user allows: --tune (all), --tune=-num_workers,-pin_memory
-/// (all but those), and GPUENV_TUNE_SKIP=num_workers,... refusing more.
+/// (all but those), --tune=+precision (all, and an opt-in one), and
+/// GPUENV_TUNE_SKIP=num_workers,... / GPUENV_TUNE_ADD=precision refusing or
+/// adding more.
 struct TuneChoice {
   bool enabled = false;
   std::set<std::string> refused;
+  std::set<std::string> added;  // opt-in settings asked for
+  bool wants(const std::string& opt_in) const { return enabled && added.count(opt_in) && !refused.count(opt_in); }
 };
 
 /// Parses the --tune value ("", "true" (a bare --tune) or "all": everything; else a comma list of
-/// -NAME) and GPUENV_TUNE_SKIP (a comma list of NAME). False with a message
-/// naming the unknown word and the known names.
+/// -NAME and +NAME), GPUENV_TUNE_SKIP (a comma list of NAME) and GPUENV_TUNE_ADD (a comma list of
+/// opt-in NAME). False with a message naming the unknown word and the known names.
 bool parse_tune(const std::optional<std::string>& flag, const std::string& skip_env, TuneChoice* out,
-                std::string* err);
+                std::string* err, const std::string& add_env = "");
 
 struct TuneChange {
   std::string name, value;
@@ -48,5 +56,7 @@ std::string prepend_pythonpath(const std::string& dir, const char* old);
 /// The environment variables --tune sets.
 inline constexpr const char* kTuneVar = "GPUENV_TUNE_DATALOADER";
 inline constexpr const char* kTuneSkipVar = "GPUENV_TUNE_SKIP";
+inline constexpr const char* kTuneAddVar = "GPUENV_TUNE_ADD";
+inline constexpr const char* kTunePrecisionVar = "GPUENV_TUNE_PRECISION";
 
 }  // namespace gpuenv

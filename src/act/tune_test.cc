@@ -40,6 +40,32 @@ TEST(Tune, UnknownNamesAreRefusedWithTheList) {
   EXPECT_NE(err.find("GPUENV_TUNE_SKIP"), std::string::npos) << err;
 }
 
+// issue 25: precision is applied only when named, never by --tune alone.
+TEST(Tune, PrecisionOnlyWhenNamed) {
+  TuneChoice c;
+  std::string err;
+  ASSERT_TRUE(parse_tune(std::string("true"), "", &c, &err)) << err;
+  EXPECT_FALSE(c.wants("precision"));
+  ASSERT_TRUE(parse_tune(std::string("+precision"), "", &c, &err)) << err;
+  EXPECT_TRUE(c.wants("precision"));
+  EXPECT_EQ(tune_env_value(tune_changes({input_bound()}, c)), "num_workers=15,pin_memory=True,persistent_workers=True");
+  ASSERT_TRUE(parse_tune(std::string("+precision,-num_workers"), "", &c, &err)) << err;
+  EXPECT_TRUE(c.wants("precision"));
+  EXPECT_EQ(tune_env_value(tune_changes({input_bound()}, c)), "pin_memory=True,persistent_workers=True");
+  ASSERT_TRUE(parse_tune(std::string("true"), "", &c, &err, "precision")) << err;  // GPUENV_TUNE_ADD
+  EXPECT_TRUE(c.wants("precision"));
+  ASSERT_TRUE(parse_tune(std::string("+precision"), "precision", &c, &err)) << err;  // GPUENV_TUNE_SKIP wins
+  EXPECT_FALSE(c.wants("precision"));
+  ASSERT_TRUE(parse_tune(std::nullopt, "", &c, &err, "precision")) << err;  // no --tune: nothing
+  EXPECT_FALSE(c.wants("precision"));
+  EXPECT_FALSE(parse_tune(std::string("+precision,-precision"), "", &c, &err));
+  EXPECT_NE(err.find("both +precision and -precision"), std::string::npos) << err;
+  EXPECT_FALSE(parse_tune(std::string("+fp16"), "", &c, &err));
+  EXPECT_NE(err.find("only when named (+NAME): precision"), std::string::npos) << err;
+  EXPECT_FALSE(parse_tune(std::string("true"), "", &c, &err, "num_workers"));
+  EXPECT_NE(err.find("GPUENV_TUNE_ADD: \"num_workers\" is not an opt-in setting"), std::string::npos) << err;
+}
+
 TEST(Tune, TheFirstVerdictNamingASettingWins) {
   Verdict copy;
   copy.name = "copy-bound";

@@ -19,6 +19,7 @@
 #include "decide/launch.h"
 #include "decide/measured.h"
 #include "decide/tune_search.h"
+#include "decide/precision_tune.h"
 #include "decide/verdict.h"
 #include "decide/visible.h"
 #include "sense/fs.h"
@@ -138,6 +139,29 @@ std::string make_speed_file() {
   return path;
 }
 
+// --tune=+precision: bf16 autocast where the job's GPUs have bf16 (decide/precision_tune.h).
+// "bf16" when applied, for the record; "" when refused (said).
+std::string apply_precision(const Machine& m, const Options& o) {
+  if (std::string why = bf16_autocast_refusal(m, o); !why.empty()) {
+    print_error("--tune=+precision refused: " + why + "; the job runs in its own precision");
+    return "";
+  }
+  PythonHook hook = python_hook();
+  if (!hook.dir.empty() && hook.refused.empty() && !fs::exists(fs::join(hook.dir, kPrecisionHookFile))) {
+    print_error("--tune=+precision: " + fs::join(hook.dir, kPrecisionHookFile) +
+                " is missing (install it beside sitecustomize.py); running untuned");
+    return "";
+  }
+  if (std::string why = put_hook_on_path(); !why.empty()) {
+    print_error("--tune=+precision: " + why + "; running untuned");
+    return "";
+  }
+  setenv(kTunePrecisionVar, "bf16", 1);
+  log_message(Severity::kInfo, "tune", "--tune=+precision: the job's forward passes and losses run under bf16 autocast "
+              "unless the script sets its own precision (docs/precision.md; refuse: --tune=-precision)");
+  return "bf16";
+}
+
 void say_last_verdict(const std::optional<Job>& last) {
   if (!last || !speaks_for_job(env_int("RANK", "SLURM_PROCID"))) return;
   Verdict v = judge(last->context, last->timeline)[0];
@@ -196,8 +220,18 @@ void keep_job(const Context& ctx, const RunFlags& f, Job* job) {
   log_message(Severity::kInfo, "verdict", "job " + std::to_string(job->id) + ": " + v.name + " (gpuenv report " + std::to_string(job->id) + ")");
 }
 
+// What the record keeps about precision: whether it ran under --tune=+precision, and
+// for the feedback that may suggest it, bf16 on its GPUs and this machine's measured gain.
+void note_precision(const Machine& m, const Options& o, const std::string& applied, JobContext* c) {
+  c->precision = applied;
+  c->bf16 = bf16_autocast_refusal(m, o).empty();
+  if (!c->bf16) return;
+  bool tf32 = env_or("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "") == "1";
+  if (auto gain = measured_bf16_gain(m, job_gpus(m, o), tf32)) c->bf16_gain = gain->factor, c->bf16_gain_basis = gain->basis;
+}
+
 int supervise_watched(Context* ctx, const RunFlags& f, Supervisor* supervisor, const Machine& m, const Plan& plan,
-                      const Options& o, RunTuning* tuning, const std::string& tuned) {
+                      const Options& o, RunTuning* tuning, const std::string& tuned, const std::string& precision) {
   Job job = new_job(m, plan, ctx->command);
   job.tuned = tuned;
   // The job's own speed: the hook on PYTHONPATH, told where to write.
@@ -230,6 +264,7 @@ int supervise_watched(Context* ctx, const RunFlags& f, Supervisor* supervisor, c
   job.exit_code = exit.code;
   job.context.cpus_per_gpu = cpus_per_gpu(m, plan, o);
   if (!wo.uuids.empty()) job.context.gemm_tflops = measured_gemm_tflops(m, wo.uuids[0]);
+  note_precision(m, o, precision, &job.context);
   keep_job(*ctx, f, &job);
   refine_tuning(*ctx, f, job, tuning);
   return exit.code;
@@ -246,18 +281,20 @@ void add_run_flags(CLI::App* sub, RunFlags* f) {
   sub->add_flag("--no-watch", f->no_watch, "Do not watch the job (also: GPUENV_WATCH=0); exec it instead");
   sub->add_flag("--no-tune", f->no_tune, "Run untuned, even when the command has a tuning profile");
   f->tune = sub->add_flag("--tune", f->tune_value,
-                          "Apply the last verdict's DataLoader settings; --tune=-num_workers,... refuses some")
-                ->option_text("[=-NAME,...]");
+                          "Apply the last verdict's DataLoader settings; --tune=-num_workers,... refuses some, "
+                          "--tune=+precision adds bf16 autocast")
+                ->option_text("[=-NAME,+NAME,...]");
   sub->add_option("--db", f->db, "The job store (default: gpuenv.db under the cache root)")->option_text("FILE");
 }
 
 int run_command(Context* ctx, const RunFlags& f, const std::function<void(const Plan&)>& warn) {
   TuneChoice choice;
   std::string err;
-  if (!parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err)) {
+  if (!parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err, env_or(kTuneAddVar, ""))) {
     print_error(err);
     return kExitUsage;
   }
+  unsetenv(kTunePrecisionVar);  // only --tune=+precision sets it: never applied unasked
   std::optional<Supervisor> supervisor;
   if (watch_enabled(f)) supervisor.emplace();  // before sensing can start a thread
   Machine m;
@@ -275,6 +312,7 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
   RunTuning tuning = choose_tuning(fp, stored_profile(*ctx, f, fp), last, choice, f.no_tune);
   tuning.loud = speaks_for_job(env_int("RANK", "SLURM_PROCID"));
   std::string tuned = apply_tuning(tuning);
+  std::string precision = choice.enabled && choice.wants("precision") ? apply_precision(m, o) : "";
   // The binding first, so that its warning is said before exec replaces us.
   std::string warning;
   apply_binding(plan, &warning);
@@ -286,7 +324,7 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
     return code;
   }
   apply_settings(plan);
-  return supervise_watched(ctx, f, &*supervisor, m, plan, o, &tuning, tuned);
+  return supervise_watched(ctx, f, &*supervisor, m, plan, o, &tuning, tuned, precision);
 }
 
 std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv) {
@@ -294,7 +332,7 @@ std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<
   if (!last) return argv.empty() ? "" : "\nFeedback: this command has not run under gpuenv run here yet.\n";
   TuneChoice choice;
   std::string err;
-  parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err);
+  parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err, env_or(kTuneAddVar, ""));
   std::vector<Verdict> verdicts = judge(last->context, last->timeline);
   std::string out = "\nFeedback from job " + std::to_string(last->id) + " (" + command_text(last->argv, 60) + ", " +
                     printable(last->started_at) + "):\n";

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <tuple>
 
+#include "decide/precision_tune.h"
 #include "model/clock_events.h"
 #include "model/text.h"
 
@@ -236,6 +237,7 @@ std::optional<Verdict> fp32_on_cuda_cores(const Facts& f) {
           "torch.autocast(\"cuda\", dtype=torch.bfloat16); a script that asks for \"highest\" or sets allow_tf32 = "
           "False overrides gpuenv's TF32 setting" +
           measured_gemms(f.c, &v);
+  v.fix += precision_suggestion(f.c);  // suggested, never applied
   return v;
 }
 
@@ -257,8 +259,11 @@ std::optional<Verdict> low_sm_activity(const Facts& f) {
 
 std::optional<Verdict> busy(const Facts& f) {
   if (!f.has(kUtilPct) || f.mean(kUtilPct) < kBusyUtilPct) return std::nullopt;
-  return Verdict{"busy", util_phrase(f) + gpm_phrase(f), "nothing to gain here from the input pipeline or the clocks",
-                 {{"util_pct", f.mean(kUtilPct)}}, {}};
+  Verdict v{"busy", util_phrase(f) + gpm_phrase(f), "nothing to gain here from the input pipeline or the clocks",
+            {{"util_pct", f.mean(kUtilPct)}}, {}};
+  v.fix += precision_suggestion(f.c);  // decide/precision_tune.h: suggested, never applied
+  if (f.c.bf16_gain && f.c.precision.empty()) v.figures["bf16_gain"] = *f.c.bf16_gain;
+  return v;
 }
 
 std::optional<Verdict> memory_headroom(const Facts& f) {

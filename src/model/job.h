@@ -113,6 +113,13 @@ struct JobContext {
   /// GEMM TFLOP/s at the largest size, by precision ("fp32", "tf32", "bf16");
   /// empty when never measured. The fp32-on-cuda-cores verdict quotes them.
   std::map<std::string, double> gemm_tflops;
+  // --tune=+precision (docs/precision.md): "bf16" when the job ran under it.
+  std::string precision;
+  // For the feedback that may suggest it: the job's GPUs have bf16 tensor
+  // cores, and this machine's measured bf16 GEMM gain (decide/precision_tune.h).
+  bool bf16 = false;
+  std::optional<double> bf16_gain;
+  std::string bf16_gain_basis;
   friend bool operator==(const JobContext&, const JobContext&) = default;
 };
 

@@ -148,12 +148,32 @@ bool timeline_from_json(const json& j, Timeline* t, std::string* err) {
   return true;
 }
 
+// --tune=+precision's fields (issue 25); a record from before them has none.
+bool precision_from(const json& j, JobContext* c, std::string* err) {
+  std::optional<std::string> precision, basis;
+  if (!opt_string(j, "precision", "context", &precision, err)) return false;
+  c->precision = precision.value_or("");
+  if (auto it = j.find("bf16"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean()) return fail("context.bf16", "expected true or false", err);
+    c->bf16 = it->get<bool>();
+  }
+  auto gain = j.find("bf16_gain");
+  if (gain == j.end() || gain->is_null()) return true;
+  if (!gain->is_object()) return fail("context.bf16_gain", "expected an object", err);
+  if (!bounded(*gain, "factor", "context.bf16_gain", &c->bf16_gain, 0.001, 1e4, err) ||
+      !opt_string(*gain, "basis", "context.bf16_gain", &basis, err))
+    return false;
+  c->bf16_gain_basis = basis.value_or("");
+  return true;
+}
+
 json context_to_json(const JobContext& c) {
   json gpus = json::array();
   for (const auto& g : c.gpus) gpus.push_back(gpu_json(g));
   json j = {{"gpus", gpus}, {"cpus_per_gpu", opt(c.cpus_per_gpu)}, {"interval_s", c.interval_s},
-            {"unwatched", c.unwatched}};
+            {"unwatched", c.unwatched}, {"precision", c.precision}, {"bf16", c.bf16}};
   if (!c.gemm_tflops.empty()) j["gemm_tflops"] = c.gemm_tflops;
+  if (c.bf16_gain) j["bf16_gain"] = {{"factor", *c.bf16_gain}, {"basis", c.bf16_gain_basis}};
   return j;
 }
 
@@ -186,6 +206,7 @@ bool context_from_json(const json& j, JobContext* c, std::string* err) {
   c->interval_s = interval.value_or(1.0);
   c->unwatched = unwatched.value_or("");
   if (!gemm_from(j, c, err)) return false;
+  if (!precision_from(j, c, err)) return false;
   if (auto it = j.find("gpus"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) return fail("context.gpus", "expected an array", err);
     c->gpus.resize(it->size());

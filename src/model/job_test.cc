@@ -130,6 +130,25 @@ TEST(JobContext, RoundTripsThroughJson) {
   std::string err;
   ASSERT_TRUE(context_from_json(context_to_json(c), &back, &err)) << err;
   EXPECT_EQ(back, c);
+  c.precision = "bf16";  // issue 25: the record says the job ran with --tune=+precision
+  c.bf16 = true;
+  c.bf16_gain = 2.1;
+  c.bf16_gain_basis = "gemm_bf16_8192 over gemm_tf32_8192 (2.1x), measured 2026-12-02";
+  ASSERT_TRUE(context_from_json(context_to_json(c), &back, &err)) << err;
+  EXPECT_EQ(back, c);
+}
+
+TEST(JobContext, PrecisionFieldsAreOptionalAndChecked) {
+  using nlohmann::json;
+  JobContext c;
+  std::string err;
+  ASSERT_TRUE(context_from_json({{"interval_s", 1}}, &c, &err)) << err;  // a record from before them
+  EXPECT_EQ(c.precision, "");
+  EXPECT_FALSE(c.bf16);
+  EXPECT_FALSE(context_from_json({{"bf16", "yes"}}, &c, &err));
+  EXPECT_EQ(err, "context.bf16: expected true or false");
+  EXPECT_FALSE(context_from_json({{"bf16_gain", {{"factor", -1}}}}, &c, &err));
+  EXPECT_NE(err.find("context.bf16_gain.factor: out of range"), std::string::npos) << err;
 }
 
 }  // namespace

@@ -10,7 +10,9 @@ namespace gpuenv {
 inline constexpr const char* kPythonHookFile = "sitecustomize.py";
 /// The modules sitecustomize.py imports from its directory (CMakeLists.txt
 /// and docker/Dockerfile install them beside it); each is checked as it is.
-inline constexpr const char* kPythonHookModules[] = {"gpuenv_speed.py", "gpuenv_trainer.py"};
+inline constexpr const char* kPythonHookModules[] = {"gpuenv_speed.py", "gpuenv_trainer.py", "gpuenv_precision.py"};
+/// The module sitecustomize.py loads for --tune=+precision (one of kPythonHookModules).
+inline constexpr const char* kPrecisionHookFile = "gpuenv_precision.py";
 
 /// The first of <exe dir>/python and <exe dir>/../lib/gpuenv/python that
 /// holds sitecustomize.py, normalised; "" when neither does.

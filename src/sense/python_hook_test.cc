@@ -74,6 +74,23 @@ TEST(PythonHook, OneAnotherUserCouldChangeIsRefused) {
   }
 }
 
+// issue 25: the precision module is imported into the job as sitecustomize.py is.
+TEST(PythonHook, ThePrecisionModuleIsCheckedWhenThere) {
+  HookDir h;
+  std::string module = h.scratch.file("python/gpuenv_precision.py", "");
+  chmod(module.c_str(), 0644);
+  EXPECT_EQ(unsafe_hook_dir(h.dir), "");
+  chmod(module.c_str(), 0666);
+  EXPECT_NE(unsafe_hook_dir(h.dir).find("gpuenv_precision.py is writable by everyone"), std::string::npos)
+      << unsafe_hook_dir(h.dir);
+  unlink(module.c_str());
+  std::string real = h.scratch.file("real.py", "");
+  ASSERT_EQ(symlink(real.c_str(), module.c_str()), 0);
+  EXPECT_NE(unsafe_hook_dir(h.dir).find("gpuenv_precision.py is a symbolic link"), std::string::npos);
+  unlink(module.c_str());
+  EXPECT_EQ(unsafe_hook_dir(h.dir), "");  // absent: --tune=+precision refuses, nothing else cares
+}
+
 TEST(PythonHook, ADirectoryThatIsALinkIsRefused) {
   HookDir h;
   std::string link = h.scratch.path() + "/link";

@@ -1,0 +1,1 @@
+from .autocast_mode import autocast  # noqa: F401
