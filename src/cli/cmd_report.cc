@@ -38,7 +38,7 @@ FirstRuns first_runs(store::Store* db, const std::vector<Job>& jobs) {
 }
 
 int show_one(const Job& job, const ReportFlags& f, const FirstRuns& firsts) {
-  std::vector<Verdict> verdicts = judge(job.context, job.timeline);
+  std::vector<Verdict> verdicts = judge(job);
   if (!f.svg.empty()) {
     std::string err;
     if (!sys::write_output(f.svg, job_svg(job, verdicts, firsts), 0644, &err)) {

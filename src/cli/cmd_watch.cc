@@ -119,7 +119,7 @@ std::optional<TuneProfile> stored_profile(const Context& ctx, const RunFlags& f,
 // The finished job refines the profile (rank 0's job only: the others apply what it chose).
 void refine_tuning(const Context& ctx, const RunFlags& f, const Job& job, RunTuning* t) {
   if (!t->profile || job.id == 0 || !speaks_for_job(job.rank)) return;
-  std::vector<std::string> notes = refine_profile(&*t->profile, tune_run(job), judge(job.context, job.timeline));
+  std::vector<std::string> notes = refine_profile(&*t->profile, tune_run(job), judge(job));
   std::string err;
   auto db = store::Store::open(store_path(ctx, f.db), &err, record_patience());
   if (!db || !db->put_profile(*t->profile, utc_now(), &err)) {
@@ -164,7 +164,7 @@ std::string apply_precision(const Machine& m, const Options& o) {
 
 void say_last_verdict(const std::optional<Job>& last) {
   if (!last || !speaks_for_job(env_int("RANK", "SLURM_PROCID"))) return;
-  Verdict v = judge(last->context, last->timeline)[0];
+  Verdict v = judge(*last)[0];
   log_message(Severity::kInfo, "last verdict", "last run of this command (job " + std::to_string(last->id) + ", " + last->started_at + "): " + v.name +
               ": " + v.evidence + "; fix: " + v.fix);
 }
@@ -216,7 +216,7 @@ void keep_job(const Context& ctx, const RunFlags& f, Job* job) {
     return;
   }
   if (!speaks_for_job(job->rank)) return;  // one verdict line per job: rank 0's
-  Verdict v = judge(job->context, job->timeline)[0];
+  Verdict v = judge(*job)[0];
   log_message(Severity::kInfo, "verdict", "job " + std::to_string(job->id) + ": " + v.name + " (gpuenv report " + std::to_string(job->id) + ")");
 }
 
@@ -333,7 +333,7 @@ std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<
   TuneChoice choice;
   std::string err;
   parse_tune(f.tune_spec(), env_or(kTuneSkipVar, ""), &choice, &err, env_or(kTuneAddVar, ""));
-  std::vector<Verdict> verdicts = judge(last->context, last->timeline);
+  std::vector<Verdict> verdicts = judge(*last);
   std::string out = "\nFeedback from job " + std::to_string(last->id) + " (" + command_text(last->argv, 60) + ", " +
                     printable(last->started_at) + "):\n";
   for (const auto& v : verdicts) out += "  " + v.name + ": " + v.evidence + "\n    fix: " + v.fix + "\n";

@@ -15,6 +15,7 @@ namespace {
 // Thresholds, named once; docs/feedback.md quotes them.
 constexpr double kIdleUtilPct = 5;         // never above: idle
 constexpr double kLowUtilPct = 60;         // below: the GPU waited for something
+constexpr double kLoaderWaitShare = 0.1;   // below: the loop hardly waited for its DataLoader
 constexpr double kBusyUtilPct = 85;        // at least: busy
 constexpr double kCpuBoundCores = 0.8;     // a process this busy is CPU-bound
 constexpr double kCopyBoundShare = 0.5;    // of the link, host to device
@@ -34,6 +35,7 @@ std::string num(double v, int decimals = 0) {
 // its processes held GPU memory: after CUDA started, before it ended).
 struct Facts {
   const JobContext& c;
+  const std::optional<JobSpeed>& speed;
   std::array<Stat, kMetricCount> all{}, active{};
   double active_s = 0;
   long long samples = 0;
@@ -67,8 +69,8 @@ bool worked(const TimelinePoint& p) { return p.s[kUtilPct].n && p.s[kUtilPct].ma
 // work to the last, among those where the job held GPU memory. Start-up
 // (imports, CUDA's context, building the model) and the end (saving) are
 // left out, so a short job is judged by its training loop.
-Facts facts(const JobContext& c, const Timeline& t) {
-  Facts f{c};
+Facts facts(const JobContext& c, const Timeline& t, const std::optional<JobSpeed>& speed) {
+  Facts f{c, speed};
   f.all = t.totals();
   bool mem_known = f.all[kMemMib].n > 0;
   const auto& points = t.points();
@@ -137,6 +139,21 @@ std::optional<Verdict> input_bound(const Facts& f) {
             {}};
   v.evidence = util_phrase(f) + " while its busiest process used " + num(top, 2) + " cores and " +
                num(workers, 0) + " worker processes ran (the job used " + num(tree, 1) + " cores in all)";
+  // The job's own speed says where the CPU time went: a loop that never waited for a
+  // DataLoader batch gains nothing from loader workers (and --tune sets none).
+  if (f.speed && f.speed->steps > 0 && (f.speed->batches == 0 || f.speed->data_wait_share)) {
+    double wait = f.speed->batches == 0 ? 0 : *f.speed->data_wait_share;
+    v.figures["data_wait_share"] = wait;
+    if (f.speed->batches == 0 || wait < kLoaderWaitShare) {
+      v.evidence += f.speed->batches == 0
+                        ? "; gpuenv's hook counted " + std::to_string(f.speed->steps) + " optimizer steps and no DataLoader batch"
+                        : "; the loop waited for the next DataLoader batch only " + num(wait * 100) + "% of the time";
+      v.fix = "the CPU work is in the training loop itself, not in loading data: find it with a profiler "
+              "(torch.profiler, py-spy), move it to the GPU, or out of the step";
+      return v;
+    }
+    v.evidence += "; the loop waited for the next DataLoader batch " + num(wait * 100) + "% of the time";
+  }
   if (workers + 0.5 >= target) {
     v.fix = "its " + num(workers, 0) + " workers already use the " + num(target + 1) +
             " CPUs per GPU: make the per-sample work cheaper (decode and augment on the GPU, cache decoded data)";
@@ -294,8 +311,10 @@ int suggested_workers(std::optional<int> cpus_per_gpu) {
   return std::clamp(*cpus_per_gpu, 2, 33) - 1;  // clamped first: no overflow at INT_MIN
 }
 
-std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline) {
-  Facts f = facts(context, timeline);
+std::vector<Verdict> judge(const Job& job) { return judge(job.context, job.timeline, job.speed); }
+
+std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline, const std::optional<JobSpeed>& speed) {
+  Facts f = facts(context, timeline, speed);
   if (f.all[kUtilPct].n == 0 && !context.unwatched.empty())
     return {{"unwatched", "the GPUs were not sampled: " + context.unwatched, "nothing to judge", {}, {}}};
   if (f.samples < kMinSamples)

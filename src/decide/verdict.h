@@ -22,7 +22,12 @@ struct Verdict {
 
 /// Every rule that fires, the one that matters most first; never empty
 /// (unclear, too-short or unwatched when nothing else can be said).
-std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline);
+/// `speed`, the job's own (Job::speed): where the hook saw the steps and the
+/// DataLoader, input-bound asks it whether the loop waited for batches.
+std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline,
+                           const std::optional<JobSpeed>& speed = std::nullopt);
+/// judge(job.context, job.timeline, job.speed).
+std::vector<Verdict> judge(const Job& job);
 
 /// PCIe bandwidth of one direction of a link, MB/s (gen 1-6, any width);
 /// 0 when unknown.

@@ -110,6 +110,37 @@ TEST(Verdict, WorkersFollowTheCpus) {
   EXPECT_EQ(judge(r.context, r.timeline)[0].tune.at("num_workers"), "5");
 }
 
+// The job's own speed decides whether input-bound is the DataLoader's: a loop
+// that waited for its batches keeps the loader fix (and --tune's settings), one
+// that never used a DataLoader or hardly waited gets the loop's own fix instead.
+TEST(Verdict, InputBoundAsksTheJobsSpeed) {
+  Recorded r = load("input_bound");
+  auto with = [](long long batches, std::optional<double> wait) {
+    JobSpeed s;
+    s.steps = 100, s.batches = batches, s.steps_per_s = 4, s.data_wait_share = wait;
+    return s;
+  };
+  Verdict unknown = judge(r.context, r.timeline)[0];
+  ASSERT_EQ(unknown.name, "input-bound");
+  EXPECT_FALSE(unknown.tune.empty());
+
+  Verdict waited = judge(r.context, r.timeline, with(100, 0.8))[0];
+  EXPECT_EQ(waited.name, "input-bound");
+  EXPECT_EQ(waited.tune, unknown.tune);
+  EXPECT_NE(waited.evidence.find("waited for the next DataLoader batch 80% of the time"), std::string::npos)
+      << waited.evidence;
+
+  for (const JobSpeed& s : {with(0, std::nullopt), with(100, 0.02)}) {
+    Verdict v = judge(r.context, r.timeline, s)[0];
+    EXPECT_EQ(v.name, "input-bound");
+    EXPECT_TRUE(v.tune.empty()) << v.evidence;
+    EXPECT_NE(v.fix.find("in the training loop itself"), std::string::npos) << v.fix;
+  }
+  // Steps unseen (not torch's optimizer): the speed says nothing, the CPU figures decide.
+  JobSpeed none;
+  EXPECT_EQ(judge(r.context, r.timeline, none)[0].tune, unknown.tune);
+}
+
 // issue 21, 20: 1e308 MiB on two GPUs (inf) reached int(inf), undefined
 // behaviour; cpus_per_gpu INT_MIN overflowed in suggested_workers().
 TEST(Verdict, HugeCapacitiesStayDefined) {
