@@ -38,6 +38,9 @@ def stand_in(container, lib_dir, scenario_dir):
     ])
 
 
+NODE_NAME = "stand-in-node"  # what the kubelet would put in spec.nodeName
+
+
 def pod(daemonset, image, features_dir, lib_dir, scenario_dir, name, idle):
     template = daemonset["spec"]["template"]
     spec = template["spec"]
@@ -49,6 +52,12 @@ def pod(daemonset, image, features_dir, lib_dir, scenario_dir, name, idle):
             c["command"] = ["tini", "--", "sleep", "3600"]
             for probe in ("livenessProbe", "readinessProbe"):
                 c.pop(probe, None)
+        for e in c.get("env", []):
+            if e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName":
+                # podman 4.3's kube play has no spec.nodeName: the node's name is a value here.
+                e.pop("valueFrom")
+                e["value"] = NODE_NAME
+                note(f"container {c['name']}: env {e['name']} from spec.nodeName -> {NODE_NAME}")
         note(f"container {c['name']}: image {c['image']} -> {image}")
         c["image"] = image
         stand_in(c, lib_dir, scenario_dir)

@@ -155,6 +155,7 @@ if [ $exporter = yes ]; then
   metrics() { in_pod exporter 'python3 -c "import urllib.request; print(urllib.request.urlopen(\"http://127.0.0.1:9400/metrics\", timeout=5).read().decode())"'; }
   until_ok 30 sh -c "podman exec $kube_pod-exporter python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:9400/metrics\", timeout=5)'"
   check "exporter: /metrics answers with gpuenv_gpu_up" has "$(metrics)" 'gpuenv_gpu_up{'
+  check "exporter: the DCGM series carry the node's name as Hostname" has "$(metrics)" 'Hostname="stand-in-node"'
 fi
 podman kube down "$work/pod.yaml" >/dev/null 2>&1
 check "podman kube down removes the pod" eq "$(podman pod ps --filter name="$kube_pod" --format '{{.Name}}')" ""
