@@ -87,10 +87,13 @@ std::string refuse_hint(const std::string& name) {
 }
 
 // Puts gpuenv's Python hook first on PYTHONPATH; "" or why it could not.
-std::string put_hook_on_path() {
+// `needs`: a module the caller's setting loads from beside sitecustomize.py.
+std::string put_hook_on_path(const char* needs = nullptr) {
   PythonHook hook = python_hook();
   if (!hook.refused.empty()) return "gpuenv's Python hook was left off PYTHONPATH: " + hook.refused;
   if (hook.dir.empty()) return "the Python hook (sitecustomize.py) is not beside gpuenv nor in $GPUENV_PYTHON_DIR";
+  if (needs && !fs::exists(fs::join(hook.dir, needs)))
+    return fs::join(hook.dir, needs) + " is missing (install it beside sitecustomize.py)";
   setenv("PYTHONPATH", prepend_pythonpath(hook.dir, std::getenv("PYTHONPATH")).c_str(), 1);
   return "";
 }
@@ -146,13 +149,7 @@ std::string apply_precision(const Machine& m, const Options& o) {
     print_error("--tune=+precision refused: " + why + "; the job runs in its own precision");
     return "";
   }
-  PythonHook hook = python_hook();
-  if (!hook.dir.empty() && hook.refused.empty() && !fs::exists(fs::join(hook.dir, kPrecisionHookFile))) {
-    print_error("--tune=+precision: " + fs::join(hook.dir, kPrecisionHookFile) +
-                " is missing (install it beside sitecustomize.py); running untuned");
-    return "";
-  }
-  if (std::string why = put_hook_on_path(); !why.empty()) {
+  if (std::string why = put_hook_on_path(kPrecisionHookFile); !why.empty()) {
     print_error("--tune=+precision: " + why + "; running untuned");
     return "";
   }
