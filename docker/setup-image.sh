@@ -101,7 +101,7 @@ step_verify() {
   missing=$(ldd "$binary" 2>&1 | grep 'not found' || true)
   [ -z "$missing" ] || die "$binary: missing libraries: $missing"
   "$binary" --version >/dev/null || die "$binary does not run"
-  # The Python hook, where it is installed, is whole (sense/python_hook.h).
+  # The Python hook, where it is installed, is whole (sense/python/python_hook.h).
   hook=$(dirname "$binary")/../lib/gpuenv/python
   if [ -d "$hook" ]; then
     for f in sitecustomize.py gpuenv_precision.py; do

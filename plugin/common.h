@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <functional>
 
-#include "bench/plugin_abi.h"
+#include "sense/cuda/bench_plugin_abi.h"
 
 namespace gpuenv_plugin {
 

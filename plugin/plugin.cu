@@ -1,6 +1,6 @@
 // libgpuenv-bench.so: the measuring half of `gpuenv bench` and `gpuenv
 // check`. One exported symbol returns the table of entry points
-// (src/bench/plugin_abi.h). cudart is linked statically; cuBLASLt and NCCL
+// (src/sense/cuda/bench_plugin_abi.h). cudart is linked statically; cuBLASLt and NCCL
 // are loaded when a case first needs them.
 #include <cstdio>
 #include <cstring>

@@ -10,7 +10,7 @@
 #include <memory>
 #include <sstream>
 
-#include "act/serve_common.h"
+#include "act/serve/serve_common.h"
 #include "container_support.h"
 #include "process.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sense/fatbin.h"
+#include "sense/fatbin/fatbin_parse.h"
 
 namespace gpuenv::testing::fatbin {
 

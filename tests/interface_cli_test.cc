@@ -162,9 +162,9 @@ TEST(Interface, ExplainPipedPrintsWholeLines) {
   }
 }
 
-// Every code in cli/exit_codes.h is in the README's "Exit codes" table.
+// Every code in model/exit_codes.h is in the README's "Exit codes" table.
 TEST(Interface, EveryExitCodeIsDocumented) {
-  std::string header = read(GPUENV_TESTS_DIR "/../src/cli/exit_codes.h");
+  std::string header = read(GPUENV_TESTS_DIR "/../src/model/exit_codes.h");
   std::string readme = read(GPUENV_TESTS_DIR "/../README.md");
   auto at = readme.find("### Exit codes");
   ASSERT_NE(at, std::string::npos);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "act/prometheus_text.h"
+#include "act/render/prometheus_text.h"
 #include "model/gpu_reading.h"
 
 namespace gpuenv {

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "act/env_format.h"
-#include "sense/fs.h"
+#include "act/render/env_format.h"
+#include "sys/fs.h"
 
 namespace gpuenv {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "act/report.h"
+#include "act/render/machine_report.h"
 #include "decide/arch.h"
 
 namespace gpuenv {

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "sense/fs.h"
+#include "sys/fs.h"
 
 namespace gpuenv {
 namespace {

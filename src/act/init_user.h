@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "act/init_log.h"
-#include "act/serve_common.h"
+#include "act/serve/serve_common.h"
 #include "model/plan.h"
 
 namespace gpuenv {

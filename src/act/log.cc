@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "act/printable.h"
+#include "act/render/printable.h"
 
 namespace gpuenv {
 namespace {

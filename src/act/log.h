@@ -51,7 +51,7 @@ void log_event(const LogEvent& e);
 
 /// The one call for a command's message or problem. Text mode: "gpuenv:
 /// TEXT", "gpuenv: warning: TEXT" for a warning, sanitised for the terminal
-/// (act/printable.h). JSON: `event` as "msg", then `fields`, then
+/// (act/render/printable.h). JSON: `event` as "msg", then `fields`, then
 /// "message": TEXT.
 void log_message(Severity level, const std::string& event, const std::string& text,
                  nlohmann::ordered_json fields = nlohmann::ordered_json::object());

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <optional>
 
-#include "sense/fs.h"
+#include "sys/fs.h"
 
 namespace gpuenv {
 namespace {

@@ -4,13 +4,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 #include "model/plan.h"
 
 namespace gpuenv {
 
 // kExitCannotExecute (126) and kExitCommandNotFound (127), as POSIX shells
-// use them, are in cli/exit_codes.h with every other code.
+// use them, are in model/exit_codes.h with every other code.
 
 /// Sets every setting of the plan in this process's environment, pins the
 /// process to the plan's CPU binding (a failure there is reported in

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/plugin_abi.h"
+#include "sense/cuda/bench_plugin_abi.h"
 #include "model/machine.h"
 #include "model/measurement.h"
 

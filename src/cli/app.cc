@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <sstream>
 
-#include "act/printable.h"
+#include "act/render/printable.h"
 #include "cli/context.h"
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 #include "sense/trace.h"
 
 namespace gpuenv {

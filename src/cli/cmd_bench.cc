@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "bench/report.h"
-#include "cli/exit_codes.h"
+#include "act/render/bench_report.h"
+#include "model/exit_codes.h"
 #include "model/text.h"
 #include "store/fingerprint.h"
 

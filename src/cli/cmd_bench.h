@@ -11,7 +11,7 @@
 #include "bench/bench.h"
 #include "bench/plugin_backend.h"
 #include "cli/context.h"
-#include "sense/bench_plugin.h"
+#include "sense/cuda/bench_plugin.h"
 #include "store/store.h"
 
 namespace gpuenv {

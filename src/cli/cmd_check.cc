@@ -4,9 +4,9 @@
 // memory pattern test, with clocks, throttle reasons and ECC watched.
 #include <chrono>
 
-#include "bench/check.h"
+#include "act/check.h"
 #include "cli/cmd_bench.h"
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 #include "decide/decide.h"
 #include "sense/measurements.h"
 

@@ -1,9 +1,9 @@
 // detect, env, explain, run.
-#include "act/env_format.h"
+#include "act/render/env_format.h"
 #include "act/run.h"
 #include "cli/cmd_watch.h"
 #include "cli/context.h"
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 #include "decide/decide.h"
 #include "decide/health.h"
 #include "model/snapshot.h"

@@ -3,9 +3,9 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
-#include "act/doctor_report.h"
+#include "act/render/doctor_report.h"
 #include "cli/context.h"
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 #include "diagnose/doctor.h"
 
 namespace gpuenv {

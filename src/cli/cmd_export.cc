@@ -11,14 +11,14 @@
 #include <cstdlib>
 
 #include "act/gpu_metrics.h"
-#include "act/http_server.h"
-#include "act/http_server_limits.h"
+#include "act/serve/http_server.h"
+#include "act/serve/http_server_limits.h"
 #include "act/log.h"
-#include "act/prometheus_text.h"
+#include "act/render/prometheus_text.h"
 #include "cli/context.h"
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 #include "decide/decide.h"
-#include "sense/nvml_sampler.h"
+#include "sense/nvml/nvml_sampler.h"
 
 namespace gpuenv {
 namespace {

@@ -9,7 +9,7 @@
 #include "act/run.h"
 #include "act/supervise.h"
 #include "cli/cmd_container.h"
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 #include "decide/decide.h"
 
 namespace gpuenv {

@@ -1,12 +1,12 @@
-// inspect: read each file's CUDA code (sense/fatbin_file.h), judge it
+// inspect: read each file's CUDA code (sense/fatbin/fatbin_file.h), judge it
 // against every GPU of the Machine (decide/kernel_verdict.h), print the
-// report (act/inspect_report.h) and choose the exit status.
+// report (act/render/inspect_report.h) and choose the exit status.
 #include "cli/cmd_inspect.h"
 
-#include "act/inspect_report.h"
-#include "cli/exit_codes.h"
+#include "act/render/inspect_report.h"
+#include "model/exit_codes.h"
 #include "decide/kernel_verdict.h"
-#include "sense/fatbin_file.h"
+#include "sense/fatbin/fatbin_file.h"
 
 namespace gpuenv {
 namespace {

@@ -10,7 +10,7 @@
 namespace gpuenv {
 
 /// Adds inspect's arguments and flags to `sub`; the action prints the
-/// report and returns its exit status (cli/exit_codes.h): 0 every GPU runs
+/// report and returns its exit status (model/exit_codes.h): 0 every GPU runs
 /// the code natively (or there is no GPU), kExitInspectPtxJit (4) some GPU
 /// only by JIT-compiling PTX, kExitFailure (1) some GPU cannot run it,
 /// kExitBadInput (3) a file is unreadable or corrupt.

@@ -11,11 +11,11 @@
 
 #include "cli/cmd_bench.h"
 #include "cli/context.h"
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 #include "decide/node_labels.h"
 #include "diagnose/doctor.h"
 #include "model/text.h"
-#include "sense/fs.h"
+#include "sys/fs.h"
 #include "sys/file_write.h"
 
 namespace gpuenv {

@@ -6,11 +6,11 @@
 #include <map>
 #include <memory>
 
-#include "act/memory_report.h"
+#include "act/render/memory_report.h"
 #include "decide/memory/presets.h"
 #include "model/text.h"
-#include "cli/exit_codes.h"
-#include "sense/fs.h"
+#include "model/exit_codes.h"
+#include "sys/fs.h"
 
 namespace gpuenv {
 namespace {

@@ -1,10 +1,10 @@
 // gpuenv report [JOB] [--json] [--svg FILE]: the jobs gpuenv run watched.
 #include <cstdlib>
 
-#include "act/job_report.h"
+#include "act/render/job_report.h"
 #include "act/log.h"
 #include "cli/cmd_bench.h"
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 #include "decide/verdict.h"
 #include "sys/file_write.h"
 

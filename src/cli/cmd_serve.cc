@@ -1,10 +1,10 @@
 // serve jupyter, serve ssh: the services the image starts (docs/container.md).
 #include <cstdlib>
 
-#include "act/serve_jupyter.h"
-#include "act/serve_ssh.h"
+#include "act/serve/serve_jupyter.h"
+#include "act/serve/serve_ssh.h"
 #include "cli/cmd_container.h"
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 #include "decide/decide.h"
 
 namespace gpuenv {

@@ -6,26 +6,26 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "act/job_report.h"
+#include "act/render/job_report.h"
 #include "act/log.h"
-#include "act/printable.h"
+#include "act/render/printable.h"
 #include "act/run.h"
 #include "act/supervise.h"
 #include "act/tune.h"
 #include "cli/cmd_bench.h"
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 #include "cli/run_profile.h"
 #include "decide/decide.h"
-#include "decide/launch.h"
-#include "decide/measured.h"
+#include "decide/launcher_env.h"
+#include "decide/rules/rule_measured.h"
 #include "decide/tune_search.h"
 #include "decide/precision_tune.h"
 #include "decide/verdict.h"
 #include "decide/visible.h"
-#include "sense/fs.h"
-#include "sense/job_watch.h"
-#include "sense/python_hook.h"
-#include "sense/speed_report.h"
+#include "sys/fs.h"
+#include "sense/nvml/job_watch.h"
+#include "sense/python/python_hook.h"
+#include "sense/python/speed_report.h"
 #include "store/fingerprint.h"
 
 namespace gpuenv {
@@ -132,7 +132,7 @@ void refine_tuning(const Context& ctx, const RunFlags& f, const Job& job, RunTun
   for (const auto& n : notes) log_message(Severity::kInfo, "tune", "tuning profile: " + n);
 }
 
-// A private file for the hook's speed lines (sense/speed_report.h); "" when none could be made.
+// A private file for the hook's speed lines (sense/python/speed_report.h); "" when none could be made.
 std::string make_speed_file() {
   const char* tmp = std::getenv("TMPDIR");
   std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/gpuenv-speed-XXXXXX";

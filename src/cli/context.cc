@@ -7,9 +7,9 @@
 
 #include "model/env_names.h"
 #include "model/snapshot.h"
-#include "sense/fs.h"
-#include "sense/fs.h"
-#include "sense/python_hook.h"
+#include "sys/fs.h"
+#include "sys/fs.h"
+#include "sense/python/python_hook.h"
 #include "store/cache_root.h"
 #include "store/private_dir.h"
 #include "store/store.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "act/log.h"
-#include "act/report.h"
+#include "act/render/machine_report.h"
 #include "model/machine.h"
 #include "model/plan.h"
 #include "sense/sense.h"

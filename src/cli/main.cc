@@ -8,7 +8,7 @@
 
 #include "act/log.h"
 #include "cli/app.h"
-#include "cli/exit_codes.h"
+#include "model/exit_codes.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define GPUENV_ASAN 1

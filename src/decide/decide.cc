@@ -1,7 +1,7 @@
 #include "decide/decide.h"
 
-#include "decide/launch.h"
-#include "decide/rules.h"
+#include "decide/launcher_env.h"
+#include "decide/rules/rules.h"
 
 namespace gpuenv {
 namespace {

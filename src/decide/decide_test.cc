@@ -5,7 +5,7 @@
 #include <set>
 
 #include "builders.h"
-#include "decide/rules.h"
+#include "decide/rules/rules.h"
 #include "model/env_names.h"
 
 namespace gpuenv {

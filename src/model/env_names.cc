@@ -6,7 +6,7 @@ const std::vector<std::string>& steering_env_names() {
   static const std::vector<std::string> kNames = {
       // steer the rules
       "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
-      // what launchers set (decide/launch.h): torchrun, Kubeflow, JobSet, Slurm
+      // what launchers set (decide/launcher_env.h): torchrun, Kubeflow, JobSet, Slurm
       "LOCAL_RANK", "LOCAL_WORLD_SIZE", "RANK", "WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
       "TORCHELASTIC_RUN_ID", "MASTER_ADDR", "MASTER_PORT", "PET_NNODES", "PET_NPROC_PER_NODE",
       "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT", "JOB_COMPLETION_INDEX", "JOBSET_NAME",

@@ -1,4 +1,4 @@
-// The CUDA code one file carries, as sense/fatbin.h reads it from the
+// The CUDA code one file carries, as sense/fatbin/fatbin_parse.h reads it from the
 // file's headers: its fatbin containers (modules) and their entries (cubins,
 // PTX, LTO-IR). Plain data; decide/kernel_verdict.h judges it. The layout
 // behind these fields is in docs/inspect.md.

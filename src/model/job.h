@@ -28,7 +28,7 @@ enum Metric : int {
   kWorkers,         // processes in the tree besides the command itself
   kOtherGpuMemMib,  // the job's GPU memory on GPUs it was not watched on, MiB
   // NVML GPM (Hopper and newer; absent before, and on MIG devices), % of the
-  // interval, averaged over the watched GPUs (sense/nvml_gpm.h):
+  // interval, averaged over the watched GPUs (sense/nvml/nvml_gpm.h):
   kSmActivePct,      // SMs busy (NVML_GPM_METRIC_SM_UTIL)
   kTensorActivePct,  // any tensor-pipe instruction (ANY_TENSOR_UTIL)
   kFp32ActivePct,    // non-tensor FP32 math (FP32_UTIL)

@@ -1,6 +1,6 @@
 // What the engine that started this process (torchrun, a Kubeflow
 // PyTorchJob, a JobSet, Slurm) told it through the environment: read by
-// decide/launch.h, used by the cpu, nccl and mig rules, shown by explain.
+// decide/launcher_env.h, used by the cpu, nccl and mig rules, shown by explain.
 #pragma once
 
 #include <map>

@@ -152,7 +152,7 @@ struct Host {
 };
 
 /// The CUDA code one binary carries (its .nv_fatbin), read by gpuenv's own
-/// parser (sense/fatbin.h).
+/// parser (sense/fatbin/fatbin_parse.h).
 struct CudaBinary {
   std::string path;
   std::optional<std::string> package;  // top-level dir under site-packages ("flash_attn")

@@ -1,6 +1,6 @@
 // Measurement: one figure that `gpuenv bench` or `gpuenv check` measured on
 // this machine, as kept in the store and carried in Machine::measurements.
-// Rules read measurements only through the Machine (decide/rule_measured.cc).
+// Rules read measurements only through the Machine (decide/rules/rule_measured.cc).
 #pragma once
 
 #include <optional>

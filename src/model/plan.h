@@ -96,15 +96,15 @@ struct Options {
   // in it: store/private_dir.h); rule_caches says so in a warning note.
   std::string cache_root_refused;
   // The directory of gpuenv's Python start-up hook (python/sitecustomize.py,
-  // installed beside the binary): found by the CLI (sense/python_hook.h);
+  // installed beside the binary): found by the CLI (sense/python/python_hook.h);
   // "" when this gpuenv has none, or when it was refused:
   std::string python_hook_dir;
   // why the hook was left off PYTHONPATH (another user could change it:
-  // sense/python_hook.h); rule_tf32 says so in a warning note.
+  // sense/python/python_hook.h); rule_tf32 says so in a warning note.
   std::string python_hook_refused;
   // The environment that applies: the snapshot's recorded variables with the
   // live process's on top. Rules read user settings and, through
-  // decide/launch.h, what torchrun, Kubeflow, JobSet or Slurm set, from here.
+  // decide/launcher_env.h, what torchrun, Kubeflow, JobSet or Slurm set, from here.
   std::map<std::string, std::string> env;
   // The names in env whose value is the --machine snapshot's record, not
   // this process's environment; the plan says whose value it kept.

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sense/fs.h"
+#include "sys/fs.h"
 
 extern char** environ;
 

@@ -1,5 +1,5 @@
 // Runs a short-lived program and captures its standard output, bounded in
-// time and size: for asking an interpreter a question (sense/torch.cc), never
+// time and size: for asking an interpreter a question (sense/python/torch.cc), never
 // for the user's command.
 #pragma once
 

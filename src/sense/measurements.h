@@ -1,5 +1,5 @@
 // The stored measurements of this machine, read while sensing so that the
-// plan sees them through Machine::measurements (decide/rule_measured.cc).
+// plan sees them through Machine::measurements (decide/rules/rule_measured.cc).
 #pragma once
 
 #include <string>

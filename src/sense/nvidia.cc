@@ -9,10 +9,10 @@
 #include <climits>
 #include <cstdlib>
 
-#include "sense/cuda.h"
-#include "sense/nvml_device.h"
-#include "sense/nvml_errors.h"
-#include "sense/nvml_library.h"
+#include "sense/cuda/cuda.h"
+#include "sense/nvml/nvml_device.h"
+#include "sense/nvml/nvml_errors.h"
+#include "sense/nvml/nvml_library.h"
 #include "sense/parallel.h"
 #include "sense/sense.h"
 #include "sense/trace.h"

@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "model/clock_events.h"
-#include "sense/nvml_errors.h"
-#include "sense/nvml_test_support.h"
+#include "sense/nvml/nvml_errors.h"
+#include "sense/nvml/nvml_test_support.h"
 
 namespace gpuenv {
 namespace {

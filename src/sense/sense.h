@@ -54,7 +54,7 @@ struct SenseOptions {
 void sense_nvidia(const SenseOptions& opts, Machine* m);
 
 /// CPUs, cgroups, memory, NUMA, /dev/shm, container, device nodes,
-/// InfiniBand, network interfaces. Implemented in sense/host.cc.
+/// InfiniBand, network interfaces. Implemented in sense/host/host.cc.
 void sense_host(const SenseOptions& opts, Host* host);
 
 /// Whether a file can be created (and removed) in `dir`, as PyTorch's
@@ -62,7 +62,7 @@ void sense_host(const SenseOptions& opts, Host* host);
 /// cannot, host->shm_error. sense_host asks it of /dev/shm at root "/".
 void sense_shm_writable(const std::string& dir, Host* host);
 
-/// The PyTorch python3 would import, read from its files. sense/torch.cc.
+/// The PyTorch python3 would import, read from its files. sense/python/torch.cc.
 /// When opts.python names no usable interpreter: nullopt, with *why (if
 /// given) saying so for the user ("--python /x: no such file"); *why is
 /// left alone when there is simply no torch (or no python3 on $PATH).

@@ -1,5 +1,5 @@
 // The cache root: the one directory under which gpuenv keeps what outlives a
-// run. The compile caches and Python bytecode (decide/rule_caches.cc,
+// run. The compile caches and Python bytecode (decide/rules/rule_caches.cc,
 // rule_bytecode.cc, through Options::cache_root) and the measurement store
 // (store.h) all live under it.
 #pragma once

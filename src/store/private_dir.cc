@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "sense/fs.h"
+#include "sys/fs.h"
 #include "sys/safe_dir.h"
 
 namespace gpuenv::store {

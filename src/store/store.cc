@@ -13,7 +13,7 @@
 #include <cstring>
 #include <thread>
 
-#include "sense/fs.h"
+#include "sys/fs.h"
 #include "store/private_dir.h"
 #include "store/sqlite_stmt.h"
 

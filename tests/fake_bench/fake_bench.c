@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/plugin_abi.h"
+#include "sense/cuda/bench_plugin_abi.h"
 
 static int env_int(const char* name, int fallback) {
   const char* v = getenv(name);

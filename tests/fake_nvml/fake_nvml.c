@@ -778,7 +778,7 @@ nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int* id) {
 
 #endif /* FAKE_NVML_OLD */
 
-/* ---- What `gpuenv run` samples while a job runs (sense/job_watch.cc) ----
+/* ---- What `gpuenv run` samples while a job runs (sense/nvml/job_watch.cc) ----
  * gpu keys: util=N or util=a,b,c (one value per call, cycling), power_now=mW,
  * sm_now=MHz (or a cycling list), pcie_rx=KB/s, pcie_tx=KB/s (lists too), and
  * job_mem=BYTES: every child of the calling process (the job `gpuenv run`
@@ -908,7 +908,7 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned in
 }
 #endif /* FAKE_NVML_OLD */
 
-/* ---- dcgm-exporter's fields and Xid (sense/nvml_sampler.cc) ----
+/* ---- dcgm-exporter's fields and Xid (sense/nvml/nvml_sampler.cc) ----
  * gpu keys: minor=N (/dev/nvidiaN), mem_temp=C (NVML_FI_DEV_MEMORY_TEMP),
  * xid=79 or xid=13,48: the Xid events the GPU raises, each delivered once
  * per init by nvmlEventSetWait_v2 once the GPU is registered, in order.

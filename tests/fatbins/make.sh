@@ -4,7 +4,7 @@
 # each stays a few KB. Usage: make.sh NVCC OUTDIR
 # The committed copies in tests/fatbins/ came from CUDA 13.0 (nvcc
 # V13.0.88); tests/CMakeLists.txt rebuilds them in the build tree when nvcc
-# is present, and src/sense/fatbin_test.cc checks both. A fixture this nvcc
+# is present, and src/sense/fatbin/fatbin_parse_test.cc checks both. A fixture this nvcc
 # cannot build (sm_100f needs CUDA 12.9) is skipped; the exit status says so.
 set -u
 nvcc=$1

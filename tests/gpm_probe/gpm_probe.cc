@@ -1,5 +1,5 @@
 // gpuenv_gpm_probe: prints what `gpuenv export`'s sampler reads, one JSON
-// line per round (sample_nvml, sense/nvml_sampler.h): each device's
+// line per round (sample_nvml, sense/nvml/nvml_sampler.h): each device's
 // utilisation and NVML GPM ratios. For tests/gpu/gpm.sh, which compares
 // them with pynvml's own GPM reading; and for ctest against the stand-in NVML.
 //   gpuenv_gpm_probe [LIBRARY] [INTERVAL_MS] [ROUNDS]
@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "model/json_opt.h"
-#include "sense/nvml_errors.h"
-#include "sense/nvml_sampler.h"
+#include "sense/nvml/nvml_errors.h"
+#include "sense/nvml/nvml_sampler.h"
 
 using namespace gpuenv;
 

@@ -1,0 +1,164 @@
+#include "act/check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "act/render/bench_report.h"
+#include "decide/health.h"
+#include "model/clock_events.h"
+#include "model/text.h"
+
+namespace gpuenv::bench {
+namespace {
+
+using nlohmann::json;
+
+const char* verdict_name(Verdict v) { return v == Verdict::kPass ? "pass" : v == Verdict::kWarn ? "warn" : "fail"; }
+
+void problem_items(const std::vector<Problem>& ps, const std::string& where, std::vector<CheckItem>* out) {
+  for (const auto& p : ps) out->push_back({where, Verdict::kFail, p.message + (p.fix.empty() ? "" : "; " + p.fix)});
+}
+
+Verdict verdict_of(Severity s) {
+  return s == Severity::kError ? Verdict::kFail : s == Severity::kWarning ? Verdict::kWarn : Verdict::kPass;
+}
+
+// The watched GPU as decide/health.h judges one: the errors that appeared
+// while it ran, the remapping state, the clocks events seen.
+Gpu as_gpu(const WatchedGpu& w) {
+  Gpu g;
+  if (w.ecc_uncorrected_before && w.ecc_uncorrected_after)
+    g.ecc_uncorrected_volatile = *w.ecc_uncorrected_after - *w.ecc_uncorrected_before;
+  g.row_remap_pending = w.remapping_pending;
+  g.row_remap_failure = w.remapping_failed;
+  g.clocks_event_reasons = w.clock_events;
+  return g;
+}
+
+// Raises `item` to what the findings say, and appends what they saw.
+void judge(const Gpu& g, std::initializer_list<HealthFn> fns, CheckItem* item) {
+  for (HealthFn fn : fns)
+    if (auto h = fn(g)) {
+      item->verdict = std::max(item->verdict, verdict_of(h->severity));
+      item->message += "; it " + h->seen;
+    }
+}
+
+CheckItem ecc_item(const WatchedGpu& w) {
+  CheckItem item{w.uuid + " ECC", Verdict::kPass, "ECC counters not available"};
+  if (w.ecc_uncorrected_before && w.ecc_uncorrected_after) {
+    item.message = fmt::format("{} new uncorrectable ECC errors", *w.ecc_uncorrected_after - *w.ecc_uncorrected_before);
+    if (w.ecc_corrected_before && w.ecc_corrected_after)
+      item.message += fmt::format(", {} corrected", *w.ecc_corrected_after - *w.ecc_corrected_before);
+  }
+  judge(as_gpu(w), {uncorrected_ecc, row_remapping}, &item);
+  return item;
+}
+
+CheckItem clocks_item(const WatchedGpu& w) {
+  CheckItem item{w.uuid + " clocks", Verdict::kPass, fmt::format("{} NVML samples", w.samples)};
+  if (w.sm_mhz_min && w.sm_mhz_max) item.message += fmt::format("; SM clock {}-{} MHz", *w.sm_mhz_min, *w.sm_mhz_max);
+  if (w.temperature_max_c) item.message += fmt::format("; up to {} C", *w.temperature_max_c);
+  if (w.power_max_w) item.message += fmt::format("; up to {} W", *w.power_max_w);
+  if (w.clock_events && *w.clock_events)
+    item.message += "; clocks held back by: " + join(clock_event_names(*w.clock_events), ", ");
+  judge(as_gpu(w), {clock_slowdown}, &item);
+  return item;
+}
+
+}  // namespace
+
+std::vector<CheckItem> machine_items(const Machine& m, const Plan& plan) {
+  std::vector<CheckItem> out;
+  problem_items(m.nvidia.problems, "nvidia", &out);
+  for (const auto& g : m.gpus)
+    if (g.problem) problem_items({*g.problem}, "GPU " + std::to_string(g.index), &out);
+  for (const auto& h : gpu_health(m))
+    out.push_back({"GPU " + std::to_string(h.gpu) + " " + h.topic, verdict_of(h.severity), h.seen + "; " + h.fix});
+  for (const auto& n : plan.notes) {
+    if (n.severity == Severity::kInfo) continue;
+    out.push_back({"plan " + n.rule, n.severity == Severity::kError ? Verdict::kFail : Verdict::kWarn, n.message});
+  }
+  if (m.gpus.empty() && m.nvidia.problems.empty()) out.push_back({"nvidia", Verdict::kFail, "no NVIDIA GPU was found"});
+  return out;
+}
+
+std::vector<CheckItem> result_items(const std::vector<Result>& results) {
+  std::vector<CheckItem> out;
+  for (const auto& r : results) {
+    CheckItem item{"GPU " + target_label(r) + " " + r.key, Verdict::kPass, ""};
+    if (r.status == Status::kSkipped) {
+      item.verdict = Verdict::kWarn, item.message = "skipped: " + r.message;
+    } else if (r.failed()) {
+      item.verdict = Verdict::kFail;
+      item.message = (r.status == Status::kWrong ? "wrong result: " : "failed: ") + r.message;
+    } else {
+      item.message = (r.value ? format_value(*r.value, r.unit()) + ", " : "") + r.detail;
+    }
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+std::vector<CheckItem> watch_items(const std::vector<WatchedGpu>& watched) {
+  std::vector<CheckItem> out;
+  for (const auto& g : watched) {
+    out.push_back(clocks_item(g));
+    out.push_back(ecc_item(g));
+  }
+  return out;
+}
+
+bool passed(const std::vector<CheckItem>& items) {
+  for (const auto& i : items)
+    if (i.verdict == Verdict::kFail) return false;
+  return true;
+}
+
+std::string render_check(const std::vector<CheckItem>& items, bool long_check, double seconds, const Style& st) {
+  std::string out;
+  for (const auto& i : items) {
+    std::string tag = i.verdict == Verdict::kPass ? "PASS" : i.verdict == Verdict::kWarn ? "WARN" : "FAIL";
+    if (st.color)
+      tag = (i.verdict == Verdict::kPass   ? "\033[32m"
+             : i.verdict == Verdict::kWarn ? "\033[33m"
+                                           : "\033[31m") +
+            tag + "\033[0m";
+    out += fmt::format("{}  {:<28} {}\n", tag, printable(i.name), printable(i.message));
+  }
+  out += fmt::format("\ngpuenv check {}: {} in {:.1f} s\n", long_check ? "--long" : "--quick",
+                     passed(items) ? "passed" : "FAILED", seconds);
+  return out;
+}
+
+std::string check_json(const std::vector<CheckItem>& items, bool long_check, double seconds,
+                       const std::vector<Result>& results, const std::vector<WatchedGpu>& watched) {
+  json checks = json::array(), ws = json::array();
+  for (const auto& i : items)
+    checks.push_back({{"name", i.name}, {"verdict", verdict_name(i.verdict)}, {"message", i.message}});
+  auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+  for (const auto& g : watched)
+    ws.push_back({{"uuid", g.uuid},
+                  {"samples", g.samples},
+                  {"sm_mhz_min", opt(g.sm_mhz_min)},
+                  {"sm_mhz_max", opt(g.sm_mhz_max)},
+                  {"memory_mhz_min", opt(g.memory_mhz_min)},
+                  {"temperature_max_c", opt(g.temperature_max_c)},
+                  {"power_max_w", opt(g.power_max_w)},
+                  {"clock_events", g.clock_events ? json(clock_event_names(*g.clock_events)) : json(nullptr)},
+                  {"ecc_uncorrected_before", opt(g.ecc_uncorrected_before)},
+                  {"ecc_uncorrected_after", opt(g.ecc_uncorrected_after)},
+                  {"remapping_pending", opt(g.remapping_pending)},
+                  {"remapping_failed", opt(g.remapping_failed)}});
+  RunInfo info;
+  json rs = json::parse(results_json(info, results))["results"];
+  json j = {{"passed", passed(items)}, {"level", long_check ? "long" : "quick"},
+            {"seconds", seconds},      {"checks", checks},
+            {"results", rs},           {"watch", ws}};
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace gpuenv::bench

@@ -1,0 +1,42 @@
+// gpuenv check: turns what was sensed, planned, measured and watched into
+// a list of verdicts, in the spirit of DCGM's diagnostic levels. Pure: the
+// command (cli/cmd_check.cc) gathers the inputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "act/render/machine_report.h"
+#include "bench/bench.h"
+#include "model/machine.h"
+#include "model/plan.h"
+#include "sense/nvml/nvml_watch.h"
+
+namespace gpuenv::bench {
+
+enum class Verdict { kPass, kWarn, kFail };
+
+struct CheckItem {
+  std::string name;  // "plan", "GPU 0 check_gemm", "GPU 0 clocks", ...
+  Verdict verdict = Verdict::kPass;
+  std::string message;
+};
+
+/// Sensing problems (fail), GPU health (decide/health.h: error -> fail,
+/// warning -> warn), and the plan's warning (warn) and error (fail) notes.
+std::vector<CheckItem> machine_items(const Machine& m, const Plan& plan);
+/// Each case run: wrong or failed -> fail; skipped -> warn.
+std::vector<CheckItem> result_items(const std::vector<Result>& results);
+/// What NVML saw during a long check, judged by decide/health.h: new
+/// uncorrectable ECC errors, failed row remapping, hardware slowdowns ->
+/// fail; software thermal slowdown, pending remapping -> warn.
+std::vector<CheckItem> watch_items(const std::vector<WatchedGpu>& watched);
+
+/// True when nothing failed.
+bool passed(const std::vector<CheckItem>& items);
+
+std::string render_check(const std::vector<CheckItem>& items, bool long_check, double seconds, const Style& style);
+std::string check_json(const std::vector<CheckItem>& items, bool long_check, double seconds,
+                       const std::vector<Result>& results, const std::vector<WatchedGpu>& watched);
+
+}  // namespace gpuenv::bench

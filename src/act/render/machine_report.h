@@ -1,0 +1,52 @@
+// Human-readable and JSON renderings of a Machine and a Plan.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "act/log.h"
+#include "act/render/printable.h"
+#include "model/machine.h"
+#include "model/plan.h"
+
+namespace gpuenv {
+
+struct Style {
+  bool color = false;  // ANSI colour: only on a TTY and without NO_COLOR
+};
+
+/// "1.5 GiB", "64.0 MiB", "512 B".
+std::string human_bytes(std::uint64_t bytes);
+
+/// CPU list in the kernel's range syntax: {0,1,2,3,8} -> "0-3,8".
+std::string cpu_list(const std::vector<int>& cpus);
+
+/// `gpuenv detect`: a line per GPU (MIG devices under it), the driver, the
+/// host. The problems are render_problems's, for stderr.
+std::string render_detect(const Machine& m, const Style& style);
+
+/// Every sensing problem with its fix (NVIDIA, per GPU, host): detect's stderr.
+std::string render_problems(const Machine& m, const Style& style);
+
+/// The same problems as log events "problem" (act/log.h), whose text is
+/// render_problems's lines: errors when the driver fails (decide/health.h
+/// driver_fails), warnings otherwise.
+std::vector<LogEvent> problem_events(const Machine& m, const Style& style);
+
+/// `gpuenv explain`: the plan as a table (setting, value, why), then notes
+/// and the CPU binding. With `columns` (a terminal's width), the WHY column
+/// is wrapped to fit, its continuation lines indented under it; 0: each
+/// row on one line, whatever its length (stdout is a pipe or a file).
+std::string render_explain(const Plan& plan, const Style& style, std::size_t columns = 0);
+
+/// `text` broken at spaces into lines of at most `first` columns for the
+/// first line and `width` for the others (columns are UTF-8 code points).
+/// A word longer than its line stays whole on a line of its own; 0 means
+/// no limit. Runs of spaces where a line breaks are dropped.
+std::vector<std::string> wrap_words(std::string_view text, std::size_t first, std::size_t width);
+
+/// `gpuenv explain --json`: settings with reasons and origins, notes, binding.
+std::string plan_to_json(const Plan& plan);
+
+}  // namespace gpuenv

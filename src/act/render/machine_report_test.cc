@@ -1,0 +1,139 @@
+#include "act/render/machine_report.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "builders.h"
+
+namespace gpuenv {
+namespace {
+
+Setting setting(const std::string& name, const std::string& value, const std::string& reason,
+                const std::string& rule, Origin origin,
+                std::optional<std::string> user_value = std::nullopt) {
+  Setting s;
+  s.name = name;
+  s.value = value;
+  s.reason = reason;
+  s.rule = rule;
+  s.origin = origin;
+  s.user_value = std::move(user_value);
+  return s;
+}
+
+TEST(Report, CpuList) {
+  EXPECT_EQ(cpu_list({}), "");
+  EXPECT_EQ(cpu_list({3}), "3");
+  EXPECT_EQ(cpu_list({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(cpu_list({5, 4, 4, 6}), "4-6");
+}
+
+TEST(Report, HumanBytes) {
+  EXPECT_EQ(human_bytes(512), "512 B");
+  EXPECT_EQ(human_bytes(64ull << 20), "64.0 MiB");
+  EXPECT_EQ(human_bytes(3ull << 29), "1.5 GiB");
+}
+
+TEST(Report, PrintableEscapesControlCharacters) {
+  EXPECT_EQ(printable("ok"), "ok");
+  EXPECT_EQ(printable("a\nb\x1b[31m"), "a\\x0ab\\x1b[31m");
+}
+
+TEST(Report, DetectListsGpusAndMig) {
+  Machine m = testing::machine::a100_mig();
+  std::string out = render_detect(m, {});
+  EXPECT_NE(out.find("NVIDIA driver 580.95.05, supports CUDA 13.0"), std::string::npos) << out;
+  EXPECT_NE(out.find("GPU 0  NVIDIA A100-SXM4-80GB  cc 8.0  Ampere"), std::string::npos) << out;
+  EXPECT_NE(out.find("  MIG 2  NVIDIA A100-SXM4-80GB MIG 2g.20gb"), std::string::npos) << out;
+}
+
+TEST(Report, DetectWithoutGpuSaysSoAndShowsTheFix) {
+  Machine m = testing::machine::none();
+  std::string out = render_detect(m, {});
+  EXPECT_NE(out.find("NVIDIA driver: not found"), std::string::npos) << out;
+  EXPECT_NE(out.find("No NVIDIA GPU found"), std::string::npos) << out;
+  EXPECT_EQ(out.find("problem:"), std::string::npos) << out;  // stderr's, below
+  std::string problems = render_problems(m, {});
+  EXPECT_NE(problems.find("fix: install the NVIDIA driver"), std::string::npos) << problems;
+}
+
+TEST(Report, HostileGpuNameIsNotPassedToTheTerminal) {
+  Machine m = testing::machine::h100();
+  m.gpus[0].name = "evil\x1b]0;pwned\x07";
+  std::string out = render_detect(m, {});
+  EXPECT_EQ(out.find('\x1b'), std::string::npos);
+  EXPECT_NE(out.find("evil\\x1b]0;pwned\\x07"), std::string::npos);
+}
+
+TEST(Report, ExplainTableMarksKeptAndShowsNotes) {
+  Plan p;
+  p.settings.push_back(setting("A", "1", "why a", "r", Origin::kDecided));
+  p.settings.push_back(setting("LONGER_NAME", "v", "why b", "r", Origin::kKept, "v"));
+  p.notes.push_back({Severity::kWarning, "nccl", "careful"});
+  p.binding = CpuBinding{{0, 1, 2, 3}, "local"};
+  std::string out = render_explain(p, {});
+  EXPECT_NE(out.find("SETTING      VALUE  WHY\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("A            1      why a\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("LONGER_NAME  v      [kept] why b\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("CPU affinity: 0-3  (local)"), std::string::npos) << out;
+  EXPECT_NE(out.find("warning [nccl]: careful"), std::string::npos) << out;
+}
+
+using Lines = std::vector<std::string>;
+
+TEST(Report, WrapWordsBreaksAtSpacesWithinTheWidth) {
+  EXPECT_EQ(wrap_words("the quick brown fox", 10, 10), (Lines{"the quick", "brown fox"}));
+  EXPECT_EQ(wrap_words("the quick brown fox", 3, 15), (Lines{"the", "quick brown fox"}));
+  EXPECT_EQ(wrap_words("a verylongword b", 5, 5), (Lines{"a", "verylongword", "b"}));  // never split
+  EXPECT_EQ(wrap_words("fits exactly", 12, 4), (Lines{"fits exactly"}));
+  EXPECT_EQ(wrap_words("no limit at all", 0, 0), (Lines{"no limit at all"}));
+  EXPECT_EQ(wrap_words("", 5, 5), (Lines{""}));
+  EXPECT_EQ(wrap_words("aaa  bbb", 3, 3), (Lines{"aaa", "bbb"}));  // the break eats the spaces
+  EXPECT_EQ(wrap_words("x  y", 10, 10), (Lines{"x  y"}));          // kept where it fits
+  // Columns are code points: "≥" and "×" are one each, three bytes each.
+  EXPECT_EQ(wrap_words("a≥b c×d", 3, 3), (Lines{"a≥b", "c×d"}));
+}
+
+// On a terminal the WHY column wraps to its width, continuation lines
+// under the column; every word is still there, in order.
+TEST(Report, ExplainWrapsWhyToTheTerminal) {
+  Plan p;
+  std::string why = "one two three four five six seven eight nine ten eleven twelve thirteen";
+  p.settings.push_back(setting("A", "1", why, "r", Origin::kDecided));
+  p.settings.push_back(setting("B", std::string(12, 'v'), why, "r", Origin::kDecided));
+  std::string out = render_explain(p, {}, 50);
+  std::istringstream in(out);
+  std::string line, words;
+  size_t indent = std::string("SETTING  VALUE         ").size();
+  int continuations = 0;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    EXPECT_LE(line.size(), 50u) << out;
+    if (line.rfind(std::string(indent, ' '), 0) == 0) ++continuations;
+  }
+  EXPECT_EQ(continuations, 4) << out;
+  std::string in_col(indent, ' ');
+  EXPECT_NE(out.find("A        1             one two three four five six\n" + in_col +
+                     "seven eight nine ten eleven\n" + in_col + "twelve thirteen\n"),
+            std::string::npos)
+      << out;
+  // Narrower than 20 columns for WHY, it still keeps 20.
+  EXPECT_NE(render_explain(p, {}, 30).find("A        1             one two three four\n"), std::string::npos);
+  // Not a terminal: each row whole, as before.
+  EXPECT_EQ(render_explain(p, {}, 0), render_explain(p, {}));
+  EXPECT_NE(render_explain(p, {}).find("A        1" + std::string(13, ' ') + why + "\n"), std::string::npos)
+      << render_explain(p, {});
+}
+
+TEST(Report, PlanJson) {
+  Plan p;
+  p.settings.push_back(setting("A", "1", "why", "tf32", Origin::kOverridden, "0"));
+  std::string j = plan_to_json(p);
+  EXPECT_NE(j.find("\"origin\": \"overridden\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"user_value\": \"0\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"cpu_binding\": null"), std::string::npos) << j;
+}
+
+}  // namespace
+}  // namespace gpuenv

@@ -1,0 +1,255 @@
+#include "act/serve/serve_common.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "sys/fs.h"
+#include "sys/safe_dir.h"
+
+extern char** environ;
+
+namespace gpuenv {
+namespace {
+
+Account from_passwd(const passwd& pw) {
+  return {pw.pw_name, pw.pw_uid, pw.pw_gid, pw.pw_dir ? pw.pw_dir : "/",
+          pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh"};
+}
+
+bool lookup_uid(uid_t uid, Account* out, std::string* err) {
+  std::vector<char> buf(16384);
+  passwd pw, *found = nullptr;
+  int rc = getpwuid_r(uid, &pw, buf.data(), buf.size(), &found);
+  if (!found) {
+    *err = "uid " + std::to_string(uid) + " has no entry in the password database" +
+           (rc ? std::string(": ") + std::strerror(rc) : "");
+    return false;
+  }
+  *out = from_passwd(pw);
+  return true;
+}
+
+bool own_account(const std::string& requested, Account* out, std::string* err) {
+  if (!lookup_uid(geteuid(), out, err)) return false;
+  if (requested.empty() || requested == out->name) return true;
+  *err = "cannot run as " + requested + ": switching users needs root, and gpuenv runs as " +
+         out->name;
+  return false;
+}
+
+std::vector<char*> c_argv(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+
+
+std::string parent_dir(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::vector<gid_t> groups_of(const Account& a) {
+  int n = 64;
+  std::vector<gid_t> groups(n);
+  if (getgrouplist(a.name.c_str(), a.gid, groups.data(), &n) < 0) {
+    groups.resize(n);
+    if (getgrouplist(a.name.c_str(), a.gid, groups.data(), &n) < 0) n = 0;
+  }
+  groups.resize(n);
+  if (groups.empty()) groups.push_back(a.gid);
+  return groups;
+}
+
+// Whether the mode bits of `st` let `a` (with `groups`) do `bits` (as S_IXOTH etc.).
+bool allowed(const struct stat& st, const Account& a, const std::vector<gid_t>& groups, int bits) {
+  if (st.st_uid == a.uid) return st.st_mode & (bits << 6);
+  if (std::find(groups.begin(), groups.end(), st.st_gid) != groups.end())
+    return st.st_mode & (bits << 3);
+  return st.st_mode & bits;
+}
+
+// A directory `a` can search along its whole path, that only root or `a`
+// own and that not everyone can write.
+bool usable_dir(const std::string& dir, const Account& a, const std::vector<gid_t>& groups) {
+  char real[PATH_MAX];
+  if (dir.empty() || dir[0] != '/' || !realpath(dir.c_str(), real)) return false;
+  struct stat st;
+  if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_mode & S_IWOTH) ||
+      (st.st_uid != 0 && st.st_uid != a.uid))
+    return false;
+  for (std::string d = real;; d = parent_dir(d)) {
+    if (stat(d.c_str(), &st) != 0 || !allowed(st, a, groups, S_IXOTH)) return false;
+    if (d == "/") return true;
+  }
+}
+
+}  // namespace
+
+std::string trim(const std::string& s) {
+  const char* space = " \t\r\n";
+  size_t b = s.find_first_not_of(space);
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(space) - b + 1);
+}
+
+bool lookup_account(const std::string& name, Account* out, std::string* err) {
+  std::vector<char> buf(16384);
+  passwd pw, *found = nullptr;
+  int rc = getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found);
+  if (!found) {
+    *err = "no user named " + name + (rc ? std::string(": ") + std::strerror(rc) : "");
+    return false;
+  }
+  *out = from_passwd(pw);
+  return true;
+}
+
+bool choose_account(const std::string& requested, bool allow_root, Account* out, std::string* err) {
+  if (geteuid() != 0) return own_account(requested, out, err);
+  if (requested.empty()) {
+    if (allow_root) return lookup_uid(0, out, err);
+    *err = "running as root and no user given: pass --user NAME or set GPUENV_USER";
+    return false;
+  }
+  if (!lookup_account(requested, out, err)) return false;
+  if (out->uid == 0 && !allow_root) {
+    *err = "user " + requested + " is root (uid 0)";
+    return false;
+  }
+  return true;
+}
+
+void use_account_env(const Account& a) {
+  setenv("HOME", a.home.c_str(), 1);
+  setenv("USER", a.name.c_str(), 1);
+  setenv("LOGNAME", a.name.c_str(), 1);
+  setenv("SHELL", a.shell.c_str(), 1);
+  for (const char* xdg : {"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
+                          "XDG_STATE_HOME"})
+    unsetenv(xdg);
+}
+
+bool drop_privileges(const Account& a, std::string* err) {
+  if (initgroups(a.name.c_str(), a.gid) != 0) *err = fs::errno_text("initgroups", a.name);
+  else if (setgid(a.gid) != 0) *err = fs::errno_text("setgid", std::to_string(a.gid));
+  else if (setuid(a.uid) != 0) *err = fs::errno_text("setuid", std::to_string(a.uid));
+  else if (a.uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
+    *err = "setuid(" + std::to_string(a.uid) + ") left a way back to root";
+  if (!err->empty()) return false;
+  use_account_env(a);
+  return true;
+}
+
+std::string find_on_path(const std::vector<std::string>& names) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (const auto& name : names) {
+    size_t start = 0;
+    while (start <= dirs.size()) {
+      size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      std::string dir = dirs.substr(start, end - start);
+      std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+      if (is_executable_file(candidate)) return candidate;
+      start = end + 1;
+    }
+  }
+  return "";
+}
+
+bool run_program(const std::vector<std::string>& argv, std::string* err) {
+  std::vector<char*> args = c_argv(argv);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  if (rc != 0) {
+    *err = fs::errno_text("posix_spawnp", argv[0], rc);
+    return false;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  *err = argv[0] + (WIFEXITED(status) ? " exited with status " + std::to_string(WEXITSTATUS(status))
+                                      : " was killed by signal " + std::to_string(WTERMSIG(status)));
+  return false;
+}
+
+int exec_program(const std::vector<std::string>& argv, std::string* err) {
+  std::vector<char*> args = c_argv(argv);
+  execvp(args[0], args.data());
+  int e = errno;
+  *err = "cannot run " + argv[0] + ": " + std::strerror(e);
+  return e == ENOENT ? 127 : 126;
+}
+
+int open_regular(const std::string& path, struct stat* st, std::string* err) {
+  return fs::open_regular_nofollow(path, st, err);
+}
+
+bool read_file(const std::string& path, size_t max_bytes, std::string* out, std::string* err) {
+  struct stat st;
+  int fd = open_regular(path, &st, err);
+  if (fd < 0) return false;
+  out->clear();
+  char buf[4096];
+  ssize_t n = 0;
+  while (out->size() <= max_bytes && (n = read(fd, buf, sizeof buf)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  int e = errno;
+  close(fd);
+  if (out->size() > max_bytes) *err = path + " is larger than " + std::to_string(max_bytes) + " bytes";
+  else if (n < 0) *err = fs::errno_text("read", path, e);
+  else return true;
+  return false;
+}
+
+bool check_private_dir(const std::string& dir, std::string* resolved, std::string* err) {
+  std::string why = sys::unsafe_dir(dir, sys::Sticky::kRefused,
+                                    "only root (or the user gpuenv runs as) may be able to change " + dir +
+                                        " and the directories above it");
+  if (!why.empty()) return *err = why, false;
+  char real[PATH_MAX];
+  if (!realpath(dir.c_str(), real)) return *err = fs::errno_text("realpath", dir), false;
+  *resolved = real;
+  return true;
+}
+
+std::string user_search_path(const std::string& value, const Account& a) {
+  std::vector<gid_t> groups = groups_of(a);
+  std::vector<std::string> kept;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = std::min(value.find(':', start), value.size());
+    std::string dir = value.substr(start, end - start);
+    bool seen = std::find(kept.begin(), kept.end(), dir) != kept.end();
+    if (!seen && usable_dir(dir, a, groups)) kept.push_back(dir);
+    start = end + 1;
+  }
+  std::string out;
+  for (const auto& dir : kept) out += (out.empty() ? "" : ":") + dir;
+  return out;
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,352 @@
+#include "sense/nvml/nvml_sampler.h"
+
+#include <climits>
+#include <string_view>
+
+#include "sense/nvml/nvml_call.h"
+#include "sense/nvml/nvml_errors.h"
+
+namespace gpuenv {
+namespace {
+
+/// Calls about one device; counts the failures into the memory.
+struct DeviceCall {
+  DeviceCall(const Nvml& nvml, std::string subject) : call(nvml, std::move(subject), &problems, &gpu) {}
+  std::vector<Problem> problems;
+  Gpu gpu;  // gets the Problem of a fatal failure (lost, needs a reset)
+  NvmlCaller call;
+  std::uint64_t failures() const { return problems.size() + (gpu.problem ? 1 : 0); }
+};
+
+void read_memory(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  if (std::optional<MemoryInfo> m = memory_info(call, f, d)) {
+    r->memory_total_bytes = m->total;
+    r->memory_free_bytes = m->free;
+    r->memory_used_bytes = m->used;
+  }
+}
+
+void read_utilization(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  nvml::Utilization u{};
+  if (call(f.utilization, d, &u) && u.gpu <= 100 && u.memory <= 100) {
+    r->utilization_ratio = u.gpu / 100.0;
+    r->memory_utilization_ratio = u.memory / 100.0;
+  }
+}
+
+std::optional<std::uint64_t> clock_hz(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, int type) {
+  unsigned mhz = 0;
+  if (!call(f.clock, d, type, &mhz)) return std::nullopt;
+  return std::uint64_t{mhz} * 1000000u;
+}
+
+void read_power(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  unsigned celsius = 0, milliwatts = 0;
+  unsigned long long millijoules = 0;
+  if (call(f.temperature, d, nvml::kTemperatureGpu, &celsius) && celsius <= INT_MAX)
+    r->temperature_c = static_cast<int>(celsius);
+  if (call(f.power_usage, d, &milliwatts)) r->power_watts = milliwatts / 1000.0;
+  nvml::FieldValue v{};
+  v.field_id = nvml::kFieldMemoryTemp;
+  if (call(f.field_values, d, 1, &v) && v.nvml_return == nvml::kSuccess &&
+      v.value_type == nvml::kValueTypeUnsignedInt && v.value.ui <= INT_MAX)
+    r->memory_temperature_c = static_cast<int>(v.value.ui);
+  if (call(f.energy, d, &millijoules)) r->energy_joules = static_cast<double>(millijoules) / 1000.0;
+}
+
+void read_clocks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  r->sm_clock_hz = clock_hz(call, f, d, nvml::kClockSm);
+  r->memory_clock_hz = clock_hz(call, f, d, nvml::kClockMem);
+  unsigned long long reasons = 0;
+  if (call(f.clocks_event_reasons, d, &reasons)) r->clock_events = reasons;
+}
+
+void read_links(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  r->pcie_link_generation = get_int(call, f.pcie_gen_current, d);
+  r->pcie_link_width = get_int(call, f.pcie_width_current, d);
+  if (std::optional<std::uint32_t> n = get_uint(call, f.pcie_replay, d)) r->pcie_replay_errors = *n;
+  r->nvlink_links_up = active_nvlinks(call, f, d);
+}
+
+std::optional<std::uint64_t> ecc_count(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, int type) {
+  unsigned long long n = 0;
+  if (!call(f.total_ecc_errors, d, type, nvml::kVolatileEcc, &n)) return std::nullopt;
+  return n;
+}
+
+void read_memory_errors(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  r->ecc_corrected = ecc_count(call, f, d, nvml::kMemoryErrorCorrected);
+  r->ecc_uncorrected = ecc_count(call, f, d, nvml::kMemoryErrorUncorrected);
+  unsigned correctable = 0, uncorrectable = 0, pending = 0, failure = 0;
+  if (call(f.remapped_rows, d, &correctable, &uncorrectable, &pending, &failure)) {
+    r->row_remap_correctable = correctable;
+    r->row_remap_uncorrectable = uncorrectable;
+    r->row_remap_pending = pending != 0;
+    r->row_remap_failure = failure != 0;
+  }
+}
+
+// A lost device keeps its labels and says so; what it answered before it
+// was lost is dropped with the rest of its values.
+DeviceReading lost(const DeviceReading& r) {
+  DeviceReading out;
+  out.gpu = r.gpu;
+  out.mig = r.mig;
+  out.uuid = r.uuid;
+  out.name = r.name;
+  out.pci_bus_id = r.pci_bus_id;
+  out.minor_number = r.minor_number;
+  out.gpu_instance_id = r.gpu_instance_id;
+  out.mig_profile = r.mig_profile;
+  return out;
+}
+
+// "NVIDIA A100-SXM4-80GB MIG 2g.20gb" -> "2g.20gb", as dcgm-exporter's GPU_I_PROFILE.
+std::optional<std::string> mig_profile(const std::optional<std::string>& name) {
+  constexpr std::string_view kMig = " MIG ";
+  std::size_t at = name ? name->rfind(kMig) : std::string::npos;
+  if (at == std::string::npos) return std::nullopt;
+  return name->substr(at + kMig.size());
+}
+
+void remember(std::optional<std::string>* known, NvmlCaller& call, const Fn<nvml::DeviceGetStringFn>& fn,
+              nvml::Device d) {
+  if (!*known) *known = get_string(call, fn, d);
+}
+
+DeviceReading read_mig(const Nvml& nvml, nvml::Device parent, const DeviceReading& gpu, unsigned slot,
+                       std::uint64_t* errors, bool* present) {
+  DeviceCall c(nvml, "GPU " + std::to_string(gpu.gpu) + " MIG " + std::to_string(slot));
+  DeviceReading r;
+  r.gpu = gpu.gpu;
+  r.mig = static_cast<int>(slot);
+  r.pci_bus_id = gpu.pci_bus_id;
+  r.minor_number = gpu.minor_number;
+  nvml::Device d = nullptr;
+  *present = c.call(nvml.fn.mig_handle, parent, slot, &d);
+  if (*present) {
+    r.uuid = get_string(c.call, nvml.fn.uuid, d);
+    r.name = get_string(c.call, nvml.fn.name, d);
+    r.mig_profile = mig_profile(r.name);
+    r.gpu_instance_id = get_int(c.call, nvml.fn.gpu_instance_id, d);
+    read_memory(c.call, nvml.fn, d, &r);
+    read_utilization(c.call, nvml.fn, d, &r);
+    r.up = !c.call.stopped();
+  }
+  *errors += c.failures();
+  return r.up ? r : lost(r);
+}
+
+// The MIG devices of a GPU in MIG mode; a slot NVML has no device in
+// (NOT_FOUND) is skipped.
+void read_migs(const Nvml& nvml, nvml::Device d, const DeviceReading& gpu, NvmlCaller& call,
+               std::uint64_t* errors, std::vector<DeviceReading>* out) {
+  unsigned current = 0, pending = 0, slots = 0;
+  if (!call(nvml.fn.mig_mode, d, &current, &pending) || current != nvml::kDeviceMigEnable) return;
+  if (!call(nvml.fn.max_mig_devices, d, &slots)) return;
+  for (unsigned slot = 0; slot < slots; ++slot) {
+    bool present = false;
+    DeviceReading r = read_mig(nvml, d, gpu, slot, errors, &present);
+    if (present) out->push_back(std::move(r));
+  }
+}
+
+// Registers the GPU for Xid events once (the set is made on first use).
+// A GPU or driver without them keeps xid_watched false: no Xid series.
+void watch_xid(const Nvml& nvml, nvml::Device d, SamplerMemory::Identity* known, SamplerMemory* memory) {
+  const NvmlFunctions& f = nvml.fn;
+  if (known->xid_tried || !f.event_set_create.call || !f.register_events.call || !f.event_set_wait.call) return;
+  known->xid_tried = true;
+  if (!memory->xid_set && f.event_set_create.call(&memory->xid_set) != nvml::kSuccess) {
+    memory->xid_set = nullptr;
+    return;
+  }
+  known->handle = d;
+  known->xid_watched =
+      f.register_events.call(d, nvml::kEventTypeXidCriticalError, memory->xid_set) == nvml::kSuccess;
+}
+
+// Takes the Xid events that arrived since the last round, without waiting
+// (timeout 0), and puts each GPU's last one and count on its reading.
+void drain_xid(const Nvml& nvml, SamplerMemory* memory, std::vector<DeviceReading>* devices) {
+  constexpr int kMostPerRound = 256;  // a storm of events cannot hold the round up
+  nvml::EventData e{};
+  for (int i = 0; memory->xid_set && i < kMostPerRound &&
+                  nvml.fn.event_set_wait.call(memory->xid_set, &e, 0) == nvml::kSuccess;
+       ++i) {
+    if (!(e.event_type & nvml::kEventTypeXidCriticalError)) continue;
+    for (SamplerMemory::Identity& g : memory->gpus)
+      if (g.xid_watched && g.handle == e.device) g.xid_last = e.event_data, ++g.xid_events;
+  }
+  for (DeviceReading& r : *devices) {
+    const SamplerMemory::Identity& g = memory->gpus[static_cast<std::size_t>(r.gpu)];
+    if (r.mig || !r.up || !g.xid_watched) continue;
+    r.xid_last = g.xid_last;
+    r.xid_events = g.xid_events;
+  }
+}
+
+void read_driver(const Nvml& nvml, SamplerMemory* memory) {
+  char buf[nvml::kDriverVersionBufferSize] = {};
+  if (!memory->driver_version && nvml.fn.driver_version.call &&
+      nvml.fn.driver_version.call(buf, sizeof buf) == nvml::kSuccess)
+    memory->driver_version = c_string(buf);
+}
+
+void read_gpu(const Nvml& nvml, unsigned index, SamplerMemory::Identity* known, SamplerMemory* memory,
+              std::vector<DeviceReading>* out) {
+  DeviceCall c(nvml, "GPU " + std::to_string(index));
+  const NvmlFunctions& f = nvml.fn;
+  DeviceReading r;
+  r.gpu = static_cast<int>(index);
+  nvml::Device d = nullptr;
+  std::vector<DeviceReading> migs;
+  if (c.call(f.handle, index, &d)) {
+    remember(&known->name, c.call, f.name, d);
+    remember(&known->uuid, c.call, f.uuid, d);
+    if (!known->pci_bus_id) known->pci_bus_id = pci_bus_id(c.call, f, d);
+    if (!known->minor_number) known->minor_number = get_int(c.call, f.minor_number, d);
+    watch_xid(nvml, d, known, memory);
+    r.uuid = known->uuid, r.name = known->name, r.pci_bus_id = known->pci_bus_id;
+    r.minor_number = known->minor_number;
+    read_utilization(c.call, f, d, &r);
+    read_memory(c.call, f, d, &r);
+    read_power(c.call, f, d, &r);
+    read_clocks(c.call, f, d, &r);
+    read_links(c.call, f, d, &r);
+    read_memory_errors(c.call, f, d, &r);
+    read_migs(nvml, d, r, c.call, &memory->nvml_errors_total, &migs);
+    r.up = !c.call.stopped();
+  }
+  r.uuid = known->uuid, r.name = known->name, r.pci_bus_id = known->pci_bus_id;
+  r.minor_number = known->minor_number;
+  memory->nvml_errors_total += c.failures();
+  out->push_back(r.up ? r : lost(r));
+  if (r.up) out->insert(out->end(), migs.begin(), migs.end());
+}
+
+// ---- NVML GPM: each device's figures between the last round and this one.
+
+void set_gpm(const GpmRatios& g, DeviceReading* r) {
+  r->gpm_gr_engine_active = g.gr_engine_active, r->gpm_sm_active = g.sm_active;
+  r->gpm_sm_occupancy = g.sm_occupancy, r->gpm_tensor_active = g.tensor_active;
+  r->gpm_fp32_active = g.fp32_active, r->gpm_fp16_active = g.fp16_active, r->gpm_dram_active = g.dram_active;
+}
+
+// The handle GPM samples through (a MIG instance's parent GPU) and, for a
+// MIG device, its GPU instance id; false when NVML cannot say.
+bool gpm_target(const Nvml& nvml, NvmlCaller& call, const DeviceReading& r, nvml::Device* gpu,
+                std::optional<unsigned>* instance) {
+  if (!call(nvml.fn.handle, static_cast<unsigned>(r.gpu), gpu)) return false;
+  if (!r.mig) return true;
+  nvml::Device mig = nullptr;
+  if (!call(nvml.fn.mig_handle, *gpu, static_cast<unsigned>(*r.mig), &mig)) return false;
+  *instance = get_uint(call, nvml.fn.gpu_instance_id, mig);
+  return instance->has_value();
+}
+
+void read_gpm(const Nvml& nvml, SamplerMemory* memory, DeviceReading* r) {
+  std::pair<int, int> key{r->gpu, r->mig.value_or(-1)};
+  auto known = memory->gpm.find(key);
+  if (!r->up) {
+    if (known != memory->gpm.end()) memory->gpm.erase(known);  // a reset GPU starts afresh
+    return;
+  }
+  if (known != memory->gpm.end() && !known->second.supported()) return;  // asked once
+  DeviceCall c(nvml, "GPU " + std::to_string(r->gpu) + (r->mig ? " MIG " + std::to_string(*r->mig) : ""));
+  nvml::Device gpu = nullptr;
+  std::optional<unsigned> instance;
+  if (gpm_target(nvml, c.call, *r, &gpu, &instance)) {
+    if (known == memory->gpm.end() || known->second.gpu_instance() != instance)
+      known = memory->gpm.insert_or_assign(key, GpmDevice(nvml, gpu, instance)).first;
+    if (std::optional<GpmRatios> g = known->second.next(c.call)) set_gpm(*g, r);
+  }
+  memory->nvml_errors_total += c.failures();
+}
+
+void read_gpm_all(const Nvml& nvml, SamplerMemory* memory, std::vector<DeviceReading>* devices) {
+  for (DeviceReading& r : *devices) read_gpm(nvml, memory, &r);
+}
+
+}  // namespace
+
+void release_nvml_events(const Nvml& nvml, SamplerMemory* memory) {
+  if (memory->xid_set && nvml.fn.event_set_free.call) nvml.fn.event_set_free.call(memory->xid_set);
+  memory->xid_set = nullptr;
+  for (SamplerMemory::Identity& g : memory->gpus) g.xid_tried = g.xid_watched = false;
+}
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now) {
+  Readings r;
+  unsigned count = 0;
+  if (nvml.fn.count.call(&count) != nvml::kSuccess) {
+    ++memory->nvml_errors_total;  // every GPU known before is lost to us
+    count = 0;
+    for (std::size_t i = 0; i < memory->gpus.size(); ++i) {
+      DeviceReading g;
+      g.gpu = static_cast<int>(i);
+      g.uuid = memory->gpus[i].uuid, g.name = memory->gpus[i].name, g.pci_bus_id = memory->gpus[i].pci_bus_id;
+      r.devices.push_back(g);
+    }
+  }
+  if (memory->gpus.size() < count) memory->gpus.resize(count);
+  for (unsigned i = 0; i < count; ++i) read_gpu(nvml, i, &memory->gpus[i], memory, &r.devices);
+  drain_xid(nvml, memory, &r.devices);
+  read_driver(nvml, memory);
+  r.driver_version = memory->driver_version;
+  read_gpm_all(nvml, memory, &r.devices);
+  r.nvml_errors_total = memory->nvml_errors_total;
+  r.sampled_at = now;
+  return r;
+}
+
+NvmlSampler::~NvmlSampler() { stop(); }
+
+bool NvmlSampler::start(const std::string& library, std::chrono::milliseconds interval, Problem* err) {
+  if (!load_nvml(library, &nvml_, err)) return false;
+  nvml::Return rc = nvml_.fn.init.call();
+  if (rc != nvml::kSuccess) {
+    *err = nvml_problem(nvml_.fn.init.name, rc, nvml_error_text(nvml_, rc));
+    return false;
+  }
+  initialised_ = true;
+  interval_ = interval;
+  latest_ = std::make_shared<const Readings>(sample_nvml(nvml_, &memory_, steady_seconds()));
+  stopping_ = false;
+  thread_ = std::thread([this] { loop(); });
+  return true;
+}
+
+std::shared_ptr<const Readings> NvmlSampler::latest() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return latest_;
+}
+
+void NvmlSampler::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
+    lock.unlock();  // a scrape meanwhile gets the previous round
+    auto next = std::make_shared<const Readings>(sample_nvml(nvml_, &memory_, steady_seconds()));
+    lock.lock();
+    latest_ = std::move(next);
+  }
+}
+
+void NvmlSampler::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  memory_.gpm.clear();  // frees NVML's GPM samples while NVML is still up
+  if (initialised_) release_nvml_events(nvml_, &memory_);
+  if (initialised_) nvml_.fn.shutdown.call();
+  initialised_ = false;
+}
+
+}  // namespace gpuenv

@@ -1,0 +1,81 @@
+// `gpuenv export`'s view of NVML: a thread reads every GPU and MIG device
+// each interval into Readings (Xid events taken without waiting); latest() hands out the newest round without
+// waiting on NVML, so a scrape never does.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/gpu_reading.h"
+#include "model/machine.h"
+#include "sense/nvml/nvml_gpm.h"
+#include "sense/nvml/nvml_library.h"
+
+namespace gpuenv {
+
+/// What a round remembers of the rounds before it: each GPU's name, UUID
+/// and PCI address once read (a GPU lost later keeps its labels), each
+/// device's last GPM sample, and the count of failed calls.
+struct SamplerMemory {
+  struct Identity {
+    std::optional<std::string> uuid, name, pci_bus_id;
+    std::optional<int> minor_number;
+    nvml::Device handle = nullptr;          // what Xid events name the GPU by
+    bool xid_tried = false, xid_watched = false;  // registered for Xid events
+    std::uint64_t xid_last = 0, xid_events = 0;
+  };
+  std::vector<Identity> gpus;
+  std::map<std::pair<int, int>, GpmDevice> gpm;  // by (GPU, MIG slot or -1)
+  std::uint64_t nvml_errors_total = 0;
+  std::optional<std::string> driver_version;
+  nvml::EventSet xid_set = nullptr;  // nvmlEventSetCreate's, on first use
+};
+
+/// One round over an initialised NVML: every GPU in NVML order, each
+/// followed by its MIG devices. `now` becomes Readings::sampled_at.
+Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now);
+
+/// Frees the Xid event set sample_nvml made (before nvmlShutdown).
+void release_nvml_events(const Nvml& nvml, SamplerMemory* memory);
+
+/// Seconds on the steady clock (what sampled_at and a scrape's age use).
+double steady_seconds();
+
+class NvmlSampler {
+ public:
+  NvmlSampler() = default;
+  ~NvmlSampler();
+  NvmlSampler(const NvmlSampler&) = delete;
+  NvmlSampler& operator=(const NvmlSampler&) = delete;
+
+  /// Loads NVML from `library`, initialises it, takes the first round and
+  /// starts the thread. False with the Problem in *err (library missing,
+  /// nvmlInit failing).
+  bool start(const std::string& library, std::chrono::milliseconds interval, Problem* err);
+  /// The newest round (the first one until the thread has taken another).
+  std::shared_ptr<const Readings> latest() const;
+  /// Ends the thread (after the round in progress) and shuts NVML down.
+  void stop();
+
+ private:
+  void loop();
+
+  Nvml nvml_;
+  bool initialised_ = false;
+  SamplerMemory memory_;
+  std::chrono::milliseconds interval_{5000};
+  std::thread thread_;
+  mutable std::mutex mutex_;  // latest_, stopping_
+  std::condition_variable wake_;
+  std::shared_ptr<const Readings> latest_;
+  bool stopping_ = false;
+};
+
+}  // namespace gpuenv

@@ -1,0 +1,65 @@
+#include "sense/python/speed_report.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace gpuenv {
+namespace {
+
+TEST(SpeedReport, TheLastCompleteLineThatReads) {
+  struct Row {
+    const char* what;
+    const char* text;
+    std::optional<long long> steps;
+  } rows[] = {
+      {"one line", "steps=12 batches=13 wait=0.5 first_step=10 last_step=21 first_batch=9 last_batch=21\n", 12},
+      {"padded as the hook writes it", "steps=3 batches=0 wait=0           \n", 3},
+      {"the last line wins", "steps=1 wait=0\nsteps=2 wait=0\n", 2},
+      {"an unfinished last line is skipped", "steps=1 wait=0\nsteps=2 wa", 1},
+      {"a bad last line falls back", "steps=1 wait=0\nsteps=-2\n", 1},
+      {"last before first", "steps=5 first_step=9 last_step=3\n", std::nullopt},
+      {"a first without its last", "steps=5 first_step=9\n", std::nullopt},
+      {"not a number", "steps=x\n", std::nullopt},
+      {"inf", "steps=1 wait=inf\n", std::nullopt},
+      {"a fraction of a step", "steps=1.5\n", std::nullopt},
+      {"unknown words are skipped", "version=2 steps=4 colour=blue\n", 4},
+      {"no figure", "hello\n", std::nullopt},
+      {"empty", "", std::nullopt},
+  };
+  for (const Row& r : rows) {
+    auto m = parse_speed_report(r.text);
+    ASSERT_EQ(m.has_value(), r.steps.has_value()) << r.what;
+    if (m) EXPECT_EQ(m->steps, *r.steps) << r.what;
+  }
+}
+
+TEST(SpeedReport, FiguresFromTheMarks) {
+  auto m = parse_speed_report("steps=11 batches=11 wait=2.5 first_step=110 last_step=120 first_batch=109 last_batch=119\n");
+  ASSERT_TRUE(m);
+  JobSpeed s = job_speed(*m, 100, 125);
+  EXPECT_DOUBLE_EQ(*s.steps_per_s, 1.0);  // 10 intervals in 10 s
+  EXPECT_DOUBLE_EQ(*s.batches_per_s, 1.0);
+  EXPECT_DOUBLE_EQ(*s.data_wait_share, 0.25);
+  EXPECT_DOUBLE_EQ(*s.first_step_s, 10);
+  EXPECT_DOUBLE_EQ(*s.exit_tail_s, 5);
+  JobSpeed one = job_speed(*parse_speed_report("steps=1 first_step=5 last_step=5\n"), 0, 6);
+  EXPECT_FALSE(one.steps_per_s);  // one step: no rate
+  EXPECT_DOUBLE_EQ(*one.exit_tail_s, 1);
+  JobSpeed batches = job_speed(*parse_speed_report("batches=3 first_batch=1 last_batch=3\n"), 0, 4);
+  EXPECT_DOUBLE_EQ(*batches.exit_tail_s, 1);  // no step: from the last batch
+}
+
+TEST(SpeedReport, TheFileIsReadAndRemoved) {
+  std::string path = ::testing::TempDir() + "/speed-report-test";
+  std::ofstream(path) << "steps=7 wait=0\n";
+  auto m = read_speed_report(path);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->steps, 7);
+  EXPECT_FALSE(std::ifstream(path).good());
+  EXPECT_FALSE(read_speed_report(path));
+}
+
+}  // namespace
+}  // namespace gpuenv
