@@ -193,6 +193,18 @@ TEST(ContainerImage, ComposeHasGpusSharedMemoryPortsAndTheCache) {
     EXPECT_TRUE(contains(c, want)) << want;
 }
 
+// No VOLUME (each `docker run` without -v would leave an anonymous volume);
+// the devel target exists, and a build without --target ends at the runtime.
+TEST(ContainerImage, DockerfileHasNoVolumeAndADevelTargetThatIsNotTheDefault) {
+  std::string d = slurp(repo() + "/docker/Dockerfile");
+  EXPECT_EQ(d.find("\nVOLUME"), std::string::npos);
+  size_t devel = d.find("\nFROM runtime AS devel\n");
+  ASSERT_NE(devel, std::string::npos);
+  size_t last = d.rfind("\nFROM ");
+  EXPECT_EQ(d.substr(last, 14), "\nFROM runtime\n") << "the last stage is the default target";
+  EXPECT_TRUE(contains(d.substr(devel), "setup-image.sh devel"));
+}
+
 TEST(ContainerImage, MakeDepsInstallsTheProgramsTheTestsRun) {
   std::string m = slurp(repo() + "/Makefile");
   for (const char* pkg : {" openssh-server", " openssh-client", " jupyter-server"})
