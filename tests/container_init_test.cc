@@ -309,7 +309,7 @@ TEST_F(InitAsRoot, ARefusedCacheRootIsLeftAlone) {
 // pip as the user lands on the cache root; a command that keeps root is not
 // pointed at a directory the user can write.
 TEST_F(InitAsRoot, TheUsersPipGoesToTheCacheRootAndRootsDoesNot) {
-  std::string base = dir_ + "/cache/python";
+  std::string base = dir_ + "/cache/pip";
   auto r = as({{"PATH", "/usr/bin:/bin"}}, "echo \"$PYTHONUSERBASE $PIP_BREAK_SYSTEM_PACKAGES $PATH\"");
   EXPECT_EQ(r.out, base + " 1 " + base + "/bin:/usr/bin:/bin\n") << r.err;
   struct stat st;

@@ -53,7 +53,7 @@ PythonUserBase python_user_base(const std::string& cache_root, bool bin_first,
   PythonUserBase out;
   const char* set = get("PYTHONUSERBASE");
   if (cache_root.empty() || (set && *set)) return out;
-  out.dir = (cache_root.back() == '/' ? cache_root : cache_root + "/") + "python";
+  out.dir = (cache_root.back() == '/' ? cache_root : cache_root + "/") + "pip";
   out.env.emplace_back("PYTHONUSERBASE", out.dir);
   const char* pep668 = get("PIP_BREAK_SYSTEM_PACKAGES");
   if (!pep668 || !*pep668) out.env.emplace_back("PIP_BREAK_SYSTEM_PACKAGES", "1");

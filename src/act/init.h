@@ -44,7 +44,7 @@ void write_plan_files(const Plan& plan, const PlanFiles& files,
                       const std::function<void(const LogEvent&)>& log);
 
 /// The user's pip on the cache root (docs/container.md, "pip install"):
-/// `pip install` by the user lands in <cache_root>/python and outlives the
+/// `pip install` by the user lands in <cache_root>/pip and outlives the
 /// container. PYTHONUSERBASE names it (Python keeps lib/pythonX.Y/site-packages
 /// apart per version, so another Python never loads these wheels);
 /// PIP_BREAK_SYSTEM_PACKAGES=1 lets pip write that user base where the base

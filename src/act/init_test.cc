@@ -134,15 +134,15 @@ TEST(InitPythonUserBase, PointsPipAtTheCacheRoot) {
   };
   using Env = std::vector<std::pair<std::string, std::string>>;
   PythonUserBase user = python_user_base("/cache/", true, get);
-  EXPECT_EQ(user.dir, "/cache/python");
-  EXPECT_EQ(user.env, (Env{{"PYTHONUSERBASE", "/cache/python"},
+  EXPECT_EQ(user.dir, "/cache/pip");
+  EXPECT_EQ(user.env, (Env{{"PYTHONUSERBASE", "/cache/pip"},
                            {"PIP_BREAK_SYSTEM_PACKAGES", "1"},
-                           {"PATH", "/cache/python/bin:/usr/bin:/bin"}}));
+                           {"PATH", "/cache/pip/bin:/usr/bin:/bin"}}));
   EXPECT_EQ(python_user_base("/cache", false, get).env.back(),
-            (std::pair<std::string, std::string>{"PATH", "/usr/bin:/bin:/cache/python/bin"}));
+            (std::pair<std::string, std::string>{"PATH", "/usr/bin:/bin:/cache/pip/bin"}));
   env = {{"PIP_BREAK_SYSTEM_PACKAGES", "0"}};
   EXPECT_EQ(python_user_base("/c", true, get).env,
-            (Env{{"PYTHONUSERBASE", "/c/python"}, {"PATH", "/c/python/bin:/usr/local/bin:/usr/bin:/bin"}}));
+            (Env{{"PYTHONUSERBASE", "/c/pip"}, {"PATH", "/c/pip/bin:/usr/local/bin:/usr/bin:/bin"}}));
   env = {{"PYTHONUSERBASE", "/workspace/py"}, {"PATH", "/usr/bin"}};
   EXPECT_EQ(python_user_base("/cache", true, get).dir, "");
   EXPECT_TRUE(python_user_base("/cache", true, get).env.empty());

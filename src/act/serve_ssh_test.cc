@@ -211,7 +211,7 @@ TEST(ServeSsh, SessionsGetGpuenvsOwnConfigurationVerbatim) {
   std::map<std::string, std::string> env = {{"GPUENV_CACHE_ROOT", "/cache"},
                                             {"GPUENV_NVML_LIBRARY", "/opt/x/libnvidia-ml.so.1"},
                                             {"GPUENV_CUDA_LIBRARY", ""},
-                                            {"PYTHONUSERBASE", "/cache/python"},
+                                            {"PYTHONUSERBASE", "/cache/pip"},
                                             {"GPUENV_OTHER", "y"}};
   auto get = [&](const char* name) -> const char* {
     auto it = env.find(name);
@@ -220,7 +220,7 @@ TEST(ServeSsh, SessionsGetGpuenvsOwnConfigurationVerbatim) {
   EXPECT_EQ(passthrough_env(a, get),
             (EnvList{{"GPUENV_CACHE_ROOT", "/cache"},
                      {"GPUENV_NVML_LIBRARY", "/opt/x/libnvidia-ml.so.1"},
-                     {"PYTHONUSERBASE", "/cache/python"}}));
+                     {"PYTHONUSERBASE", "/cache/pip"}}));
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ std::string read_or_note(Search* s, const std::string& path, const char* fix) {
   return "";
 }
 
-// Python's user base: $PYTHONUSERBASE (the image's /cache/python, where the
+// Python's user base: $PYTHONUSERBASE (the image's /cache/pip, where the
 // user's pip installs), else ~/.local.
 void add_user_site(Search* s, const std::vector<std::string>& versions) {
   std::string base = env("PYTHONUSERBASE");

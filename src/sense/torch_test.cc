@@ -164,7 +164,7 @@ TEST(TorchSense, UserSiteComesFirst) {
                              "/home/u/.local/lib/python3.11/site-packages/torch", "/usr/bin/python3"));
 }
 
-// pip as the image's user installs under $PYTHONUSERBASE (/cache/python).
+// pip as the image's user installs under $PYTHONUSERBASE (/cache/pip).
 TEST(TorchSense, UserSiteFollowsPythonUserBase) {
   EnvGuard env;
   FakeTree t;
@@ -172,12 +172,12 @@ TEST(TorchSense, UserSiteFollowsPythonUserBase) {
   t.link("python3.11", "/usr/bin/python3");
   t.torch("/usr/local/lib/python3.11/dist-packages", "2.4.0", "12.4");
   t.torch("/home/u/.local/lib/python3.11/site-packages", "2.6.0+cu126", "12.6");
-  t.torch("/cache/python/lib/python3.11/site-packages", "2.12.0+cu130", "13.0");
+  t.torch("/cache/pip/lib/python3.11/site-packages", "2.12.0+cu130", "13.0");
   env.set("PATH", "/usr/bin");
   env.set("HOME", "/home/u");
-  env.set("PYTHONUSERBASE", "/cache/python");
+  env.set("PYTHONUSERBASE", "/cache/pip");
   EXPECT_EQ(t.sense(), found("2.12.0+cu130", "13.0",
-                             "/cache/python/lib/python3.11/site-packages/torch", "/usr/bin/python3"));
+                             "/cache/pip/lib/python3.11/site-packages/torch", "/usr/bin/python3"));
 }
 
 TEST(TorchSense, AbsoluteSymlinkChainStaysInsideRoot) {

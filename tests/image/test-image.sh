@@ -135,7 +135,7 @@ code=$?
 check "pip install as gpuenv works" eq "$code" 0 || echo "$out" | tail -n 20
 out=$(prun $IMAGE sh -c 'gpuenv-test-pip' 2>&1)
 check "a second container on the same /cache runs its script and imports it" \
-  has "$out" "gpuenv-test-pip from /cache/python/lib/python3"
+  has "$out" "gpuenv-test-pip from /cache/pip/lib/python3"
 out=$(prun -e GPUENV_RUN_AS_ROOT=1 $IMAGE python3 -c \
   'import importlib.util, site; print(site.getusersitepackages(), importlib.util.find_spec("gpuenv_test_pip"))' 2>&1)
 check "root's Python does not read the user's packages" has "$out" "/root/.local/lib/python3"
@@ -155,7 +155,7 @@ cuda_version=$("${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" --version | sed -n 's/.*
 read -r major minor <<<"$cuda_version"
 out=$(prun $IMAGE sh -c 'so=$(python3 -c "import gpuenv_test_ext as e; print(e.__file__)") && echo "$so" &&
   python3 -c "import gpuenv_test_ext as e; print(e.runtime_version(), *e.add_one())" && gpuenv inspect "$so"' 2>&1)
-check "the runtime image imports the extension from /cache" has "$out" "/cache/python/lib/python3"
+check "the runtime image imports the extension from /cache" has "$out" "/cache/pip/lib/python3"
 check "its host code runs: the CUDA $major.$minor runtime, and the kernel launch reports a CUDA error (no GPU here)" \
   has "$out" "$((major * 1000 + minor * 10)) cuda"
 check "gpuenv inspect finds its sm_90 cubin" has "$out" "sm_90: 1 cubin"
@@ -241,7 +241,7 @@ check "the token file is 0600, gpuenv's" eq "$mode" "600 gpuenv"
 check "HEALTHCHECK passes while Jupyter serves" podman healthcheck run "$run_id-jupyter"
 jpid=$(podman top "$run_id-jupyter" pid args | awk '/jupyter-/ && !/gpuenv serve/ {print $1; exit}')
 check "Jupyter (and so its kernels) has pip's user base on /cache" \
-  has "$(podman exec -u 0 "$run_id-jupyter" cat "/proc/$jpid/environ" | tr '\0' '\n')" "PYTHONUSERBASE=/cache/python"
+  has "$(podman exec -u gpuenv "$run_id-jupyter" cat "/proc/$jpid/environ" | tr '\0' '\n')" "PYTHONUSERBASE=/cache/pip"
 podman exec -u 0 "$run_id-jupyter" kill -STOP "$jpid"
 if podman healthcheck run "$run_id-jupyter" >/dev/null 2>&1; then fail "HEALTHCHECK fails while Jupyter does not answer"
 else pass "HEALTHCHECK fails while Jupyter does not answer"; fi
@@ -260,9 +260,9 @@ out=$(ssh "${ssh_opts[@]}" -i "$work/key" gpuenv@127.0.0.1 'id -un; env' 2>&1)
 check "SSH key login as gpuenv" has "$out" $'gpuenv\n'
 check "the SSH session has the plan (TORCH_CUDA_ARCH_LIST)" has "$out" "TORCH_CUDA_ARCH_LIST=9.0"
 check "the SSH session has GPUENV_CACHE_ROOT" has "$out" "GPUENV_CACHE_ROOT=/cache"
-check "the SSH session has pip's user base on /cache" has "$out" "PYTHONUSERBASE=/cache/python"
+check "the SSH session has pip's user base on /cache" has "$out" "PYTHONUSERBASE=/cache/pip"
 out=$(ssh "${ssh_opts[@]}" -i "$work/key" gpuenv@127.0.0.1 'gpuenv-test-pip' 2>&1)
-check "the SSH session runs what pip installed" has "$out" "gpuenv-test-pip from /cache/python"
+check "the SSH session runs what pip installed" has "$out" "gpuenv-test-pip from /cache/pip"
 out=$(ssh "${ssh_opts[@]}" -o PubkeyAuthentication=no -o PreferredAuthentications=password,keyboard-interactive \
   gpuenv@127.0.0.1 true 2>&1)
 check "SSH password login is refused" has "$out" "Permission denied"
