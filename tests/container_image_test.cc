@@ -203,14 +203,16 @@ TEST(ContainerImage, DockerfileHasNoVolumeAndADevelTargetThatIsNotTheDefault) {
   size_t runtime = d.rfind("\nFROM ");
   ASSERT_NE(devel, std::string::npos);
   ASSERT_LT(devel, runtime);
-  EXPECT_EQ(d.substr(runtime, 24), "\nFROM base AS runtime\n") << "the last stage is the default target";
+  EXPECT_EQ(d.substr(runtime, 22), "\nFROM base AS runtime\n") << "the last stage is the default target";
   std::string devel_stage = d.substr(devel, runtime - devel), runtime_stage = d.substr(runtime);
   EXPECT_TRUE(contains(devel_stage, "setup-image.sh devel"));
   std::istringstream lines(runtime_stage);
   int copies = 0;
   for (std::string line; std::getline(lines, line);)
-    if (line.rfind("COPY ", 0) == 0 || line.rfind("RUN ", 0) == 0)
-      ++copies, EXPECT_TRUE(contains(devel_stage, "\n" + line + "\n")) << "devel lacks: " << line;
+    if (line.rfind("COPY ", 0) == 0 || line.rfind("RUN ", 0) == 0) {
+      ++copies;
+      EXPECT_TRUE(contains(devel_stage, "\n" + line + "\n")) << "devel lacks: " << line;
+    }
   EXPECT_GE(copies, 4);
 }
 
