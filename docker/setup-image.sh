@@ -13,6 +13,9 @@
 #   setup-image.sh hostkeys              drop the SSH host keys baked in by the package
 #   setup-image.sh verify BINARY         the binary runs and finds all its libraries
 #   setup-image.sh check-glibc BINARY MAX  the binary needs no glibc newer than MAX (build stage)
+#   setup-image.sh devel                 the devel target: g++ and ninja from apt where missing,
+#                                        the CUDA toolkit's include/lib64 links, checks nvcc
+#                                        and Python.h
 #
 # ROOT (default empty) prefixes every path the dirs, bashrc and hostkeys steps
 # touch, so that tests can run them in a scratch directory.
@@ -121,6 +124,29 @@ step_check_glibc() {
   echo "$binary needs glibc $need (runtime has $max)"
 }
 
+# The devel target: its Dockerfile stage has copied nvcc, the headers and the
+# CUDA runtime to $CUDA_HOME. torch.utils.cpp_extension and setuptools need a
+# host compiler (the PyTorch runtime image has none), ninja for parallel
+# builds, and the Python headers (conda's Python has them).
+step_devel() {
+  cuda=${CUDA_HOME:-/usr/local/cuda}
+  [ -e "$cuda/include" ] || ln -s targets/x86_64-linux/include "$cuda/include"
+  [ -e "$cuda/lib64" ] || ln -s targets/x86_64-linux/lib "$cuda/lib64"
+  missing=
+  command -v g++ >/dev/null || missing=g++
+  command -v ninja >/dev/null || missing="$missing ninja-build"
+  if [ -n "$missing" ]; then
+    apt-get update
+    # shellcheck disable=SC2086 # one word per package
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
+    rm -rf /var/lib/apt/lists/*
+  fi
+  nvcc=$("$cuda/bin/nvcc" --version) || die "devel: $cuda/bin/nvcc does not run"
+  include=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+  [ -f "$include/Python.h" ] || die "devel: no $include/Python.h: install the Python headers (python3-dev)"
+  echo "setup-image.sh: devel: $(echo "$nvcc" | tail -n1); $(g++ --version | head -n1); $include/Python.h"
+}
+
 step_account() {
   step_user "$GPUENV_USER" "$GPUENV_UID"
   step_dirs "$GPUENV_USER"
@@ -135,7 +161,7 @@ step_all() {
   step_verify /usr/local/bin/gpuenv
 }
 
-[ $# -ge 1 ] || die "usage: setup-image.sh all [pypi|debian]|packages|jupyter [pypi|debian]|account|user NAME UID|dirs NAME|bashrc|hostkeys|verify BINARY|check-glibc BINARY MAX"
+[ $# -ge 1 ] || die "usage: setup-image.sh all [pypi|debian]|packages|jupyter [pypi|debian]|account|user NAME UID|dirs NAME|bashrc|hostkeys|verify BINARY|check-glibc BINARY MAX|devel"
 step=$1
 shift
 case $step in
@@ -149,5 +175,6 @@ case $step in
   hostkeys) step_hostkeys ;;
   verify) [ $# -eq 1 ] || die "usage: verify BINARY"; step_verify "$1" ;;
   check-glibc) [ $# -eq 2 ] || die "usage: check-glibc BINARY MAX"; step_check_glibc "$@" ;;
+  devel) step_devel ;;
   *) die "unknown step: $step" ;;
 esac

@@ -193,6 +193,29 @@ TEST(ContainerImage, ComposeHasGpusSharedMemoryPortsAndTheCache) {
     EXPECT_TRUE(contains(c, want)) << want;
 }
 
+// No VOLUME (each `docker run` without -v would leave an anonymous volume);
+// the devel target exists, a build without --target ends at the runtime, and
+// both targets add the same gpuenv files.
+TEST(ContainerImage, DockerfileHasNoVolumeAndADevelTargetThatIsNotTheDefault) {
+  std::string d = slurp(repo() + "/docker/Dockerfile");
+  EXPECT_EQ(d.find("\nVOLUME"), std::string::npos);
+  size_t devel = d.find("\nFROM base AS devel\n");
+  size_t runtime = d.rfind("\nFROM ");
+  ASSERT_NE(devel, std::string::npos);
+  ASSERT_LT(devel, runtime);
+  EXPECT_EQ(d.substr(runtime, 22), "\nFROM base AS runtime\n") << "the last stage is the default target";
+  std::string devel_stage = d.substr(devel, runtime - devel), runtime_stage = d.substr(runtime);
+  EXPECT_TRUE(contains(devel_stage, "setup-image.sh devel"));
+  std::istringstream lines(runtime_stage);
+  int copies = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("COPY ", 0) == 0 || line.rfind("RUN ", 0) == 0) {
+      ++copies;
+      EXPECT_TRUE(contains(devel_stage, "\n" + line + "\n")) << "devel lacks: " << line;
+    }
+  EXPECT_GE(copies, 4);
+}
+
 TEST(ContainerImage, MakeDepsInstallsTheProgramsTheTestsRun) {
   std::string m = slurp(repo() + "/Makefile");
   for (const char* pkg : {" openssh-server", " openssh-client", " jupyter-server"})

@@ -306,6 +306,21 @@ TEST_F(InitAsRoot, ARefusedCacheRootIsLeftAlone) {
   EXPECT_EQ(names, std::vector<std::string>{"planted"}) << r.err;
 }
 
+// pip as the user lands on the cache root; a command that keeps root is not
+// pointed at a directory the user can write.
+TEST_F(InitAsRoot, TheUsersPipGoesToTheCacheRootAndRootsDoesNot) {
+  std::string base = dir_ + "/cache/pip";
+  auto r = as({{"PATH", "/usr/bin:/bin"}}, "echo \"$PYTHONUSERBASE $PIP_BREAK_SYSTEM_PACKAGES $PATH\"");
+  EXPECT_EQ(r.out, base + " 1 " + base + "/bin:/usr/bin:/bin\n") << r.err;
+  struct stat st;
+  ASSERT_EQ(stat((base + "/bin").c_str(), &st), 0) << "init makes the bin it puts on PATH";
+  EXPECT_NE(st.st_uid, 0u);
+  auto root = as({{"GPUENV_RUN_AS_ROOT", "1"}, {"PATH", "/usr/bin:/bin"}}, "echo \"[$PYTHONUSERBASE] $PATH\"");
+  EXPECT_EQ(root.out, "[] /usr/bin:/bin\n") << root.err;
+  auto own = as({{"PYTHONUSERBASE", "/elsewhere"}, {"PATH", "/usr/bin:/bin"}}, "echo \"$PYTHONUSERBASE $PATH\"");
+  EXPECT_EQ(own.out, "/elsewhere /usr/bin:/bin\n") << own.err;
+}
+
 TEST_F(InitAsRoot, RootIsAnOptInThatTheLogNames) {
   auto r = as({{"GPUENV_RUN_AS_ROOT", "1"}}, "id -u");
   EXPECT_EQ(r.out, "0\n") << r.err;

@@ -48,6 +48,21 @@ void write_plan_files(const Plan& plan, const PlanFiles& files,
   else log(write_failed_event(files.profile_script(), err));
 }
 
+PythonUserBase python_user_base(const std::string& cache_root, bool bin_first,
+                                const std::function<const char*(const char*)>& get) {
+  PythonUserBase out;
+  const char* set = get("PYTHONUSERBASE");
+  if (cache_root.empty() || (set && *set)) return out;
+  out.dir = (cache_root.back() == '/' ? cache_root : cache_root + "/") + "pip";
+  out.env.emplace_back("PYTHONUSERBASE", out.dir);
+  const char* pep668 = get("PIP_BREAK_SYSTEM_PACKAGES");
+  if (!pep668 || !*pep668) out.env.emplace_back("PIP_BREAK_SYSTEM_PACKAGES", "1");
+  const char* path = get("PATH");
+  std::string bin = out.dir + "/bin", rest = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  out.env.emplace_back("PATH", bin_first ? bin + ":" + rest : rest + ":" + bin);
+  return out;
+}
+
 std::vector<std::string> default_command() {
   const char* shell = std::getenv("SHELL");
   if (shell && *shell && access(shell, X_OK) == 0) return {shell};

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "act/init_log.h"
@@ -41,6 +42,26 @@ using sys::write_file_atomic;
 /// without the file) through `log`.
 void write_plan_files(const Plan& plan, const PlanFiles& files,
                       const std::function<void(const LogEvent&)>& log);
+
+/// The user's pip on the cache root (docs/container.md, "pip install"):
+/// `pip install` by the user lands in <cache_root>/pip and outlives the
+/// container. PYTHONUSERBASE names it (Python keeps lib/pythonX.Y/site-packages
+/// apart per version, so another Python never loads these wheels);
+/// PIP_BREAK_SYSTEM_PACKAGES=1 lets pip write that user base where the base
+/// image's Python is externally managed (PEP 668: the system's packages stay
+/// root's, unwritable by the user); its bin goes on PATH, first for a command
+/// that runs as the user, last when the process stays root (`serve ssh`), so
+/// that root never runs a program the user put there instead of a system one.
+struct PythonUserBase {
+  std::string dir;                                         // "" when init sets nothing
+  std::vector<std::pair<std::string, std::string>> env;   // what to set
+};
+
+/// Nothing when the cache root is "" (refused, or none) or PYTHONUSERBASE is
+/// set already (the user's choice; PATH is then left alone too). A
+/// PIP_BREAK_SYSTEM_PACKAGES that is set is kept. `get` reads the environment.
+PythonUserBase python_user_base(const std::string& cache_root, bool bin_first,
+                                const std::function<const char*(const char*)>& get);
 
 /// What to run when init is given no command: $SHELL, else /bin/bash, else
 /// /bin/sh (as NGC's entrypoint does: `docker run -it IMAGE` gives a shell).

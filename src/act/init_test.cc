@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "container_support.h"
@@ -121,6 +122,32 @@ TEST_F(InitFiles, DefaultCommandIsAShell) {
   std::vector<std::string> cmd = default_command();
   ASSERT_EQ(cmd.size(), 1u);
   EXPECT_EQ(access(cmd[0].c_str(), X_OK), 0) << cmd[0];
+}
+
+// The user's pip on the cache root: bin first for the user, last for root
+// (sshd); what the user set is kept; nothing without a cache root.
+TEST(InitPythonUserBase, PointsPipAtTheCacheRoot) {
+  std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}};
+  auto get = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  PythonUserBase user = python_user_base("/cache/", true, get);
+  EXPECT_EQ(user.dir, "/cache/pip");
+  EXPECT_EQ(user.env, (Env{{"PYTHONUSERBASE", "/cache/pip"},
+                           {"PIP_BREAK_SYSTEM_PACKAGES", "1"},
+                           {"PATH", "/cache/pip/bin:/usr/bin:/bin"}}));
+  EXPECT_EQ(python_user_base("/cache", false, get).env.back(),
+            (std::pair<std::string, std::string>{"PATH", "/usr/bin:/bin:/cache/pip/bin"}));
+  env = {{"PIP_BREAK_SYSTEM_PACKAGES", "0"}};
+  EXPECT_EQ(python_user_base("/c", true, get).env,
+            (Env{{"PYTHONUSERBASE", "/c/pip"}, {"PATH", "/c/pip/bin:/usr/local/bin:/usr/bin:/bin"}}));
+  env = {{"PYTHONUSERBASE", "/workspace/py"}, {"PATH", "/usr/bin"}};
+  EXPECT_EQ(python_user_base("/cache", true, get).dir, "");
+  EXPECT_TRUE(python_user_base("/cache", true, get).env.empty());
+  env.clear();
+  EXPECT_TRUE(python_user_base("", true, get).env.empty()) << "a refused cache root gets nothing";
 }
 
 }  // namespace

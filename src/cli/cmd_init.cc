@@ -43,12 +43,14 @@ int sense_limit_ms() {
 // The plan's cache directories exist, and what root owns under the cache
 // root is the user's, before the command starts. A cache root the plan
 // refused (Options::cache_root_refused: "" here) is left alone.
-void prepare_cache(const Plan& plan, const std::string& root, const InitUser& who,
+void prepare_cache(const Plan& plan, const std::string& root, const PythonUserBase& py, const InitUser& who,
                    const std::function<void(const LogEvent&)>& log) {
   if (root.empty()) return;
   std::vector<std::string> problems;
   std::string err;
-  for (const auto& dir : cache_dirs_in_plan(plan, root))
+  std::vector<std::string> dirs = cache_dirs_in_plan(plan, root);
+  if (!py.dir.empty()) dirs.push_back(py.dir + "/bin");  // on PATH from the start: sshd keeps it
+  for (const auto& dir : dirs)
     if (!make_dirs(dir, 0755, &err)) problems.push_back(err), err.clear();
   if (who.kind == InitUser::Kind::kDrop || who.kind == InitUser::Kind::kSshd)
     hand_cache_root(root, who.account, &problems);
@@ -84,12 +86,21 @@ int run_init(const Context& ctx, const InitFlags& o, std::vector<std::string> ar
   for (const auto& e : banner_events(m, plan)) log(e);
   write_plan_files(plan, o.files, log);
   log(init_user_event(who));
-  prepare_cache(plan, cache_root, who, log);
+  // The user's pip on the cache root; a command that keeps root gets none.
+  bool runs_as_user = who.kind == InitUser::Kind::kDrop || who.kind == InitUser::Kind::kUnchanged;
+  bool pip_home = runs_as_user || who.kind == InitUser::Kind::kSshd;
+  auto user_base = [&] {
+    return pip_home ? python_user_base(cache_root, runs_as_user, [](const char* n) { return std::getenv(n); })
+                    : PythonUserBase{};
+  };
+  PythonUserBase py = user_base();
+  prepare_cache(plan, cache_root, py, who, log);
   if (who.kind == InitUser::Kind::kDrop && !drop_privileges(who.account, &err)) {
     log(error_event("cannot become " + who.account.name + ": " + err));
     return kExitFailure;
   }
   apply_settings(plan);
+  for (const auto& [name, value] : user_base().env) setenv(name.c_str(), value.c_str(), 1);
   if (argv.empty()) argv = default_command();
   log(starting_event(argv));
   err.clear();

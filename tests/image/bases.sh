@@ -3,9 +3,11 @@
 # from Debian's packages and this machine's CUDA toolkit. Each is rebuilt only
 # when its recipe (this file, the stand-in torch, the toolkit) changes.
 #
-#   localhost/gpuenv-test-base:12   Debian 12 + python3 + a stand-in torch 2.9.1+cu128
-#                                   (its version files and a fatbin library, as the
-#                                   doctor tests use): BASE_IMAGE and BUILD_IMAGE
+#   localhost/gpuenv-test-base:12   Debian 12 + python3 (with pip, setuptools and the
+#                                   headers, as the PyTorch image's conda Python has)
+#                                   + a stand-in torch 2.9.1+cu128 (its version files
+#                                   and a fatbin library, as the doctor tests use):
+#                                   BASE_IMAGE and BUILD_IMAGE
 #   localhost/gpuenv-test-cuda:13   nvcc, headers and the static runtime of
 #                                   /usr/local/cuda, laid out as nvidia/cuda's
 #                                   devel images are: CUDA_IMAGE
@@ -43,7 +45,7 @@ make_base() {
   tmp=$(mktemp -d)
   stage_torch "$tmp/torch"
   log "bootstrapping Debian 12 from $MIRROR (mmdebstrap, about 2 minutes)"
-  mmdebstrap --quiet --variant=apt --include=python3,ca-certificates \
+  mmdebstrap --quiet --variant=apt --include=python3,python3-pip,python3-setuptools,python3-wheel,python3-dev,ca-certificates \
     --customize-hook="copy-in $tmp/torch/usr/local/lib /usr/local" \
     "$SUITE" "$tmp/rootfs.tar" "$MIRROR"
   podman import --quiet --change "LABEL gpuenv.recipe=$recipe" --change 'CMD ["/bin/bash"]' \

@@ -11,6 +11,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$repo/build}" && pwd)
 export CONTAINERS_CONF=$repo/tests/image/containers.conf
 IMAGE=localhost/gpuenv:test
+DEVEL=localhost/gpuenv:test-devel
 BASE=localhost/gpuenv-test-base:12
 CUDA=localhost/gpuenv-test-cuda:13
 run_id=gpuenv-test-$$
@@ -52,19 +53,26 @@ done
 
 # ---- the images
 "$repo/tests/image/bases.sh" || { say "could not make the base images"; exit 1; }
-say "building $IMAGE from docker/Dockerfile"
-build_start=$SECONDS
-if ! podman build --format docker -f "$repo/docker/Dockerfile" \
+build_image() {  # build_image TAG LOG [podman build flags]: docker/Dockerfile as it is
+  local tag=$1 log=$2; shift 2
+  podman build --format docker -f "$repo/docker/Dockerfile" \
     --ignorefile "$repo/docker/Dockerfile.dockerignore" \
     --build-arg BASE_IMAGE=$BASE --build-arg BUILD_IMAGE=$BASE --build-arg CUDA_IMAGE=$CUDA \
-    --build-arg JUPYTER_FROM=debian -t $IMAGE "$repo" >"$work/build.log" 2>&1; then
-  tail -n 40 "$work/build.log"
-  fail "podman build (log above)"
-  exit 1
-fi
+    --build-arg JUPYTER_FROM=debian "$@" -t "$tag" "$repo" >"$log" 2>&1 && return 0
+  tail -n 40 "$log"
+  return 1
+}
+say "building $IMAGE from docker/Dockerfile"
+build_start=$SECONDS
+build_image $IMAGE "$work/build.log" || { fail "podman build (log above)"; exit 1; }
 pass "podman build in $((SECONDS - build_start)) s"
 jupyter_line=$(grep -m1 'setup-image.sh: jupyter:' "$work/build.log" || echo "setup-image.sh: jupyter: (cached layer)")
 say "${jupyter_line#*setup-image.sh: }"
+build_start=$SECONDS
+build_image $DEVEL "$work/devel.log" --target devel || { fail "podman build --target devel (log above)"; exit 1; }
+pass "podman build --target devel in $((SECONDS - build_start)) s"
+devel_line=$(grep -m1 'setup-image.sh: devel:' "$work/devel.log" || echo "setup-image.sh: devel: (cached layer)")
+say "${devel_line#*setup-image.sh: }"
 
 # The stand-in GPUs reach the container as the container toolkit injects the
 # real libraries: a bind mount, named by GPUENV_NVML_LIBRARY/GPUENV_CUDA_LIBRARY.
@@ -113,6 +121,44 @@ mkdir -p "$work/rootcache/triton/old" && chmod 0755 "$work/rootcache"
 out=$(podman run --rm "${stand_in[@]}" -v "$work/rootcache:/cache" $IMAGE \
   sh -c 'touch "$TRITON_CACHE_DIR/x" /cache/triton/old/y && echo writable' 2>&1)
 check "a root-owned /cache is made writable for gpuenv" has "$out" "writable"
+
+# ---- no VOLUME: a container started without -v leaves no anonymous volume
+for image in $IMAGE $DEVEL; do
+  check "$image declares no VOLUME" eq "$(podman image inspect --format '{{len .Config.Volumes}}' $image)" 0
+done
+
+# ---- pip as the user (no root, a PEP 668 base) lands on /cache and outlives the container
+src=(-v "$repo/tests/image:/opt/gpuenv-test/src:ro")
+out=$(prun "${src[@]}" $IMAGE sh -c 'cp -r /opt/gpuenv-test/src/pip-package "$HOME/p" &&
+  pip install --no-cache-dir --no-index --no-build-isolation "$HOME/p"' 2>&1)
+code=$?
+check "pip install as gpuenv works" eq "$code" 0 || echo "$out" | tail -n 20
+out=$(prun $IMAGE sh -c 'gpuenv-test-pip' 2>&1)
+check "a second container on the same /cache runs its script and imports it" \
+  has "$out" "gpuenv-test-pip from /cache/pip/lib/python3"
+out=$(prun -e GPUENV_RUN_AS_ROOT=1 $IMAGE python3 -c \
+  'import importlib.util, site; print(site.getusersitepackages(), importlib.util.find_spec("gpuenv_test_pip"))' 2>&1)
+check "root's Python does not read the user's packages" has "$out" "/root/.local/lib/python3"
+check "root's Python does not find the user's package" has "$out" " None"
+
+# ---- the devel target: a CUDA extension compiled by nvcc as gpuenv, with the image's Python,
+# for the plan's TORCH_CUDA_ARCH_LIST (9.0); imported from /cache by the runtime image
+out=$(prun "${src[@]}" $DEVEL sh -c 'cp -r /opt/gpuenv-test/src/cuda-extension "$HOME/x" && cd "$HOME/x" &&
+  pip install -v --no-cache-dir --no-index --no-build-isolation . && id -un' 2>&1)
+code=$?
+check "devel: pip builds the CUDA extension as gpuenv" eq "$code" 0 || echo "$out" | tail -n 30
+check "devel: nvcc compiled it for sm_90 (the plan's TORCH_CUDA_ARCH_LIST)" \
+  has "$out" "/usr/local/cuda/bin/nvcc -c kernel.cu -o"
+check "devel: the -gencode is the plan's" has "$out" "-gencode=arch=compute_90,code=sm_90"
+check "devel: the build ran as gpuenv" has "$out" $'\ngpuenv'
+cuda_version=$("${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+read -r major minor <<<"$cuda_version"
+out=$(prun $IMAGE sh -c 'so=$(python3 -c "import gpuenv_test_ext as e; print(e.__file__)") && echo "$so" &&
+  python3 -c "import gpuenv_test_ext as e; print(e.runtime_version(), *e.add_one())" && gpuenv inspect "$so"' 2>&1)
+check "the runtime image imports the extension from /cache" has "$out" "/cache/pip/lib/python3"
+check "its host code runs: the CUDA $major.$minor runtime, and the kernel launch reports a CUDA error (no GPU here)" \
+  has "$out" "$((major * 1000 + minor * 10)) cuda"
+check "gpuenv inspect finds its sm_90 cubin" has "$out" "sm_90: 1 cubin"
 
 # ---- bench and doctor inside the image
 out=$(prun $IMAGE gpuenv bench --help 2>&1)
@@ -194,6 +240,8 @@ mode=$(podman exec "$run_id-jupyter" stat -c '%a %U' /home/gpuenv/.local/share/g
 check "the token file is 0600, gpuenv's" eq "$mode" "600 gpuenv"
 check "HEALTHCHECK passes while Jupyter serves" podman healthcheck run "$run_id-jupyter"
 jpid=$(podman top "$run_id-jupyter" pid args | awk '/jupyter-/ && !/gpuenv serve/ {print $1; exit}')
+check "Jupyter (and so its kernels) has pip's user base on /cache" \
+  has "$(podman exec -u gpuenv "$run_id-jupyter" cat "/proc/$jpid/environ" | tr '\0' '\n')" "PYTHONUSERBASE=/cache/pip"
 podman exec -u 0 "$run_id-jupyter" kill -STOP "$jpid"
 if podman healthcheck run "$run_id-jupyter" >/dev/null 2>&1; then fail "HEALTHCHECK fails while Jupyter does not answer"
 else pass "HEALTHCHECK fails while Jupyter does not answer"; fi
@@ -212,6 +260,9 @@ out=$(ssh "${ssh_opts[@]}" -i "$work/key" gpuenv@127.0.0.1 'id -un; env' 2>&1)
 check "SSH key login as gpuenv" has "$out" $'gpuenv\n'
 check "the SSH session has the plan (TORCH_CUDA_ARCH_LIST)" has "$out" "TORCH_CUDA_ARCH_LIST=9.0"
 check "the SSH session has GPUENV_CACHE_ROOT" has "$out" "GPUENV_CACHE_ROOT=/cache"
+check "the SSH session has pip's user base on /cache" has "$out" "PYTHONUSERBASE=/cache/pip"
+out=$(ssh "${ssh_opts[@]}" -i "$work/key" gpuenv@127.0.0.1 'gpuenv-test-pip' 2>&1)
+check "the SSH session runs what pip installed" has "$out" "gpuenv-test-pip from /cache/pip"
 out=$(ssh "${ssh_opts[@]}" -o PubkeyAuthentication=no -o PreferredAuthentications=password,keyboard-interactive \
   gpuenv@127.0.0.1 true 2>&1)
 check "SSH password login is refused" has "$out" "Permission denied"

@@ -259,8 +259,9 @@ const std::vector<std::string>& ssh_passthrough_names() {
 }
 
 const std::vector<std::string>& ssh_config_names() {
-  static const std::vector<std::string> kNames = {"GPUENV_CACHE_ROOT", "GPUENV_NVML_LIBRARY",
-                                                  "GPUENV_CUDA_LIBRARY", "GPUENV_BENCH_PLUGIN"};
+  static const std::vector<std::string> kNames = {"GPUENV_CACHE_ROOT",   "GPUENV_NVML_LIBRARY",
+                                                  "GPUENV_CUDA_LIBRARY", "GPUENV_BENCH_PLUGIN",
+                                                  "PYTHONUSERBASE",      "PIP_BREAK_SYSTEM_PACKAGES"};
   return kNames;
 }
 

@@ -85,8 +85,9 @@ void add_key_lines(const std::string& text, const std::string& source, KeyLines*
 const std::vector<std::string>& ssh_passthrough_names();
 
 /// gpuenv's own configuration (the cache root, the NVIDIA libraries to load,
-/// the bench plugin), passed to sessions as the container has it, so that
-/// gpuenv in a session sees what init saw.
+/// the bench plugin) and the user's pip on it (act/init.h, python_user_base),
+/// passed to sessions as the container has it, so that gpuenv in a session
+/// sees what init saw and `pip install` lands where it does for a job.
 const std::vector<std::string>& ssh_config_names();
 
 /// The PATH of sessions when gpuenv's own leaves nothing the user can use.

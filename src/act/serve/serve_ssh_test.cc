@@ -211,13 +211,16 @@ TEST(ServeSsh, SessionsGetGpuenvsOwnConfigurationVerbatim) {
   std::map<std::string, std::string> env = {{"GPUENV_CACHE_ROOT", "/cache"},
                                             {"GPUENV_NVML_LIBRARY", "/opt/x/libnvidia-ml.so.1"},
                                             {"GPUENV_CUDA_LIBRARY", ""},
+                                            {"PYTHONUSERBASE", "/cache/pip"},
                                             {"GPUENV_OTHER", "y"}};
   auto get = [&](const char* name) -> const char* {
     auto it = env.find(name);
     return it == env.end() ? nullptr : it->second.c_str();
   };
   EXPECT_EQ(passthrough_env(a, get),
-            (EnvList{{"GPUENV_CACHE_ROOT", "/cache"}, {"GPUENV_NVML_LIBRARY", "/opt/x/libnvidia-ml.so.1"}}));
+            (EnvList{{"GPUENV_CACHE_ROOT", "/cache"},
+                     {"GPUENV_NVML_LIBRARY", "/opt/x/libnvidia-ml.so.1"},
+                     {"PYTHONUSERBASE", "/cache/pip"}}));
 }
 
 }  // namespace

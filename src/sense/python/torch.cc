@@ -74,11 +74,14 @@ std::string read_or_note(Search* s, const std::string& path, const char* fix) {
   return "";
 }
 
+// Python's user base: $PYTHONUSERBASE (the image's /cache/pip, where the
+// user's pip installs), else ~/.local.
 void add_user_site(Search* s, const std::vector<std::string>& versions) {
-  std::string home = env("HOME");
-  if (home.empty()) return;
+  std::string base = env("PYTHONUSERBASE");
+  if (base.empty() && !env("HOME").empty()) base = env("HOME") + "/.local";
+  if (base.empty()) return;
   for (const std::string& v : versions)
-    s->sites.push_back(home + "/.local/lib/python" + v + "/site-packages");
+    s->sites.push_back(base + "/lib/python" + v + "/site-packages");
 }
 
 // Debian's python3 also reads /usr/local/lib/python3.X/dist-packages (where

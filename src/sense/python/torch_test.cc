@@ -31,7 +31,7 @@ class EnvGuard {
   void set(const char* name, const std::string& value) { setenv(name, value.c_str(), 1); }
 
  private:
-  static constexpr const char* kNames[] = {"VIRTUAL_ENV", "CONDA_PREFIX", "PATH", "HOME"};
+  static constexpr const char* kNames[] = {"VIRTUAL_ENV", "CONDA_PREFIX", "PATH", "HOME", "PYTHONUSERBASE"};
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
@@ -162,6 +162,22 @@ TEST(TorchSense, UserSiteComesFirst) {
   env.set("HOME", "/home/u");
   EXPECT_EQ(t.sense(), found("2.6.0+cu126", "12.6",
                              "/home/u/.local/lib/python3.11/site-packages/torch", "/usr/bin/python3"));
+}
+
+// pip as the image's user installs under $PYTHONUSERBASE (/cache/pip).
+TEST(TorchSense, UserSiteFollowsPythonUserBase) {
+  EnvGuard env;
+  FakeTree t;
+  t.file("/usr/bin/python3.11");
+  t.link("python3.11", "/usr/bin/python3");
+  t.torch("/usr/local/lib/python3.11/dist-packages", "2.4.0", "12.4");
+  t.torch("/home/u/.local/lib/python3.11/site-packages", "2.6.0+cu126", "12.6");
+  t.torch("/cache/pip/lib/python3.11/site-packages", "2.12.0+cu130", "13.0");
+  env.set("PATH", "/usr/bin");
+  env.set("HOME", "/home/u");
+  env.set("PYTHONUSERBASE", "/cache/pip");
+  EXPECT_EQ(t.sense(), found("2.12.0+cu130", "13.0",
+                             "/cache/pip/lib/python3.11/site-packages/torch", "/usr/bin/python3"));
 }
 
 TEST(TorchSense, AbsoluteSymlinkChainStaysInsideRoot) {
