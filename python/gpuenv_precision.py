@@ -52,12 +52,14 @@ import weakref
 
 _PREFIX = "gpuenv --tune=+precision: "
 _local = threading.local()  # .depth: 1 inside a region this hook opened
-_state = {"off": None, "regions": 0}
+_state = {"off": None, "regions": 0, "quiet": False}  # quiet: a rank other than 0 (sitecustomize.py)
 _told = set()
 _MAX_TOLD = 8
 
 
 def _log(message):
+    if _state["quiet"]:
+        return
     sys.stderr.write(_PREFIX + message + "\n")
     sys.stderr.flush()
 
@@ -175,30 +177,50 @@ class _Hook:
         _state["regions"] += 1
         return self.to_fp32(out)
 
-    def to_fp32(self, out):
+    def to_fp32(self, out, depth=0):
+        """`out` with its bfloat16 tensors float32, at any depth (to 8) of
+        tuples, lists, namedtuples, dicts and dataclasses; the containers
+        keep their types. Plain tuples, lists, namedtuples and dicts are
+        rebuilt; other dicts (OrderedDict, transformers' ModelOutput, a
+        dataclass that is an OrderedDict) and other dataclasses are changed
+        in place, since their constructors may want other arguments."""
         torch = self.torch
         if isinstance(out, torch.Tensor):
             return out.float() if out.dtype == torch.bfloat16 else out
+        if depth >= 8 or out is None or isinstance(out, (str, bytes, int, float)):
+            return out
         if type(out) in (tuple, list):
-            return type(out)(self.to_fp32(x) for x in out)
+            return type(out)(self.to_fp32(x, depth + 1) for x in out)
         if isinstance(out, tuple) and hasattr(out, "_fields"):  # a namedtuple
-            return type(out)(*(self.to_fp32(x) for x in out))
+            return type(out)(*(self.to_fp32(x, depth + 1) for x in out))
         if type(out) is dict:
-            return {k: self.to_fp32(v) for k, v in out.items()}
-        if isinstance(out, dict):  # OrderedDict, transformers' ModelOutput: in place
+            return {k: self.to_fp32(v, depth + 1) for k, v in out.items()}
+        if isinstance(out, dict):  # in place: ModelOutput's __setitem__ sets its attribute too
             for k, v in list(out.items()):
-                if isinstance(v, torch.Tensor) and v.dtype == torch.bfloat16:
-                    out[k] = v.float()
+                new = self.to_fp32(v, depth + 1)
+                if new is not v:
+                    out[k] = new
+            return out
+        fields = getattr(type(out), "__dataclass_fields__", None)
+        if fields:  # a dataclass instance: its fields in place (frozen ones too: the call just made it)
+            for name in fields:
+                v = getattr(out, name, None)
+                new = self.to_fp32(v, depth + 1)
+                if new is not v:
+                    object.__setattr__(out, name, new)
         return out
 
 
 def _patch_module_call(h):
     torch = h.torch
+    compiling, call = h.compiling, h.call  # the traced path reads closure cells only
 
     def __call__(self, *args, **kwargs):
-        if (getattr(_local, "depth", 0) or _state["off"] is not None or not torch.is_grad_enabled()
-                or h.compiling() or h.autocast_on() or not h.may(self)):
-            return h.call(self, *args, **kwargs)
+        # compiling() first: torch.compile traces this function for every module it inlines, and a
+        # traced read of _local (a threading.local) or _state would be a graph break or a guard.
+        if (compiling() or getattr(_local, "depth", 0) or _state["off"] is not None
+                or not torch.is_grad_enabled() or h.autocast_on() or not h.may(self)):
+            return call(self, *args, **kwargs)
         if _state["regions"] == 0:
             caller = sys._getframe(1)
             _log("bf16 autocast around each outermost module call while grad is enabled, first %s at %s; "
@@ -279,7 +301,10 @@ def _patch_binary_cross_entropy(h):
     functional.binary_cross_entropy = binary_cross_entropy
 
 
-def install(torch, precision):
+def install(torch, precision, quiet=False):
+    """Patches torch for bf16 autocast (precision "bf16"); quiet: say nothing
+    (under torchrun or Slurm, the ranks other than 0: rank 0 says it for the job)."""
+    _state["quiet"] = quiet
     if precision != "bf16":
         _log("unknown precision %r (gpuenv sets bf16): nothing patched" % (precision,))
         return None

@@ -18,7 +18,9 @@ own modules are imported, and then only what the environment asks for:
   DataLoader.__init__ is wrapped so that each loader gets those settings for
   the arguments the script did not pass itself; arguments the script passed
   are never touched, nor is anything that changes numerics. One line per
-  loader (per call site) says what changed. The variable is removed once
+  loader (per call site) says what changed, from rank 0 only under torchrun
+  or Slurm (RANK, else SLURM_PROCID, else LOCAL_RANK: the ranks apply the
+  same settings, so one says it for the job). The variable is removed once
   read, so Pythons the job starts itself are not tuned. Hugging Face's
   TrainingArguments get the same settings for the fields the script did not
   set (gpuenv_trainer.py): Trainer passes its loader arguments explicitly.
@@ -34,7 +36,8 @@ own modules are imported, and then only what the environment asks for:
   imports torch, gpuenv_precision.py beside this file runs each outermost
   forward pass (torch.nn.Module.__call__, losses that are modules too)
   under bf16 autocast, for fp32 scripts that ask for no precision of their
-  own; its docstring lists what it patches and why.
+  own; its docstring lists what it patches and why. Its lines too come from
+  rank 0 only.
 
 Any other sitecustomize on the path still runs, after this one, and is then
 the module `sitecustomize`, as without gpuenv.
@@ -49,6 +52,29 @@ _SETTINGS = ("num_workers", "pin_memory", "persistent_workers")
 def _log(message):
     sys.stderr.write(message + "\n")
     sys.stderr.flush()
+
+
+def _rank():
+    """This process's rank as its launcher set it (torchrun: RANK and
+    LOCAL_RANK; srun: SLURM_PROCID), the first that is a number; None
+    for a single process."""
+    for name in ("RANK", "SLURM_PROCID", "LOCAL_RANK"):
+        try:
+            return int(os.environ[name])
+        except (KeyError, ValueError):
+            continue
+    return None
+
+
+def _speaks_for_job():
+    """True where this process says what --tune did: a single process, or rank 0."""
+    return _rank() in (None, 0)
+
+
+def _tune_log(message):
+    """--tune's lines (what a loader or TrainingArguments got): rank 0's only."""
+    if _SPEAKS:
+        _log(message)
 
 
 # ---- TF32: keep torch's two switches in step ----
@@ -163,10 +189,10 @@ def _patch_dataloader(data_module, wanted):
         if where not in told and (changes or skipped):
             told.add(where)
             if changes:
-                _log("gpuenv --tune: DataLoader at %s: %s (yours kept: the arguments you passed)"
-                     % (where, ", ".join("%s=%r" % kv for kv in changes.items())))
+                _tune_log("gpuenv --tune: DataLoader at %s: %s (yours kept: the arguments you passed)"
+                          % (where, ", ".join("%s=%r" % kv for kv in changes.items())))
             else:
-                _log("gpuenv --tune: DataLoader at %s left as it is: %s" % (where, skipped))
+                _tune_log("gpuenv --tune: DataLoader at %s left as it is: %s" % (where, skipped))
         kwargs.update(changes)
         original(self, *args, **kwargs)
 
@@ -288,12 +314,14 @@ def _install():
     # --tune=+precision: bf16 autocast (gpuenv_precision.py), only when asked.
     precision = os.environ.pop("GPUENV_TUNE_PRECISION", "")
     if precision:
-        _after_import("torch", lambda torch: _load_beside("gpuenv_precision").install(torch, precision))
+        _after_import("torch", lambda torch: _load_beside("gpuenv_precision").install(
+            torch, precision, quiet=not _SPEAKS))
 
 
 def _patch_trainer(module, wanted):
-    _load_beside("gpuenv_trainer").patch(module, wanted, _cuda_available, _log)
+    _load_beside("gpuenv_trainer").patch(module, wanted, _cuda_available, _tune_log)
 
 
+_SPEAKS = _speaks_for_job()
 _install()
 _chain()

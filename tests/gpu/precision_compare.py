@@ -23,13 +23,23 @@ def distance(a, b):
 def main():
     rows = [json.loads(line) for path in sys.argv[1:] for line in open(path) if line.startswith("{")]
     for model in ("gpt", "resnet"):
-        speed = {r["label"]: r for r in rows if r["model"] == model and "per_s" in r}
-        hand = speed.get("autocast")
-        print("\n%s speed" % model)
-        for label, r in speed.items():
-            share = " (%.0f %% of hand-written)" % (100 * r["per_s"] / hand["per_s"]) if hand else ""
-            print("  %-14s %10.1f %s%s autocast_in_forward=%s" % (label, r["per_s"], r["unit"], share,
-                                                                  r["autocast_in_forward"]))
+        shapes = sorted({r.get("shape", "") for r in rows if r["model"] == model and "per_s" in r})
+        for compiled, shape in [(c, sh) for c in (False, True) for sh in shapes]:
+            speed = {r["label"]: r for r in rows if r["model"] == model and "per_s" in r
+                     and bool(r.get("compile")) == compiled and r.get("shape", "") == shape}
+            if not speed:
+                continue
+            hand = speed.get("autocast") or speed.get("compile_autocast")
+            print("\n%s %s speed%s" % (model, shape, " under torch.compile" if compiled else ""))
+            for label, r in speed.items():
+                share = " (%.0f %% of hand-written)" % (100 * r["per_s"] / hand["per_s"]) if hand else ""
+                print("  %-16s %10.1f %s%s autocast_in_forward=%s first_step=%.1fs" % (
+                    label, r["per_s"], r["unit"], share, r["autocast_in_forward"], r.get("first_step_s", 0)))
+                if compiled:
+                    d = r.get("dynamo", {})
+                    print("    dynamo: unique_graphs=%s graph_breaks=%d %s frames=%s" % (
+                        d.get("stats", {}).get("unique_graphs"), sum(d.get("graph_break", {}).values()),
+                        dict(d.get("graph_break", {})), d.get("frames", {})))
         curves = {r["label"]: r for r in rows if r["model"] == model and "losses" in r}
         if "fp32" not in curves or "fp32_seed1" not in curves:
             continue
@@ -41,8 +51,14 @@ def main():
                 continue
             d = distance(r["losses"], ref)
             verdict = "" if label == "fp32_seed1" else ("within" if d <= tol else "EXCEEDS")
-            print("  %-14s d=%.4f final(last 20)=%.4f first=%.3f %s" % (label, d, r["final"], r["losses"][0], verdict))
-        print("  %-14s final(last 20)=%.4f" % ("fp32", curves["fp32"]["final"]))
+            pace = ""
+            if "curve_s" in r and "curve_s" in curves["fp32"]:
+                pace = " %.2fs (%.2fx fp32's)" % (r["curve_s"], curves["fp32"]["curve_s"] / r["curve_s"])
+            print("  %-14s d=%.4f final(last 20)=%.4f first=%.3f%s %s" % (
+                label, d, r["final"], r["losses"][0], pace, verdict))
+        print("  %-14s final(last 20)=%.4f min=%.4f %s" % ("fp32", curves["fp32"]["final"], min(ref),
+                                                         "%.2fs" % curves["fp32"]["curve_s"]
+                                                         if "curve_s" in curves["fp32"] else ""))
 
 
 if __name__ == "__main__":

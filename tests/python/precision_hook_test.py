@@ -3,6 +3,7 @@ stand-in torch (tests/python/fake_torch, whose autocast caches bf16 copies of
 weights as torch's does): which calls run under autocast, that no forward
 pass sees weights from before an optimizer step (and that a region spanning
 steps would), and which scripts are left alone."""
+import json
 import os
 import subprocess
 import sys
@@ -13,11 +14,12 @@ HOOK = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python")
 FAKE = os.path.join(HERE, "fake_torch")
 
 
-def run(code, precision="bf16", cc="9.0"):
+def run(code, precision="bf16", cc="9.0", ranks=None):
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "GPUENV_TUNE_DATALOADER",
-                        "GPUENV_TUNE_PRECISION")}
+                        "GPUENV_TUNE_PRECISION", "RANK", "LOCAL_RANK", "SLURM_PROCID")}
     env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=os.pathsep.join([HOOK, FAKE]), FAKE_TORCH_CC=cc)
+    env.update(ranks or {})
     if precision is not None:
         env["GPUENV_TUNE_PRECISION"] = precision
     return subprocess.run([sys.executable, "-c", PRELUDE + code], capture_output=True, text=True, env=env)
@@ -58,7 +60,119 @@ STALE = "import gpuenv_precision\nh = gpuenv_precision._state['hook']\nh.exit = 
         "torch.clear_autocast_cache = lambda: None\n"
 
 
+# Models whose outputs are the structures forward passes return: each leaf a
+# tensor autocast made bf16 (the Linear's output), or something to leave as it is.
+OUTPUTS = """
+import collections, dataclasses, json
+
+class ModelOutput(collections.OrderedDict):
+    # transformers' ModelOutput: a dataclass and an OrderedDict whose items mirror its
+    # attributes, with __setitem__ allowed and update/__delitem__ refused.
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if v is not None:
+                collections.OrderedDict.__setitem__(self, f.name, v)
+    def __setitem__(self, k, v):
+        collections.OrderedDict.__setitem__(self, k, v)
+        object.__setattr__(self, k, v)
+    def update(self, *a, **k):
+        raise Exception("You cannot use ``update`` on a ModelOutput instance.")
+    def __delitem__(self, k):
+        raise Exception("You cannot use ``__delitem__`` on a ModelOutput instance.")
+
+@dataclasses.dataclass
+class CausalLMOutput(ModelOutput):
+    loss: object = None
+    logits: object = None
+    hidden_states: object = None
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    logits: object
+    aux: list
+
+Pair = collections.namedtuple("Pair", "logits extra")
+
+def dtypes(o):
+    # The structure with each tensor replaced by its dtype, the containers' types named.
+    if isinstance(o, torch.Tensor):
+        return repr(o.dtype)
+    if isinstance(o, dict):
+        return [type(o).__name__, {k: dtypes(v) for k, v in o.items()}]
+    if dataclasses.is_dataclass(o):
+        return [type(o).__name__, {f.name: dtypes(getattr(o, f.name)) for f in dataclasses.fields(o)}]
+    if isinstance(o, (tuple, list)):
+        return [type(o).__name__, [dtypes(v) for v in o]]
+    return o
+
+class Shaped(nn.Module):
+    def __init__(self, make):
+        self.lin, self.make = nn.Linear(1.0), make
+    def forward(self, x):
+        h = self.lin(x)
+        return self.make(h, torch.Tensor(7, torch.int64))
+
+makers = {
+    "dict": lambda h, i: {"logits": h, "ids": i, "name": "x"},
+    "namedtuple": lambda h, i: Pair(h, (h, [h, i])),
+    "nested": lambda h, i: (h, [h, (h, {"deep": [h]})], None, 3),
+    "ordered": lambda h, i: collections.OrderedDict(logits=h),
+    "modeloutput": lambda h, i: CausalLMOutput(loss=h, logits=h, hidden_states=(h, h)),
+    "dataclass": lambda h, i: Frozen(h, [h, i]),
+}
+got = {}
+for name, make in makers.items():
+    out = Shaped(make)(x)
+    got[name] = dtypes(out)
+    if name == "modeloutput":  # its attributes follow its items
+        got["modeloutput.attrs"] = [repr(out.logits.dtype), [repr(t.dtype) for t in out.hidden_states]]
+print(json.dumps(got))
+"""
+
+F32, I64 = "torch.float32", "torch.int64"
+
+
 class Precision(unittest.TestCase):
+    def test_outputs_come_back_float32_in_their_own_structures(self):
+        r = run(OUTPUTS)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout)
+        self.assertEqual(got["dict"], ["dict", {"logits": F32, "ids": I64, "name": "x"}])
+        self.assertEqual(got["namedtuple"], ["Pair", [F32, ["tuple", [F32, ["list", [F32, I64]]]]]])
+        self.assertEqual(got["nested"], ["tuple", [F32, ["list", [F32, ["tuple", [F32, ["dict", {"deep": [
+            "list", [F32]]}]]]]], None, 3]])
+        self.assertEqual(got["ordered"], ["OrderedDict", {"logits": F32}])
+        self.assertEqual(got["modeloutput"], ["CausalLMOutput", {"loss": F32, "logits": F32,
+                                                                 "hidden_states": ["tuple", [F32, F32]]}])
+        self.assertEqual(got["modeloutput.attrs"], [F32, [F32, F32]])
+        self.assertEqual(got["dataclass"], ["Frozen", {"logits": F32, "aux": ["list", [F32, I64]]}])
+
+    def test_without_the_upcast_the_outputs_are_bf16(self):
+        # What the test above would see if the hook handed autocast's outputs back as they are.
+        r = run("import gpuenv_precision\ngpuenv_precision._state['hook'].to_fp32 = lambda o: o\n" + OUTPUTS)
+        got = json.loads(r.stdout)
+        self.assertEqual(got["modeloutput.attrs"], ["torch.bfloat16", ["torch.bfloat16", "torch.bfloat16"]],
+                         r.stderr)
+
+    def test_torch_compile_tracing_reads_nothing_of_the_hook(self):
+        # Under torch.compile, Dynamo traces Module.__call__ for each module it inlines: the hook's
+        # first test must be is_compiling(), before its thread-local and its state.
+        code = ("import gpuenv_precision as g\nclass Untraceable:\n"
+                "    def __getattr__(self, n): raise AssertionError('read while compiling: ' + n)\n"
+                "    def __getitem__(self, k): raise AssertionError('read while compiling: ' + k)\n"
+                "saved = g._local, g._state\ng._local, g._state = Untraceable(), Untraceable()\n"
+                "torch.compiler._compiling[0] = True\nout = Net(1.0)(x)\n"
+                "g._local, g._state = saved\nprint(out.dtype, Probe.seen)")
+        r = run(code)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "torch.float32 [(False, 0), (False, 0)]"), r.stderr)
+
+    def test_ranks_other_than_0_say_nothing(self):
+        for ranks, lines in (({"RANK": "0"}, 1), ({"RANK": "1", "LOCAL_RANK": "1"}, 0), ({}, 1)):
+            r = run("Net(1.0)(x)\nprint(Probe.seen[-1])", ranks=ranks)
+            self.assertEqual(r.stdout.strip(), "(True, 1)", r.stderr)  # every rank runs under autocast
+            self.assertEqual(r.stderr.count("gpuenv --tune=+precision:"), lines, (ranks, r.stderr))
+
     def test_training_sees_fresh_weights(self):
         r = run(TRAIN)
         self.assertEqual(r.stdout.split()[0], "1.5", r.stderr)

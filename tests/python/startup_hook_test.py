@@ -14,10 +14,14 @@ FAKE = os.path.join(HERE, "fake_torch")
 TUNE = os.path.join(os.path.dirname(HERE), "tune_hook")  # a stand-in torch.utils.data
 
 
-def environment(hook=True, override=True, extra_path=(), tune=None, torch=FAKE, speed=None):
+RANK_VARS = ("RANK", "LOCAL_RANK", "SLURM_PROCID")
+
+
+def environment(hook=True, override=True, extra_path=(), tune=None, torch=FAKE, speed=None, ranks=None):
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "GPUENV_TUNE_DATALOADER", "GPUENV_SPEED_FILE",
-                        "RANK")}
+           if k not in ("PYTHONPATH", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "GPUENV_TUNE_DATALOADER", "GPUENV_SPEED_FILE")
+           + RANK_VARS}
+    env.update(ranks or {})
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(([HOOK] if hook else []) + list(extra_path) + [torch])
     if override:
@@ -147,6 +151,43 @@ class Tune(unittest.TestCase):
         r = subprocess.run(["sh", "-c", '"$0" -c "$1" && "$0" -c "$1"', sys.executable, inner],
                            capture_output=True, text=True, env=env)
         self.assertEqual((r.returncode, r.stdout.split()), (0, ["3", "3"]), r.stderr)
+
+    # Issue 24, 6: under torchrun (or srun) the loader lines come from rank 0 only; every rank is tuned.
+    LOADER = ("import json, torch.utils.data as data\nclass D(data.Dataset):\n    def __len__(self): return 4\n"
+              "data.DataLoader(D())\nprint(data.CREATED[0]['num_workers'])")
+
+    def tuned_with(self, ranks, code=None):
+        r = python(code or self.LOADER, override=False, torch=TUNE, tune="num_workers=3", ranks=ranks)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def test_one_rank_says_what_every_rank_gets(self):
+        said = []
+        for ranks in ({"RANK": "0", "LOCAL_RANK": "0"}, {"RANK": "1", "LOCAL_RANK": "1"},
+                      {"RANK": "2", "LOCAL_RANK": "0"}, {"RANK": "3", "LOCAL_RANK": "1"}):
+            r = self.tuned_with(ranks)
+            self.assertEqual(r.stdout.strip(), "3", (ranks, r.stderr))  # tuned on every rank
+            said.append(r.stderr.count("gpuenv --tune: DataLoader at <string>:4: num_workers=3"))
+        self.assertEqual(said, [1, 0, 0, 0])  # RANK 2 is LOCAL_RANK 0 of another node: quiet too
+
+    def test_which_variable_names_the_rank(self):
+        cases = [({}, 1),                                         # a single process speaks
+                 ({"LOCAL_RANK": "1"}, 0), ({"LOCAL_RANK": "0"}, 1),
+                 ({"SLURM_PROCID": "5"}, 0), ({"SLURM_PROCID": "0", "LOCAL_RANK": "0"}, 1),
+                 ({"RANK": "0", "SLURM_PROCID": "4"}, 1),          # torchrun inside an srun task: its RANK
+                 ({"RANK": "x", "LOCAL_RANK": "1"}, 0)]            # not a number: the next variable
+        for ranks, lines in cases:
+            r = self.tuned_with(ranks)
+            self.assertEqual((r.stdout.strip(), r.stderr.count("gpuenv --tune: DataLoader")), ("3", lines),
+                             (ranks, r.stderr))
+
+    def test_trainer_line_from_rank_0_only(self):
+        code = "import transformers as t\na = t.TrainingArguments(output_dir='out')\nprint(a.dataloader_num_workers)"
+        for rank, lines in (("0", 1), ("1", 0)):
+            r = self.tuned_with({"RANK": rank}, code)
+            self.assertEqual((r.stdout.strip(), r.stderr.count("gpuenv --tune: TrainingArguments")), ("3", lines),
+                             r.stderr)
+
 
 # A training loop: 8 batches, an optimizer step after each.
 LOOP = ("import os, time, torch, torch.utils.data as data\n"
