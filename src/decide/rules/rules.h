@@ -1,6 +1,6 @@
 // Every rule is a pure function (Machine, Options) -> Decision, one per file
 // (decide/rule_<name>.cc), each with a table-driven test beside it.
-// docs/rules.md gives each rule's reason and source.
+// docs/rules/ gives each rule's reason and source (a page per rule).
 #pragma once
 
 #include <vector>
