@@ -19,7 +19,7 @@ std::string list_checks(bool json) {
     out += std::string(c.name) + "\t" + c.summary + "\n";
     j.push_back({{"name", c.name}, {"summary", c.summary}});
   }
-  return json ? j.dump(2) + "\n" : out;
+  return json ? j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : out;
 }
 
 int exit_code(Status s, bool nagios) {

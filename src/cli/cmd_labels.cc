@@ -55,7 +55,7 @@ void say_no_features_parent() {
 std::string labels_json(const Labels& labels, const std::string& expiry) {
   nlohmann::ordered_json j = {{"expiry", expiry}, {"labels", nlohmann::ordered_json::object()}};
   for (const auto& [name, value] : labels) j["labels"][kLabelPrefix + name] = value;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 // The file's content, or false (with *err) when the machine cannot be read
