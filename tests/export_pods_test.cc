@@ -136,7 +136,7 @@ TEST(ExportPods, AMigDeviceCarriesItsPodAndItsGpuDoesNot) {
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body = e.scrape_until(kTrainer);
   std::vector<std::string> fb = lines_starting(body, "DCGM_FI_DEV_FB_USED{");
-  ASSERT_EQ(fb.size(), 3u) << body;  // the three MIG devices
+  ASSERT_EQ(fb.size(), 4u) << body;  // the GPU and its three MIG devices
   for (const std::string& line : fb) EXPECT_EQ(has(line, kTrainer), has(line, "GPU_I_ID=\"4\"")) << line;
   for (const std::string& line : lines_starting(body, "DCGM_FI_DEV_GPU_TEMP{"))
     EXPECT_FALSE(has(line, "pod=")) << "the whole GPU is no one's: " << line;
@@ -150,7 +150,7 @@ double slowest_scrape(const Exporter& e) {
   auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
   while (std::chrono::steady_clock::now() < end) {
     auto t0 = std::chrono::steady_clock::now();
-    EXPECT_TRUE(has(e.scrape(), "DCGM_FI_DEV_GPU_TEMP{"));
+    EXPECT_TRUE(has(e.scrape(), "gpuenv_gpu_up{"));
     slowest = std::max(slowest, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return slowest;
@@ -163,7 +163,7 @@ TEST(ExportPods, AHangingKubeletIsWarnedOfAndNeverHoldsAScrape) {
   Exporter e("h200", kubelet.socket());
   ASSERT_TRUE(e.ready()) << e.process().log();
   // Each List waits out its 1 s deadline, scrape after scrape meanwhile.
-  EXPECT_LT(slowest_scrape(e), 0.5);
+  EXPECT_LT(slowest_scrape(e), 0.9);  // under the List's 1 s
   EXPECT_TRUE(e.process().wait_for_log("no pod labels: v1.PodResourcesLister/List on " + kubelet.socket() +
                                            ": no answer in time",
                                        3000))
@@ -187,12 +187,13 @@ TEST(ExportPods, ARefusedSocketIsWarnedOfAndAMissingOneIsSilent) {
   ASSERT_TRUE(refused.ready()) << refused.process().log();
   EXPECT_TRUE(refused.process().wait_for_log("unavailable", 3000)) << refused.process().log();
   EXPECT_TRUE(has(refused.process().log(), "no pod labels: v1.PodResourcesLister/List on " + dead));
-  EXPECT_LT(slowest_scrape(refused), 0.5);
+  EXPECT_LT(slowest_scrape(refused), 0.9);
 
   Exporter missing("h200", dir + "/not-mounted/kubelet.sock");
   ASSERT_TRUE(missing.ready()) << missing.process().log();
-  std::string body = missing.scrape();
   std::this_thread::sleep_for(std::chrono::milliseconds(600));  // three refreshes
+  std::string body = missing.scrape();
+  EXPECT_TRUE(has(body, "gpuenv_gpu_up{")) << body;
   EXPECT_FALSE(has(body, "pod=")) << body;
   EXPECT_FALSE(has(missing.process().log(), "pod labels")) << missing.process().log();
 }
