@@ -244,17 +244,34 @@ const DeviceReading* parent_of(const DeviceReading& d, const std::vector<DeviceR
   return nullptr;
 }
 
-void gpuenv_families(const Readings& r, std::vector<Family>* out) {
+// dcgm-exporter's pod, namespace and container, where the kubelet assigned d.
+void add_pod_labels(const DeviceReading& d, const std::vector<DeviceReading>& devices, const PodDevices& pods,
+                    prometheus::Labels* l) {
+  if (pods.empty()) return;
+  const PodRef* p = pods.find(d, d.mig ? parent_of(d, devices) : nullptr);
+  if (!p) return;
+  l->emplace_back("pod", p->pod);
+  l->emplace_back("namespace", p->ns);
+  l->emplace_back("container", p->container);
+}
+
+void gpuenv_families(const Readings& r, const PodDevices& pods, std::vector<Family>* out) {
   std::vector<prometheus::Labels> labels;
-  for (const DeviceReading& d : r.devices) labels.push_back(device_labels(d));
+  for (const DeviceReading& d : r.devices) {
+    labels.push_back(device_labels(d));
+    add_pod_labels(d, r.devices, pods, &labels.back());
+  }
   for (const Metric& m : device_metrics()) out->push_back(device_family(m, r.devices, labels));
   for (const Metric& m : xid_metrics()) out->push_back(device_family(m, r.devices, labels));
 }
 
-void dcgm_families(const Readings& r, const ExporterInfo& info, std::vector<Family>* out) {
+void dcgm_families(const Readings& r, const ExporterInfo& info, const PodDevices& pods,
+                   std::vector<Family>* out) {
   std::vector<prometheus::Labels> labels;
-  for (const DeviceReading& d : r.devices)
+  for (const DeviceReading& d : r.devices) {
     labels.push_back(dcgm_labels(d, parent_of(d, r.devices), info.hostname, r.driver_version));
+    add_pod_labels(d, r.devices, pods, &labels.back());
+  }
   for (const DcgmMetric& m : dcgm_metrics()) out->push_back(dcgm_family(m, r.devices, labels));
 }
 
@@ -284,10 +301,11 @@ prometheus::Labels device_labels(const DeviceReading& d) {
   return l;
 }
 
-std::vector<Family> gpu_metric_families(const Readings& r, const ExporterInfo& info, double now) {
+std::vector<Family> gpu_metric_families(const Readings& r, const ExporterInfo& info, double now,
+                                        const PodDevices& pods) {
   std::vector<Family> out;
-  if (info.gpuenv_names) gpuenv_families(r, &out);
-  if (info.dcgm_names) dcgm_families(r, info, &out);
+  if (info.gpuenv_names) gpuenv_families(r, pods, &out);
+  if (info.dcgm_names) dcgm_families(r, info, pods, &out);
   out.push_back(plan_family(info));
   out.push_back({"gpuenv_build_info", Type::kGauge, "The gpuenv serving these metrics (1)",
                  {{{{"version", info.version}}, 1}}});
@@ -299,8 +317,9 @@ std::vector<Family> gpu_metric_families(const Readings& r, const ExporterInfo& i
   return out;
 }
 
-std::string render_gpu_metrics(const Readings& r, const ExporterInfo& info, double now) {
-  return prometheus::render(gpu_metric_families(r, info, now));
+std::string render_gpu_metrics(const Readings& r, const ExporterInfo& info, double now,
+                               const PodDevices& pods) {
+  return prometheus::render(gpu_metric_families(r, info, now, pods));
 }
 
 }  // namespace gpuenv

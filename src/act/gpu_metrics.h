@@ -9,18 +9,22 @@
 
 #include "act/render/prometheus_text.h"
 #include "model/gpu_reading.h"
+#include "model/pod_devices.h"
 
 namespace gpuenv {
 
 /// The families, in docs/metrics.md's order: gpuenv's own names, then
 /// dcgm-exporter's (info.gpuenv_names, info.dcgm_names choose), then the
 /// exporter's own series, which are always there. `now` is the steady clock in
-/// seconds: gpuenv_exporter_scrape_age_seconds is now - r.sampled_at.
-std::vector<prometheus::Family> gpu_metric_families(const Readings& r, const ExporterInfo& info,
-                                                    double now);
+/// seconds: gpuenv_exporter_scrape_age_seconds is now - r.sampled_at. A
+/// device `pods` has assigned to a container gets dcgm-exporter's pod,
+/// namespace and container labels on its series.
+std::vector<prometheus::Family> gpu_metric_families(const Readings& r, const ExporterInfo& info, double now,
+                                                    const PodDevices& pods = PodDevices());
 
-/// The /metrics body: render(gpu_metric_families(r, info, now)).
-std::string render_gpu_metrics(const Readings& r, const ExporterInfo& info, double now);
+/// The /metrics body: render(gpu_metric_families(r, info, now, pods)).
+std::string render_gpu_metrics(const Readings& r, const ExporterInfo& info, double now,
+                               const PodDevices& pods = PodDevices());
 
 /// The labels of a device's series: gpu, mig (MIG devices), uuid, name,
 /// pci_bus_id; those NVML did not give are left out.

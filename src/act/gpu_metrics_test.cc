@@ -365,6 +365,44 @@ TEST(GpuMetrics, ALostGpuHasNoDcgmSeriesAndXidIsOnlyWhereWatched) {
             std::vector<std::string>{with("gpuenv_gpu_xid_events_total", "", "0")});
 }
 
+TEST(GpuMetrics, TheKubeletsAssignmentsLabelTheirDevicesSeriesOnly) {
+  DeviceReading gpu0 = h200(0), gpu1 = h200(1);
+  gpu0.temperature_c = gpu1.temperature_c = 40;
+  DeviceReading mig;
+  mig.gpu = 1;
+  mig.mig = 0;
+  mig.uuid = "MIG-b";
+  mig.mig_profile = "1g.18gb";
+  mig.gpu_instance_id = 7;
+  mig.up = true;
+  mig.memory_used_bytes = 1048576;
+  Readings r;
+  r.devices = {gpu0, gpu1, mig};
+  PodDevices pods;
+  pods.add("nvidia.com/gpu", "GPU-0", {"train-0", "ml", "trainer"});
+  pods.add("nvidia.com/mig-1g.18gb", "MIG-b", {"infer-2", "serve", "server"});
+  ExporterInfo info;
+  info.hostname = "node-a";
+  std::string text = render_gpu_metrics(r, info, 0, pods);
+  const std::string id1 = "UUID=\"GPU-1\",pci_bus_id=\"00000000:19:00.0\",modelName=\"NVIDIA H200\",";
+  EXPECT_EQ(lines_of(text, "DCGM_FI_DEV_GPU_TEMP"),
+            (std::vector<std::string>{
+                "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:19:00.0\",modelName=\"NVIDIA "
+                "H200\",Hostname=\"node-a\",pod=\"train-0\",namespace=\"ml\",container=\"trainer\"} 40",
+                "DCGM_FI_DEV_GPU_TEMP{gpu=\"1\"," + id1 + "Hostname=\"node-a\"} 40"}));
+  EXPECT_EQ(lines_of(text, "DCGM_FI_DEV_FB_USED"),
+            std::vector<std::string>{"DCGM_FI_DEV_FB_USED{gpu=\"1\"," + id1 +
+                                     "GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\",Hostname=\"node-a\",pod=\"infer-2\","
+                                     "namespace=\"serve\",container=\"server\"} 1"});
+  EXPECT_EQ(lines_of(text, "gpuenv_gpu_temperature_celsius"),
+            (std::vector<std::string>{
+                "gpuenv_gpu_temperature_celsius{gpu=\"0\",uuid=\"GPU-0\",name=\"NVIDIA H200\",pci_bus_id=\""
+                "00000000:19:00.0\",pod=\"train-0\",namespace=\"ml\",container=\"trainer\"} 40",
+                "gpuenv_gpu_temperature_celsius{gpu=\"1\",uuid=\"GPU-1\",name=\"NVIDIA H200\",pci_bus_id=\""
+                "00000000:19:00.0\"} 40"}));
+  EXPECT_EQ(text.find("pod=\"", text.find("gpuenv_plan_info")), std::string::npos) << "only device series";
+}
+
 TEST(GpuMetrics, BothSetsByDefaultAndTheExportersOwnSeriesAlways) {
   Readings r;
   r.devices = {busy_h200()};

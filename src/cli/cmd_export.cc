@@ -18,6 +18,7 @@
 #include "cli/context.h"
 #include "model/exit_codes.h"
 #include "decide/decide.h"
+#include "sense/kubelet/pod_resources.h"
 #include "sense/nvml/nvml_sampler.h"
 
 namespace gpuenv {
@@ -27,7 +28,11 @@ struct ExportFlags {
   std::string listen = "127.0.0.1:9400";  // dcgm-exporter's port, on loopback only
   double interval_s = 5;
   std::vector<std::string> metrics = {"gpuenv", "dcgm"};  // the name sets to serve
+  std::string pod_resources_socket = kKubeletPodResourcesSocket;  // "": no pod labels
 };
+
+// The kubelet's List may take this long before a refresh gives up on it.
+constexpr std::chrono::milliseconds kKubeletDeadline{1000};
 
 // dcgm-exporter's Hostname: the node's name in Kubernetes ($NODE_NAME, as
 // its DaemonSet sets it), else the host's.
@@ -52,9 +57,15 @@ bool exporter_info(Context* ctx, ExporterInfo* info) {
   return true;
 }
 
-HttpResponse respond(const std::string& path, const NvmlSampler& sampler, const ExporterInfo& info) {
+struct Sources {
+  const NvmlSampler& sampler;
+  const PodResourcesWatcher& pods;
+};
+
+HttpResponse respond(const std::string& path, const Sources& from, const ExporterInfo& info) {
   if (path == "/metrics")
-    return {200, prometheus::kContentType, render_gpu_metrics(*sampler.latest(), info, steady_seconds())};
+    return {200, prometheus::kContentType,
+            render_gpu_metrics(*from.sampler.latest(), info, steady_seconds(), *from.pods.latest())};
   if (path == "/") return {200, "text/html; charset=utf-8", kIndexPage};
   return {404, "text/plain; charset=utf-8", "not found; the metrics are at /metrics\n"};
 }
@@ -86,7 +97,29 @@ void log_listening(const ListenAddress& bound, std::size_t devices, double inter
                {"interval_s", interval_s}});
 }
 
-int serve(const ExportFlags& f, int fd, const ListenAddress& bound, NvmlSampler* sampler, const ExporterInfo& info) {
+// One line when the kubelet's answer changes: found, failing, gone.
+void log_pod_resources(const std::string& socket, PodListStatus status, const std::string& error,
+                       std::size_t devices) {
+  if (status == PodListStatus::kOk)
+    log_message(Severity::kInfo, "pod_resources",
+                "export: pod labels from the kubelet at " + socket + " (" + std::to_string(devices) +
+                    " GPU and MIG devices assigned)",
+                {{"socket", socket}, {"devices", devices}});
+  else if (status == PodListStatus::kFailed)
+    log_message(Severity::kWarning, "pod_resources",
+                "export: no pod labels: " + error + "; retrying every interval",
+                {{"socket", socket}, {"error", error}});
+}
+
+void start_pod_watcher(const ExportFlags& f, std::chrono::milliseconds interval, PodResourcesWatcher* w) {
+  if (f.pod_resources_socket.empty()) return;
+  std::string socket = f.pod_resources_socket;
+  w->start(socket, interval, kKubeletDeadline,
+           [socket](PodListStatus s, const std::string& e, std::size_t n) { log_pod_resources(socket, s, e, n); });
+}
+
+int serve(const ExportFlags& f, int fd, const ListenAddress& bound, NvmlSampler* sampler,
+          PodResourcesWatcher* pods, const ExporterInfo& info) {
   std::size_t devices = sampler->latest()->devices.size();
   auto ready = [&] { log_listening(bound, devices, f.interval_s); };
   RateLimitedLog hangups(std::chrono::seconds(10));
@@ -96,8 +129,10 @@ int serve(const ExportFlags& f, int fd, const ListenAddress& bound, NvmlSampler*
                 Severity::kInfo);
   };
   std::string err;
+  Sources from{*sampler, *pods};
   bool ok = serve_http(
-      fd, [&](const std::string& path) { return respond(path, *sampler, info); }, ready, hangup, &err);
+      fd, [&](const std::string& path) { return respond(path, from, info); }, ready, hangup, &err);
+  pods->stop();
   sampler->stop();
   if (!ok) print_error("export: " + err);
   return ok ? kExitOk : kExitFailure;
@@ -131,7 +166,9 @@ int run_export(Context* ctx, const ExportFlags& f) {
     print_error("export: " + p.message + (p.fix.empty() ? "" : "; " + p.fix));
     return kExitFailure;
   }
-  return serve(f, fd, bound, &sampler, info);
+  PodResourcesWatcher pods;
+  start_pod_watcher(f, interval, &pods);
+  return serve(f, fd, bound, &sampler, &pods, info);
 }
 
 // CLI::Range lets NaN through (every comparison with it is false), and
@@ -162,6 +199,12 @@ std::function<int()> setup_export(CLI::App* sub, Context* ctx) {
       ->delimiter(',')
       ->check(CLI::IsMember({"gpuenv", "dcgm"}))
       ->option_text("gpuenv,dcgm");
+  sub->add_option("--pod-resources-socket", f->pod_resources_socket,
+                  "The kubelet's pod-resources socket, for pod, namespace and container labels on the GPUs "
+                  "assigned to pods (default /var/lib/kubelet/pod-resources/kubelet.sock; none there: no "
+                  "labels; \"\": never)")
+      ->envname("GPUENV_POD_RESOURCES_SOCKET")
+      ->option_text("PATH");
   sub->footer(
       "Serves /metrics (Prometheus text format) until SIGTERM or SIGINT; SIGHUP is logged and ignored. "
       "Exit status: 0 ended by a "

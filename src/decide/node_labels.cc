@@ -218,6 +218,8 @@ Labels node_labels(const Machine& m, const std::optional<std::string>& doctor,
   driver_labels(m.nvidia, &l);
   if (gpus.empty()) return keep_valid(&l, dropped), l;
   gpu_labels(*gpus.front(), &l);
+  // GFD's: the DMI product name, spaces as dashes; "unknown" without one.
+  l["gpu.machine"] = m.host.product_name ? label_value(*m.host.product_name) : "unknown";
   mig_labels(gpus, &l);
   std::vector<ComputeCapability> ccs;
   for (const Gpu* g : gpus)

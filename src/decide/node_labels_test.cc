@@ -72,7 +72,7 @@ Labels with(Labels base, const Labels& more) {
   return base;
 }
 
-const Labels kH200 = with(kDriver580, {{"gpu.product", "NVIDIA-H200"},
+const Labels kH200 = with(kDriver580, {{"gpu.machine", "unknown"}, {"gpu.product", "NVIDIA-H200"},
                                        {"gpu.memory", "143771"},
                                        {"gpu.compute.major", "9"},
                                        {"gpu.compute.minor", "0"},
@@ -106,7 +106,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
       {"mixed consumer box: the first GPU's product, formats both share", rtx3090_4090(), "warning",
        with(kDriver580, {{"gpu.count", "2"},
                          {"doctor", "warning"},
-                         {"gpu.product", "NVIDIA-GeForce-RTX-3090"},
+                         {"gpu.machine", "unknown"}, {"gpu.product", "NVIDIA-GeForce-RTX-3090"},
                          {"gpu.memory", "24576"},
                          {"gpu.compute.major", "8"},
                          {"gpu.compute.minor", "6"},
@@ -121,7 +121,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
       {"A100 in MIG mode with one profile: single, and the gpu.* labels are the MIG devices', as GFD's",
        a100_mig(), std::nullopt,
        with(kDriver580, {{"gpu.count", "3"},
-                         {"gpu.product", "NVIDIA-A100-SXM4-80GB-MIG-2g.20gb"},
+                         {"gpu.machine", "unknown"}, {"gpu.product", "NVIDIA-A100-SXM4-80GB-MIG-2g.20gb"},
                          {"gpu.memory", "19968"},
                          {"gpu.compute.major", "8"},
                          {"gpu.compute.minor", "0"},
@@ -135,7 +135,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
                          {"torch.wheel", "2.12.1-cu132"}})},
       {"two A100s with two profiles: mixed, a count and memory per profile", a100_mixed(), std::nullopt,
        with(kDriver580, {{"gpu.count", "2"},
-                         {"gpu.product", "NVIDIA-A100-SXM4-80GB"},
+                         {"gpu.machine", "unknown"}, {"gpu.product", "NVIDIA-A100-SXM4-80GB"},
                          {"gpu.memory", "81920"},
                          {"gpu.compute.major", "8"},
                          {"gpu.compute.minor", "0"},
@@ -153,7 +153,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
                          {"torch.wheel", "2.12.1-cu132"}})},
       {"B200: FP4", b200(), std::nullopt,
        with(kDriver580, {{"gpu.count", "1"},
-                         {"gpu.product", "NVIDIA-B200"},
+                         {"gpu.machine", "unknown"}, {"gpu.product", "NVIDIA-B200"},
                          {"gpu.memory", "183359"},
                          {"gpu.compute.major", "10"},
                          {"gpu.compute.minor", "0"},
@@ -175,7 +175,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
         {"cuda.driver.rev", "01"},
         {"cuda.runtime.major", "12"},
         {"cuda.runtime.minor", "2"},
-        {"gpu.product", "NVIDIA-GeForce-GTX-1080"},
+        {"gpu.machine", "unknown"}, {"gpu.product", "NVIDIA-GeForce-GTX-1080"},
         {"gpu.memory", "8192"},
         {"gpu.compute.major", "6"},
         {"gpu.compute.minor", "1"},
@@ -207,6 +207,17 @@ TEST(NodeLabels, ValuesAreSanitisedAsGfdDoes) {
   EXPECT_FALSE(valid_label_value("-a"));
   EXPECT_FALSE(valid_label_value("a b"));
   EXPECT_FALSE(valid_label_value(std::string(64, 'a')));
+}
+
+TEST(NodeLabels, TheMachineIsTheDmiProductNameAsGfdLabelsIt) {
+  Machine m = h200();
+  m.host.product_name = "PowerEdge R750xa";
+  EXPECT_EQ(node_labels(m, std::nullopt).at("gpu.machine"), "PowerEdge-R750xa");
+  m.host.product_name = "To Be Filled By O.E.M.";
+  EXPECT_EQ(node_labels(m, std::nullopt).at("gpu.machine"), "To-Be-Filled-By-O.E.M");
+  m.host.product_name.reset();
+  EXPECT_EQ(node_labels(m, std::nullopt).at("gpu.machine"), "unknown");
+  EXPECT_EQ(node_labels(none(), std::nullopt).count("gpu.machine"), 0u) << "no GPU, no gpu.* labels";
 }
 
 TEST(NodeLabels, AProductNameGpuenvNeverSawStaysValid) {

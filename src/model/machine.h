@@ -148,6 +148,10 @@ struct Host {
   // siblings) in the affinity, ordered by first CPU: [[0, 64], [1, 65], ...].
   // nullopt: not sensed (older snapshots), and rules count logical CPUs.
   std::optional<std::vector<std::vector<int>>> cpu_cores;
+  // The machine's model, /sys/class/dmi/id/product_name trimmed
+  // ("PowerEdge R750xa"; GFD's gpu.machine label); nullopt: no DMI (ARM
+  // boards, some VMs) or not sensed.
+  std::optional<std::string> product_name;
   friend bool operator==(const Host&, const Host&) = default;
 };
 

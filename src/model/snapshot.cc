@@ -107,6 +107,7 @@ json host_json(const Host& h) {
           {"cpu_cores", opt(h.cpu_cores)}};
   if (h.shm_writable) j["shm_writable"] = *h.shm_writable;  // only when tried
   if (h.shm_error) j["shm_error"] = *h.shm_error;
+  if (h.product_name) j["product_name"] = *h.product_name;  // only when known
   return j;
 }
 
@@ -329,6 +330,7 @@ GpuPair read_pair(const Reader& r) {
 Host read_host(const Reader& r) {
   Host h;
   get(r, "hostname", &h.hostname);
+  get(r, "product_name", &h.product_name);
   get(r, "online_cpus", &h.online_cpus);
   get(r, "affinity_cpus", &h.affinity_cpus);
   get(r, "cgroup_cpu_quota", &h.cgroup_cpu_quota);

@@ -46,6 +46,7 @@ Gpu full_gpu() {
 Host full_host() {
   Host h;
   h.hostname = "node7";
+  h.product_name = "PowerEdge R750xa";
   h.online_cpus = 8;
   h.affinity_cpus = std::vector<int>{0, 1, 2, 3};
   h.cgroup_cpu_quota = 2.5;
@@ -124,6 +125,14 @@ TEST(Snapshot, UnknownIsWrittenAsNull) {
   EXPECT_TRUE(j["host"]["online_cpus"].is_null());
   EXPECT_TRUE(j["torch"].is_null());
   EXPECT_EQ(j["schema_version"], kSnapshotSchemaVersion);
+}
+
+TEST(Snapshot, AnUnknownProductNameIsLeftOut) {
+  Machine m = full_machine();
+  EXPECT_NE(machine_to_json(m, -1).find("\"product_name\":\"PowerEdge R750xa\""), std::string::npos);
+  m.host.product_name.reset();
+  EXPECT_EQ(machine_to_json(m).find("product_name"), std::string::npos);
+  EXPECT_EQ(round_trip(m), m);
 }
 
 TEST(Snapshot, UnknownFieldsAreIgnored) {

@@ -67,12 +67,14 @@ int __wrap___libc_start_main(int (*main)(int, char**, char**), int argc, char** 
 #endif
 
 /* libm: 2.29 only dropped the SVID error handling (matherr). */
-double old_exp(double), old_log(double), old_pow(double, double);
+double old_exp(double), old_log(double), old_log2(double), old_pow(double, double);
 OLD(exp, old_exp, "GLIBC_2.2.5");
 OLD(log, old_log, "GLIBC_2.2.5");
+OLD(log2, old_log2, "GLIBC_2.2.5"); /* gRPC's */
 OLD(pow, old_pow, "GLIBC_2.2.5");
 double __wrap_exp(double x) { return old_exp(x); }
 double __wrap_log(double x) { return old_log(x); }
+double __wrap_log2(double x) { return old_log2(x); }
 double __wrap_pow(double x, double y) { return old_pow(x, y); }
 
 /* The stat family became functions in 2.33; before, they were inline calls
@@ -121,6 +123,8 @@ int old_pthread_mutex_trylock(pthread_mutex_t*);
 int old_pthread_once(pthread_once_t*, void (*)(void));
 int old_pthread_sigmask(int, const sigset_t*, sigset_t*);
 int old_pthread_getaffinity_np(pthread_t, size_t, cpu_set_t*);
+int old_pthread_attr_setstacksize(pthread_attr_t*, size_t);  /* gRPC's threads */
+int old_pthread_setname_np(pthread_t, const char*);
 int old_pthread_setaffinity_np(pthread_t, size_t, const cpu_set_t*);
 OLD(pthread_create, old_pthread_create, "GLIBC_2.2.5");
 OLD(pthread_detach, old_pthread_detach, "GLIBC_2.2.5");
@@ -136,6 +140,8 @@ OLD(pthread_mutex_trylock, old_pthread_mutex_trylock, "GLIBC_2.2.5");
 OLD(pthread_once, old_pthread_once, "GLIBC_2.2.5");
 OLD(pthread_sigmask, old_pthread_sigmask, "GLIBC_2.2.5");
 OLD(pthread_getaffinity_np, old_pthread_getaffinity_np, "GLIBC_2.3.4");
+OLD(pthread_attr_setstacksize, old_pthread_attr_setstacksize, "GLIBC_2.2.5");
+OLD(pthread_setname_np, old_pthread_setname_np, "GLIBC_2.12");
 OLD(pthread_setaffinity_np, old_pthread_setaffinity_np, "GLIBC_2.3.4");
 int __wrap_pthread_create(pthread_t* t, const pthread_attr_t* a, void* (*f)(void*), void* arg) {
   return old_pthread_create(t, a, f, arg);
@@ -156,6 +162,8 @@ int __wrap_pthread_mutexattr_settype(pthread_mutexattr_t* a, int t) {
 int __wrap_pthread_mutex_trylock(pthread_mutex_t* m) { return old_pthread_mutex_trylock(m); }
 int __wrap_pthread_once(pthread_once_t* o, void (*f)(void)) { return old_pthread_once(o, f); }
 int __wrap_pthread_sigmask(int how, const sigset_t* s, sigset_t* old) { return old_pthread_sigmask(how, s, old); }
+int __wrap_pthread_attr_setstacksize(pthread_attr_t* a, size_t n) { return old_pthread_attr_setstacksize(a, n); }
+int __wrap_pthread_setname_np(pthread_t t, const char* name) { return old_pthread_setname_np(t, name); }
 int __wrap_pthread_getaffinity_np(pthread_t t, size_t n, cpu_set_t* s) {
   return old_pthread_getaffinity_np(t, n, s);
 }

@@ -8,6 +8,9 @@ on stderr:
     container toolkit brings the real ones (a read-only mount and
     GPUENV_NVML_LIBRARY / GPUENV_CUDA_LIBRARY / FAKE_*_SCENARIO);
   - the features.d hostPath points at a scratch directory;
+  - the kubelet's pod-resources hostPath becomes an empty directory: there is no
+    kubelet here, so the exporter finds no socket and serves no pod labels
+    (tests/export_pods_test.cc checks them against a stand-in kubelet);
   - with --idle NAME, that container runs `sleep` instead of its command, and
     without its probes (for an image that lacks the command); the rest of it
     stays as it is.
@@ -19,6 +22,7 @@ import sys
 import yaml
 
 FEATURES = "/etc/kubernetes/node-feature-discovery/features.d"
+POD_RESOURCES = "/var/lib/kubelet/pod-resources"
 
 
 def note(text):
@@ -65,6 +69,10 @@ def pod(daemonset, image, features_dir, lib_dir, scenario_dir, name, idle):
         if v.get("hostPath", {}).get("path") == FEATURES:
             v["hostPath"]["path"] = features_dir
             note(f"volume {v['name']}: hostPath {FEATURES} -> {features_dir}")
+        elif v.get("hostPath", {}).get("path") == POD_RESOURCES:
+            del v["hostPath"]
+            v["emptyDir"] = {}
+            note(f"volume {v['name']}: hostPath {POD_RESOURCES} -> an empty directory (no kubelet here)")
     spec["volumes"] += [
         {"name": "stand-in-lib", "hostPath": {"path": lib_dir, "type": "Directory"}},
         {"name": "stand-in-scenarios", "hostPath": {"path": scenario_dir, "type": "Directory"}},

@@ -7,11 +7,13 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -105,6 +107,23 @@ __attribute__((constructor)) static void mark(void) { constructed = 1; }
 static int token;
 static void* thread_main(void* arg) { return arg; }
 
+/* gRPC's: a thread with its own stack size and name, and log2. */
+static void grpc_calls(void) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  CHECK(pthread_attr_setstacksize(&attr, 1 << 20) == 0, "pthread_attr_setstacksize");
+  pthread_t t;
+  void* out = NULL;
+  CHECK(pthread_create(&t, &attr, thread_main, &token) == 0 && pthread_join(t, &out) == 0, "thread with attr");
+  pthread_attr_destroy(&attr);
+  char name[16] = "";
+  CHECK(pthread_setname_np(pthread_self(), "compat-test") == 0, "pthread_setname_np");
+  prctl(PR_GET_NAME, name);
+  CHECK(strcmp(name, "compat-test") == 0, "thread name \"%s\"", name);
+  volatile double eight = 8;
+  CHECK(log2(eight) == 3, "log2(8) = %g", log2(eight));
+}
+
 int main(void) {
   CHECK(constructed, "constructors did not run");
   pthread_t t;
@@ -115,6 +134,7 @@ int main(void) {
   clockwait();
   find_object();
   stats();
+  grpc_calls();
   printf("glibc_compat_test: %s (%d failures)\n", failures ? "FAIL" : "ok", failures);
   return failures ? 1 : 0;
 }

@@ -120,6 +120,13 @@ void sense_hostname(const Ctx& ctx) {
   if (text && !trim(*text).empty()) ctx.host->hostname = std::string(trim(*text));
 }
 
+// The machine's model (DMI); no problem when absent: ARM boards and some
+// VMs have no DMI.
+void sense_product_name(const Ctx& ctx) {
+  std::optional<std::string> name = read_value(ctx, "/sys/class/dmi/id/product_name");
+  if (name && !name->empty()) ctx.host->product_name = std::move(name);
+}
+
 // A non-empty CPU list from a file, or nullopt with *err.
 std::optional<std::vector<int>> cpu_list(std::string_view text,
                                          const std::string& what,
@@ -596,6 +603,7 @@ void sense_host(const SenseOptions& opts, Host* host) {
   {
     trace::Scope t("host: hostname, CPUs, cgroups, memory");
     sense_hostname(ctx);
+    sense_product_name(ctx);
     sense_online_cpus(ctx);
     sense_affinity(ctx);
     sense_cpu_cores(ctx);

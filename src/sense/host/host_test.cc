@@ -82,6 +82,7 @@ void net(FakeTree& t, const std::string& name, const std::string& operstate,
 void docker_v2(FakeTree& t) {
   t.file("/.dockerenv");
   t.file("/proc/sys/kernel/hostname", "train-7f9c\n");
+  t.file("/sys/class/dmi/id/product_name", "PowerEdge R750xa  \n");
   t.file("/proc/self/environ", environ_file({"PATH=/usr/bin", "HOME=/root"}));
   t.file("/sys/devices/system/cpu/online", "0-15\n");
   t.file("/proc/self/status", "Name:\tgpuenv\nCpus_allowed:\tff\nCpus_allowed_list:\t0-7\n");
@@ -120,6 +121,7 @@ TEST(HostSense, DockerCgroupV2) {
   Host h = t.sense();
   EXPECT_EQ(codes(h.problems), "");
   EXPECT_EQ(h.hostname, "train-7f9c");
+  EXPECT_EQ(h.product_name, "PowerEdge R750xa");
   EXPECT_EQ(h.online_cpus, 16);
   EXPECT_EQ(h.affinity_cpus, range(0, 7));
   EXPECT_EQ(h.cgroup_cpu_quota, 1.5);
@@ -178,6 +180,7 @@ TEST(HostSense, KubernetesCgroupV1) {
   Host h = t.sense();
   EXPECT_EQ(codes(h.problems), "");
   EXPECT_EQ(h.hostname, "trainer-0");
+  EXPECT_EQ(h.product_name, std::nullopt) << "no DMI: none, and no problem";
   EXPECT_EQ(h.online_cpus, 32);
   EXPECT_EQ(h.affinity_cpus, range(0, 31));
   EXPECT_EQ(h.cgroup_cpu_quota, 2.0);

@@ -1,0 +1,202 @@
+// gpuenv export's pod attribution end to end: the stand-in NVML for the GPUs
+// and a stand-in kubelet (kubelet/stand_in_kubelet.py, the real
+// v1.PodResourcesLister on a unix socket) for who holds them.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "container_support.h"
+#include "process.h"
+
+namespace gpuenv::testing {
+namespace {
+
+constexpr const char* kListening = "listening on http://127.0.0.1:";
+const std::string kGpu6 = "GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d16";
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::string pod_json(const std::string& pod, const std::string& ns, const std::string& container,
+                     const std::string& resource, const std::string& ids) {
+  return "{\"name\": \"" + pod + "\", \"namespace\": \"" + ns + "\", \"containers\": [{\"name\": \"" + container +
+         "\", \"devices\": [{\"resource_name\": \"" + resource + "\", \"device_ids\": [" + ids +
+         "], \"topology\": {\"nodes\": [{\"ID\": 1}]}}]}]}";
+}
+
+// The stand-in kubelet on DIR/kubelet.sock, serving DIR/pods.json.
+class Kubelet {
+ public:
+  Kubelet(const std::string& dir, const std::string& mode)
+      : socket_(dir + "/kubelet.sock"),
+        bg_({GPUENV_KUBELET_PYTHON, GPUENV_TESTS_DIR "/kubelet/stand_in_kubelet.py", "--socket", socket_,
+             "--pods", dir + "/pods.json", "--pb2-dir", GPUENV_KUBELET_PB2_DIR, "--mode", mode},
+            {}) {
+    ready_ = bg_.wait_for_log("ready", 15000);
+  }
+  bool ready() const { return ready_; }
+  const std::string& socket() const { return socket_; }
+  std::string log() const { return bg_.log(); }
+
+ private:
+  std::string socket_;
+  Background bg_;
+  bool ready_ = false;
+};
+
+class Exporter {
+ public:
+  Exporter(const std::string& scenario, const std::string& socket)
+      : bg_({GPUENV_BIN, "export", "--listen", "127.0.0.1:0", "--interval", "0.2", "--pod-resources-socket",
+             socket},
+            stand_in_env(scenario)) {
+    bool ready = bg_.wait_for_log(kListening, 15000);
+    std::string log = bg_.log();
+    if (ready) port_ = std::atoi(log.c_str() + log.find(kListening) + std::string(kListening).size());
+  }
+  bool ready() const { return port_ > 0; }
+  Background& process() { return bg_; }
+  std::string scrape() const {
+    return run_process({"curl", "-sS", "http://127.0.0.1:" + std::to_string(port_) + "/metrics"}, {{}, "", 10000})
+        .out;
+  }
+  // Scrapes until `want` is (or is not) in the body, for up to 5 s.
+  std::string scrape_until(const std::string& want, bool present = true) const {
+    std::string body;
+    for (int i = 0; i < 50; ++i) {
+      body = scrape();
+      if ((body.find(want) != std::string::npos) == present) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return body;
+  }
+
+ private:
+  Background bg_;
+  int port_ = 0;
+};
+
+std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(prefix, 0) == 0) out.push_back(line);
+  return out;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+const std::string kTrainer = "pod=\"train-0\",namespace=\"ml\",container=\"trainer\"";
+
+TEST(ExportPods, TheAssignedGpusSeriesCarryThePodAndTheOthersNone) {
+  std::string dir = make_temp_dir("gpuenv-kubelet");
+  write_file(dir + "/pods.json",
+             "[" + pod_json("train-0", "ml", "trainer", "nvidia.com/gpu", "\"" + kGpu6 + "\"") + ", " +
+                 pod_json("web-1", "web", "nginx", "example.com/fpga", "\"GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d15\"") +
+                 "]");
+  Kubelet kubelet(dir, "serve");
+  ASSERT_TRUE(kubelet.ready()) << kubelet.log();
+  Exporter e("h200_8_busy", kubelet.socket());
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  std::string body = e.scrape_until(kTrainer);
+  std::vector<std::string> temp = lines_starting(body, "DCGM_FI_DEV_GPU_TEMP{");
+  ASSERT_EQ(temp.size(), 8u) << body;
+  for (const std::string& line : temp)
+    EXPECT_EQ(has(line, kTrainer), has(line, "UUID=\"" + kGpu6 + "\"")) << line;
+  EXPECT_FALSE(has(body, "pod=\"web-1\"")) << "not an NVIDIA resource";
+  for (const std::string& line : lines_starting(body, "gpuenv_gpu_up{"))
+    EXPECT_EQ(has(line, kTrainer), has(line, "uuid=\"" + kGpu6 + "\"")) << line;
+  EXPECT_TRUE(e.process().wait_for_log("pod labels from the kubelet at " + kubelet.socket() + " (1 GPU", 5000))
+      << e.process().log();
+
+  // The pod ends and another takes GPU 6 as a time-sliced replica.
+  write_file(dir + "/pods.json",
+             "[" + pod_json("eval-3", "ml", "eval", "nvidia.com/gpu", "\"" + kGpu6 + "::2\"") + "]");
+  body = e.scrape_until("pod=\"eval-3\"");
+  EXPECT_FALSE(has(body, kTrainer)) << body;
+  EXPECT_EQ(lines_starting(body, "DCGM_FI_DEV_GPU_TEMP{gpu=\"6\"").size(), 1u);
+  EXPECT_TRUE(has(lines_starting(body, "DCGM_FI_DEV_GPU_TEMP{gpu=\"6\"")[0],
+                  "pod=\"eval-3\",namespace=\"ml\",container=\"eval\"")) << body;
+}
+
+TEST(ExportPods, AMigDeviceCarriesItsPodAndItsGpuDoesNot) {
+  std::string dir = make_temp_dir("gpuenv-kubelet");
+  write_file(dir + "/pods.json", "[" +
+                                     pod_json("train-0", "ml", "trainer", "nvidia.com/mig-2g.20gb",
+                                              "\"MIG-5f2e0c1a-0d4b-5a8e-9c3f-000000000004\"") +
+                                     "]");
+  Kubelet kubelet(dir, "serve");
+  ASSERT_TRUE(kubelet.ready()) << kubelet.log();
+  Exporter e("a100_mig", kubelet.socket());
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  std::string body = e.scrape_until(kTrainer);
+  std::vector<std::string> fb = lines_starting(body, "DCGM_FI_DEV_FB_USED{");
+  ASSERT_EQ(fb.size(), 4u) << body;  // the GPU and its three MIG devices
+  for (const std::string& line : fb) EXPECT_EQ(has(line, kTrainer), has(line, "GPU_I_ID=\"4\"")) << line;
+  for (const std::string& line : lines_starting(body, "DCGM_FI_DEV_GPU_TEMP{"))
+    EXPECT_FALSE(has(line, "pod=")) << "the whole GPU is no one's: " << line;
+  for (const std::string& line : lines_starting(body, "gpuenv_gpu_up{"))
+    EXPECT_EQ(has(line, kTrainer), has(line, "mig=\"1\"")) << line;
+}
+
+// Scrapes for ~2.5 s; the slowest one's seconds.
+double slowest_scrape(const Exporter& e) {
+  double slowest = 0;
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
+  while (std::chrono::steady_clock::now() < end) {
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(has(e.scrape(), "gpuenv_gpu_up{"));
+    slowest = std::max(slowest, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return slowest;
+}
+
+TEST(ExportPods, AHangingKubeletIsWarnedOfAndNeverHoldsAScrape) {
+  std::string dir = make_temp_dir("gpuenv-kubelet");
+  Kubelet kubelet(dir, "hang");
+  ASSERT_TRUE(kubelet.ready()) << kubelet.log();
+  Exporter e("h200", kubelet.socket());
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  // Each List waits out its 1 s deadline, scrape after scrape meanwhile.
+  EXPECT_LT(slowest_scrape(e), 0.9);  // under the List's 1 s
+  EXPECT_TRUE(e.process().wait_for_log("no pod labels: v1.PodResourcesLister/List on " + kubelet.socket() +
+                                           ": no answer in time",
+                                       3000))
+      << e.process().log();
+  std::string log = e.process().log();
+  std::size_t first = log.find("no pod labels");
+  EXPECT_EQ(log.find("no pod labels", first + 1), std::string::npos) << "one line, not one a refresh: " << log;
+  EXPECT_FALSE(has(e.scrape(), "pod="));
+}
+
+TEST(ExportPods, ARefusedSocketIsWarnedOfAndAMissingOneIsSilent) {
+  std::string dir = make_temp_dir("gpuenv-kubelet");
+  std::string dead = dir + "/dead.sock";  // a socket file nothing listens on
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s", dead.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  close(fd);
+  Exporter refused("h200", dead);
+  ASSERT_TRUE(refused.ready()) << refused.process().log();
+  EXPECT_TRUE(refused.process().wait_for_log("unavailable", 3000)) << refused.process().log();
+  EXPECT_TRUE(has(refused.process().log(), "no pod labels: v1.PodResourcesLister/List on " + dead));
+  EXPECT_LT(slowest_scrape(refused), 0.9);
+
+  Exporter missing("h200", dir + "/not-mounted/kubelet.sock");
+  ASSERT_TRUE(missing.ready()) << missing.process().log();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // three refreshes
+  std::string body = missing.scrape();
+  EXPECT_TRUE(has(body, "gpuenv_gpu_up{")) << body;
+  EXPECT_FALSE(has(body, "pod=")) << body;
+  EXPECT_FALSE(has(missing.process().log(), "pod labels")) << missing.process().log();
+}
+
+}  // namespace
+}  // namespace gpuenv::testing
