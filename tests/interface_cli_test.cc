@@ -61,6 +61,13 @@ TEST(Interface, AFlagThatMeansNothingIsRefused) {
       {{"bench"}, {"--python", "/usr/bin/python3"}},
       {{"check"}, {"--ptx"}},
       {{"check"}, {"--override"}},
+      {{"export"}, {"--ptx"}},
+      {{"export"}, {"--override"}},
+      {{"export"}, {"--no-color"}},
+      {{"report"}, {"--no-color"}},
+      {{"report"}, {"--machine", "/tmp/x.json"}},
+      {{"plan-memory"}, {"--no-color"}},
+      {{"plan-memory"}, {"--ptx"}},
   };
   for (const auto& row : rows) {
     std::vector<std::string> args = row.command;

@@ -209,7 +209,9 @@ std::function<int()> setup_export(CLI::App* sub, Context* ctx) {
       "Serves /metrics (Prometheus text format) until SIGTERM or SIGINT; SIGHUP is logged and ignored. "
       "Exit status: 0 ended by a "
       "signal, 1 cannot listen or load NVML, 2 bad command line, 3 bad --python.");
-  ctx->add_common_flags(sub);
+  // What sensing reads (the plan metric is the machine's own plan: --ptx and
+  // --override belong to the process that applies a plan; no colour here).
+  ctx->add_common_flags(sub, kSensingFlags);
   sub->get_option("--machine")->description("Refused (exit 2): the exporter reads this machine's GPUs live");
   return [ctx, f] { return run_export(ctx, *f); };
 }

@@ -17,8 +17,10 @@
 
 namespace gpuenv {
 
-/// The common flags, one bit each: a command adds those it reads, and any
-/// other is refused as a bad command line (exit 2).
+/// The common flags, one bit each, declared once (Context::add_common_flags):
+/// a command adds exactly those it reads, and any other is refused as a bad
+/// command line (exit 2). README's flag table says which command takes
+/// which; tests/flags_readme_test.cc holds it to each command's --help.
 enum CommonFlag : unsigned {
   kFlagMachine = 1u << 0,    // --machine FILE
   kFlagCuda = 1u << 1,       // --cuda
@@ -32,7 +34,8 @@ enum CommonFlag : unsigned {
 inline constexpr unsigned kSensingFlags = kFlagMachine | kFlagCuda | kFlagCacheRoot | kFlagPython;
 /// What a command that makes a plan reads.
 inline constexpr unsigned kPlanFlags = kSensingFlags | kFlagOverride | kFlagPtx;
-inline constexpr unsigned kAllFlags = kPlanFlags | kFlagNoColor;
+/// Every common flag: for listing them (the README test), never a command's set.
+inline constexpr unsigned kEveryCommonFlag = kPlanFlags | kFlagNoColor;
 
 /// The common flags' values.
 struct Common {
@@ -60,8 +63,9 @@ class Context {
   std::vector<std::string> command;
 
   /// Adds the common flags named in `which` (CommonFlag bits) to a
-  /// subcommand. --log-format is every command's: cli/app.cc adds it.
-  void add_common_flags(CLI::App* sub, unsigned which = kAllFlags);
+  /// subcommand: only those it reads (--no-color only where it prints
+  /// colour). --log-format is every command's: cli/app.cc adds it.
+  void add_common_flags(CLI::App* sub, unsigned which);
   /// The Machine: sensed live, or read from --machine FILE. On failure
   /// prints the reason and returns false (exit with kExitBadInput).
   bool load_machine(Machine* m) const;
