@@ -1,7 +1,7 @@
 // detect, env, explain, run.
 #include "act/render/env_format.h"
 #include "act/run.h"
-#include "cli/cmd_watch.h"
+#include "cli/cmd_run.h"
 #include "cli/context.h"
 #include "model/exit_codes.h"
 #include "decide/decide.h"

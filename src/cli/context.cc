@@ -16,11 +16,6 @@
 
 namespace gpuenv {
 
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
-
 void Context::add_common_flags(CLI::App* sub, unsigned which) {
   Common* c = &common;
   if (which & kFlagMachine)

@@ -14,6 +14,7 @@
 #include "model/machine.h"
 #include "model/plan.h"
 #include "sense/sense.h"
+#include "sys/env.h"  // env_or
 
 namespace gpuenv {
 
@@ -108,8 +109,5 @@ std::function<int()> setup_report(CLI::App* sub, Context* ctx);
 /// (TIOCGWINSZ), else $COLUMNS, else 80; 0 when it is not a terminal (a
 /// pipe, a file), where lines are printed whole.
 std::size_t terminal_columns(FILE* stream);
-
-/// The environment variable `name`, or `fallback` when it is unset or empty.
-std::string env_or(const char* name, const std::string& fallback);
 
 }  // namespace gpuenv

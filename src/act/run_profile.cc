@@ -1,4 +1,4 @@
-#include "cli/run_profile.h"
+#include "act/run_profile.h"
 
 #include "decide/tune_search.h"
 #include "decide/verdict.h"

@@ -1,11 +1,11 @@
-// gpuenv run's watching and --tune (cli/cmd_watch.cc), and the feedback that
-// explain shows: docs/feedback.md.
+// gpuenv run's flags (the sequence: act/watched_run.h), which explain reads
+// too for its feedback: docs/feedback.md.
 #pragma once
 
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/context.h"
 
@@ -23,9 +23,8 @@ struct RunFlags {
 /// --no-watch, --no-tune, --tune[=-NAME,...], --db.
 void add_run_flags(CLI::App* sub, RunFlags* f);
 
-/// gpuenv run: the plan, the last verdict of this command, --tune, then the
-/// command: watched (gpuenv stays its parent) unless --no-watch or
-/// GPUENV_WATCH=0, else exec'd. Returns the command's exit code.
+/// gpuenv run (act/watched_run.h) with the flags and the command line.
+/// Returns the command's exit code.
 int run_command(Context* ctx, const RunFlags& f, const std::function<void(const Plan&)>& warn);
 
 /// explain's "Feedback" section for `argv` (empty: the newest watched job):

@@ -1,0 +1,42 @@
+#include "cli/cmd_run.h"
+
+#include "act/watched_run.h"
+#include "cli/cmd_bench.h"
+
+namespace gpuenv {
+
+std::optional<std::string> RunFlags::tune_spec() const {
+  if (!tune || tune->count() == 0) return std::nullopt;
+  return tune_value;
+}
+
+void add_run_flags(CLI::App* sub, RunFlags* f) {
+  sub->add_flag("--no-watch", f->no_watch, "Do not watch the job (also: GPUENV_WATCH=0); exec it instead");
+  sub->add_flag("--no-tune", f->no_tune, "Run untuned, even when the command has a tuning profile");
+  f->tune = sub->add_flag("--tune", f->tune_value,
+                          "Apply the last verdict's DataLoader settings; --tune=-num_workers,... refuses some, "
+                          "--tune=+precision adds bf16 autocast")
+                ->option_text("[=-NAME,+NAME,...]");
+  sub->add_option("--db", f->db, "The job store (default: gpuenv.db under the cache root)")->option_text("FILE");
+}
+
+int run_command(Context* ctx, const RunFlags& f, const std::function<void(const Plan&)>& warn) {
+  RunRequest r;
+  r.argv = ctx->command;
+  r.store = store_path(*ctx, f.db);
+  r.tune = f.tune_spec();
+  r.no_tune = f.no_tune;
+  r.no_watch = f.no_watch;
+  auto sense = [ctx](Machine* m, Options* o) {
+    if (!ctx->load_machine(m)) return false;
+    *o = ctx->plan_options(*m);
+    return true;
+  };
+  return watched_run(r, sense, warn);
+}
+
+std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv) {
+  return feedback_section(store_path(*ctx, f.db), f.tune_spec(), argv);
+}
+
+}  // namespace gpuenv
