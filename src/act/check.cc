@@ -16,14 +16,14 @@ namespace {
 
 using nlohmann::json;
 
-const char* verdict_name(Verdict v) { return v == Verdict::kPass ? "pass" : v == Verdict::kWarn ? "warn" : "fail"; }
+const char* verdict_name(CheckOutcome v) { return v == CheckOutcome::kPass ? "pass" : v == CheckOutcome::kWarn ? "warn" : "fail"; }
 
 void problem_items(const std::vector<Problem>& ps, const std::string& where, std::vector<CheckItem>* out) {
-  for (const auto& p : ps) out->push_back({where, Verdict::kFail, p.message + (p.fix.empty() ? "" : "; " + p.fix)});
+  for (const auto& p : ps) out->push_back({where, CheckOutcome::kFail, p.message + (p.fix.empty() ? "" : "; " + p.fix)});
 }
 
-Verdict verdict_of(Severity s) {
-  return s == Severity::kError ? Verdict::kFail : s == Severity::kWarning ? Verdict::kWarn : Verdict::kPass;
+CheckOutcome verdict_of(Severity s) {
+  return s == Severity::kError ? CheckOutcome::kFail : s == Severity::kWarning ? CheckOutcome::kWarn : CheckOutcome::kPass;
 }
 
 // The watched GPU as decide/health.h judges one: the errors that appeared
@@ -48,7 +48,7 @@ void judge(const Gpu& g, std::initializer_list<HealthFn> fns, CheckItem* item) {
 }
 
 CheckItem ecc_item(const WatchedGpu& w) {
-  CheckItem item{w.uuid + " ECC", Verdict::kPass, "ECC counters not available"};
+  CheckItem item{w.uuid + " ECC", CheckOutcome::kPass, "ECC counters not available"};
   if (w.ecc_uncorrected_before && w.ecc_uncorrected_after) {
     item.message = fmt::format("{} new uncorrectable ECC errors", *w.ecc_uncorrected_after - *w.ecc_uncorrected_before);
     if (w.ecc_corrected_before && w.ecc_corrected_after)
@@ -59,7 +59,7 @@ CheckItem ecc_item(const WatchedGpu& w) {
 }
 
 CheckItem clocks_item(const WatchedGpu& w) {
-  CheckItem item{w.uuid + " clocks", Verdict::kPass, fmt::format("{} NVML samples", w.samples)};
+  CheckItem item{w.uuid + " clocks", CheckOutcome::kPass, fmt::format("{} NVML samples", w.samples)};
   if (w.sm_mhz_min && w.sm_mhz_max) item.message += fmt::format("; SM clock {}-{} MHz", *w.sm_mhz_min, *w.sm_mhz_max);
   if (w.temperature_max_c) item.message += fmt::format("; up to {} C", *w.temperature_max_c);
   if (w.power_max_w) item.message += fmt::format("; up to {} W", *w.power_max_w);
@@ -80,20 +80,20 @@ std::vector<CheckItem> machine_items(const Machine& m, const Plan& plan) {
     out.push_back({"GPU " + std::to_string(h.gpu) + " " + h.topic, verdict_of(h.severity), h.seen + "; " + h.fix});
   for (const auto& n : plan.notes) {
     if (n.severity == Severity::kInfo) continue;
-    out.push_back({"plan " + n.rule, n.severity == Severity::kError ? Verdict::kFail : Verdict::kWarn, n.message});
+    out.push_back({"plan " + n.rule, n.severity == Severity::kError ? CheckOutcome::kFail : CheckOutcome::kWarn, n.message});
   }
-  if (m.gpus.empty() && m.nvidia.problems.empty()) out.push_back({"nvidia", Verdict::kFail, "no NVIDIA GPU was found"});
+  if (m.gpus.empty() && m.nvidia.problems.empty()) out.push_back({"nvidia", CheckOutcome::kFail, "no NVIDIA GPU was found"});
   return out;
 }
 
 std::vector<CheckItem> result_items(const std::vector<Result>& results) {
   std::vector<CheckItem> out;
   for (const auto& r : results) {
-    CheckItem item{"GPU " + target_label(r) + " " + r.key, Verdict::kPass, ""};
+    CheckItem item{"GPU " + target_label(r) + " " + r.key, CheckOutcome::kPass, ""};
     if (r.status == Status::kSkipped) {
-      item.verdict = Verdict::kWarn, item.message = "skipped: " + r.message;
+      item.verdict = CheckOutcome::kWarn, item.message = "skipped: " + r.message;
     } else if (r.failed()) {
-      item.verdict = Verdict::kFail;
+      item.verdict = CheckOutcome::kFail;
       item.message = (r.status == Status::kWrong ? "wrong result: " : "failed: ") + r.message;
     } else {
       item.message = (r.value ? format_value(*r.value, r.unit()) + ", " : "") + r.detail;
@@ -114,17 +114,17 @@ std::vector<CheckItem> watch_items(const std::vector<WatchedGpu>& watched) {
 
 bool passed(const std::vector<CheckItem>& items) {
   for (const auto& i : items)
-    if (i.verdict == Verdict::kFail) return false;
+    if (i.verdict == CheckOutcome::kFail) return false;
   return true;
 }
 
 std::string render_check(const std::vector<CheckItem>& items, bool long_check, double seconds, const Style& st) {
   std::string out;
   for (const auto& i : items) {
-    std::string tag = i.verdict == Verdict::kPass ? "PASS" : i.verdict == Verdict::kWarn ? "WARN" : "FAIL";
+    std::string tag = i.verdict == CheckOutcome::kPass ? "PASS" : i.verdict == CheckOutcome::kWarn ? "WARN" : "FAIL";
     if (st.color)
-      tag = (i.verdict == Verdict::kPass   ? "\033[32m"
-             : i.verdict == Verdict::kWarn ? "\033[33m"
+      tag = (i.verdict == CheckOutcome::kPass   ? "\033[32m"
+             : i.verdict == CheckOutcome::kWarn ? "\033[33m"
                                            : "\033[31m") +
             tag + "\033[0m";
     out += fmt::format("{}  {:<28} {}\n", tag, printable(i.name), printable(i.message));

@@ -14,11 +14,11 @@
 
 namespace gpuenv::bench {
 
-enum class Verdict { kPass, kWarn, kFail };
+enum class CheckOutcome { kPass, kWarn, kFail };
 
 struct CheckItem {
   std::string name;  // "plan", "GPU 0 check_gemm", "GPU 0 clocks", ...
-  Verdict verdict = Verdict::kPass;
+  CheckOutcome verdict = CheckOutcome::kPass;
   std::string message;
 };
 

@@ -14,7 +14,7 @@ using namespace gpuenv::testing;
 
 struct Expected {
   std::string name;
-  Verdict verdict;
+  CheckOutcome verdict;
   std::string contains;
 };
 
@@ -33,14 +33,14 @@ TEST(CheckVerdict, MachineAndPlan) {
                 {Severity::kWarning, "measured", "GPU 0 slow"},
                 {Severity::kError, "mig", "bad"}};
   expect_items(machine_items(machine::h200(), plan),
-               {{"plan measured", Verdict::kWarn, "GPU 0 slow"}, {"plan mig", Verdict::kFail, "bad"}});
+               {{"plan measured", CheckOutcome::kWarn, "GPU 0 slow"}, {"plan mig", CheckOutcome::kFail, "bad"}});
   Machine lost = machine::h100(2);
   lost.gpus[1].problem = Problem{"nvml", "gpu_lost", "GPU 1 fell off the bus", "reset it"};
-  expect_items(machine_items(lost, {}), {{"GPU 1", Verdict::kFail, "GPU 1 fell off the bus; reset it"}});
-  expect_items(machine_items(machine::none(), {}), {{"nvidia", Verdict::kFail, "libnvidia-ml.so.1"}});
+  expect_items(machine_items(lost, {}), {{"GPU 1", CheckOutcome::kFail, "GPU 1 fell off the bus; reset it"}});
+  expect_items(machine_items(machine::none(), {}), {{"nvidia", CheckOutcome::kFail, "libnvidia-ml.so.1"}});
   Machine quiet = machine::none();
   quiet.nvidia.problems.clear();
-  expect_items(machine_items(quiet, {}), {{"nvidia", Verdict::kFail, "no NVIDIA GPU was found"}});
+  expect_items(machine_items(quiet, {}), {{"nvidia", CheckOutcome::kFail, "no NVIDIA GPU was found"}});
   EXPECT_TRUE(passed(machine_items(machine::h200(), {})));
 }
 
@@ -50,9 +50,9 @@ TEST(CheckVerdict, SickGpusFail) {
   sick.gpus[0].ecc_uncorrected_volatile = 2;
   sick.gpus[1].row_remap_pending = true;
   sick.gpus[2].fabric_state = "not_started";
-  expect_items(machine_items(sick, {}), {{"GPU 0 memory", Verdict::kFail, "2 uncorrectable ECC error(s)"},
-                                         {"GPU 1 memory", Verdict::kWarn, "remapping pending"},
-                                         {"GPU 2 fabric", Verdict::kFail, "nvidia-fabricmanager"}});
+  expect_items(machine_items(sick, {}), {{"GPU 0 memory", CheckOutcome::kFail, "2 uncorrectable ECC error(s)"},
+                                         {"GPU 1 memory", CheckOutcome::kWarn, "remapping pending"},
+                                         {"GPU 2 fabric", CheckOutcome::kFail, "nvidia-fabricmanager"}});
   EXPECT_FALSE(passed(machine_items(sick, {})));
   sick.gpus[0].ecc_uncorrected_volatile = 0, sick.gpus[2].fabric_state = "completed";
   EXPECT_TRUE(passed(machine_items(sick, {})));
@@ -68,10 +68,10 @@ Result result(const std::string& key, Status s, std::optional<double> value = st
 TEST(CheckVerdict, Results) {
   expect_items(result_items({result("check_gemm", Status::kOk, 500), result("check_copy", Status::kSkipped),
                              result("sustained_gemm", Status::kWrong), result("memtest", Status::kError)}),
-               {{"GPU 0 check_gemm", Verdict::kPass, "500 TFLOP/s, how"},
-                {"GPU 0 check_copy", Verdict::kWarn, "skipped: why"},
-                {"GPU 0 sustained_gemm", Verdict::kFail, "wrong result: why"},
-                {"GPU 0 memtest", Verdict::kFail, "failed: why"}});
+               {{"GPU 0 check_gemm", CheckOutcome::kPass, "500 TFLOP/s, how"},
+                {"GPU 0 check_copy", CheckOutcome::kWarn, "skipped: why"},
+                {"GPU 0 sustained_gemm", CheckOutcome::kFail, "wrong result: why"},
+                {"GPU 0 memtest", CheckOutcome::kFail, "failed: why"}});
 }
 
 WatchedGpu watched(unsigned long long events, unsigned long long ecc_before, unsigned long long ecc_after) {
@@ -88,19 +88,19 @@ TEST(CheckVerdict, WatchedClocksAndEcc) {
   struct Row {
     const char* description;
     WatchedGpu g;
-    Verdict clocks, ecc;
+    CheckOutcome clocks, ecc;
     std::string clocks_says, ecc_says;
   } rows[] = {
-      {"power cap under a GEMM is normal", watched(clock_event::kSwPowerCap, 0, 0), Verdict::kPass, Verdict::kPass,
+      {"power cap under a GEMM is normal", watched(clock_event::kSwPowerCap, 0, 0), CheckOutcome::kPass, CheckOutcome::kPass,
        "SM clock 1755-1980 MHz; up to 71 C; up to 690 W; clocks held back by: sw_power_cap",
        "0 new uncorrectable ECC errors, 3 corrected"},
       {"hardware slowdown fails", watched(clock_event::kHwSlowdown | clock_event::kSwPowerCap, 0, 0),
-       Verdict::kFail, Verdict::kPass, "sw_power_cap, hw_slowdown; it is slowed by hardware slowdown", ""},
-      {"power brake fails", watched(clock_event::kHwPowerBrakeSlowdown, 0, 0), Verdict::kFail, Verdict::kPass,
+       CheckOutcome::kFail, CheckOutcome::kPass, "sw_power_cap, hw_slowdown; it is slowed by hardware slowdown", ""},
+      {"power brake fails", watched(clock_event::kHwPowerBrakeSlowdown, 0, 0), CheckOutcome::kFail, CheckOutcome::kPass,
        "hw_power_brake_slowdown", ""},
-      {"software thermal slowdown warns", watched(clock_event::kSwThermalSlowdown, 0, 0), Verdict::kWarn,
-       Verdict::kPass, "it is slowed by thermal slowdown", ""},
-      {"new uncorrectable ECC errors fail", watched(0, 2, 5), Verdict::kPass, Verdict::kFail, "",
+      {"software thermal slowdown warns", watched(clock_event::kSwThermalSlowdown, 0, 0), CheckOutcome::kWarn,
+       CheckOutcome::kPass, "it is slowed by thermal slowdown", ""},
+      {"new uncorrectable ECC errors fail", watched(0, 2, 5), CheckOutcome::kPass, CheckOutcome::kFail, "",
        "3 new uncorrectable ECC errors"},
   };
   for (const auto& r : rows) {
@@ -119,17 +119,17 @@ TEST(CheckVerdict, WatchedClocksAndEcc) {
   EXPECT_EQ(items[1].message, "ECC counters not available");
   WatchedGpu remap = watched(0, 0, 0);
   remap.remapping_failed = true;
-  EXPECT_EQ(watch_items({remap})[1].verdict, Verdict::kFail);
+  EXPECT_EQ(watch_items({remap})[1].verdict, CheckOutcome::kFail);
   remap.remapping_failed = false, remap.remapping_pending = true;
-  EXPECT_EQ(watch_items({remap})[1].verdict, Verdict::kWarn);
+  EXPECT_EQ(watch_items({remap})[1].verdict, CheckOutcome::kWarn);
 }
 
 TEST(CheckVerdict, RenderAndJson) {
-  std::vector<CheckItem> items = {{"GPU 0 check_gemm", Verdict::kPass, "ok"}, {"plan mig", Verdict::kWarn, "hm"}};
+  std::vector<CheckItem> items = {{"GPU 0 check_gemm", CheckOutcome::kPass, "ok"}, {"plan mig", CheckOutcome::kWarn, "hm"}};
   std::string text = render_check(items, false, 2.5, Style{});
   EXPECT_NE(text.find("PASS  GPU 0 check_gemm"), std::string::npos) << text;
   EXPECT_NE(text.find("gpuenv check --quick: passed in 2.5 s"), std::string::npos) << text;
-  items.push_back({"GPU 0 memtest", Verdict::kFail, "bad"});
+  items.push_back({"GPU 0 memtest", CheckOutcome::kFail, "bad"});
   EXPECT_NE(render_check(items, true, 1, Style{}).find("gpuenv check --long: FAILED"), std::string::npos);
   auto j = nlohmann::json::parse(check_json(items, true, 1, {result("memtest", Status::kError)}, {watched(0, 0, 0)}));
   EXPECT_EQ(j["passed"], false);

@@ -49,13 +49,13 @@ void run_gpu_checks(Context* ctx, const Machine& m, const CheckFlags& f, GpuChec
   BenchSession s;
   std::string err;
   if (!s.open(o.devices, &err)) {
-    items->push_back({"GPU checks", bench::Verdict::kFail, err});
+    items->push_back({"GPU checks", bench::CheckOutcome::kFail, err});
     return;
   }
   NvmlWatch watch;
   if (f.long_check &&
       !watch.start(ctx->sense_options().nvml_library, watchable(s.devices), std::chrono::milliseconds(500), &err))
-    items->push_back({"NVML watch", bench::Verdict::kWarn, "clocks and ECC not watched: " + err});
+    items->push_back({"NVML watch", bench::CheckOutcome::kWarn, "clocks and ECC not watched: " + err});
   bench::Context bctx{&m, s.devices, o};
   std::vector<bench::Case> cases = bench::check_cases(o, f.long_check);
   out->results = bench::run_cases(*s.backend, bctx, bench::plan_cases(cases, bctx), terminal_progress(f.json));

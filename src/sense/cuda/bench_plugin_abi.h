@@ -6,6 +6,8 @@
 #ifndef GPUENV_BENCH_PLUGIN_ABI_H_
 #define GPUENV_BENCH_PLUGIN_ABI_H_
 
+#include <stddef.h> /* offsetof */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -82,6 +84,25 @@ typedef struct {
 } gpuenv_bench_api;
 
 /* The plugin's one exported symbol. */
+/* The layout both sides of dlopen must agree on, on LP64 Linux (x86-64 and
+ * aarch64): a change here is a change of GPUENV_BENCH_ABI_VERSION. */
+#if defined(__LP64__)
+#ifdef __cplusplus
+#define GPUENV_BENCH_ABI_ASSERT(c, m) static_assert(c, m)
+#else
+#define GPUENV_BENCH_ABI_ASSERT(c, m) _Static_assert(c, m)
+#endif
+GPUENV_BENCH_ABI_ASSERT(sizeof(gpuenv_bench_device) == 344, "gpuenv_bench_device changed: bump the ABI version");
+GPUENV_BENCH_ABI_ASSERT(offsetof(gpuenv_bench_device, memory_total) == 336, "gpuenv_bench_device changed");
+GPUENV_BENCH_ABI_ASSERT(sizeof(gpuenv_bench_params) == 376, "gpuenv_bench_params changed: bump the ABI version");
+GPUENV_BENCH_ABI_ASSERT(offsetof(gpuenv_bench_params, m) == 288, "gpuenv_bench_params changed");
+GPUENV_BENCH_ABI_ASSERT(offsetof(gpuenv_bench_params, seed) == 368, "gpuenv_bench_params changed");
+GPUENV_BENCH_ABI_ASSERT(sizeof(gpuenv_bench_result) == 1312, "gpuenv_bench_result changed: bump the ABI version");
+GPUENV_BENCH_ABI_ASSERT(offsetof(gpuenv_bench_result, samples) == 776, "gpuenv_bench_result changed");
+GPUENV_BENCH_ABI_ASSERT(sizeof(gpuenv_bench_api) == 32, "gpuenv_bench_api changed: bump the ABI version");
+#undef GPUENV_BENCH_ABI_ASSERT
+#endif
+
 typedef const gpuenv_bench_api* (*gpuenv_bench_plugin_fn)(void);
 #define GPUENV_BENCH_PLUGIN_SYMBOL "gpuenv_bench_plugin"
 
