@@ -39,8 +39,6 @@ std::string current_dir() {
   return std::filesystem::current_path(ec).string();
 }
 
-std::string utc_now() { return utc_time(std::time(nullptr)); }
-
 std::optional<int> env_int(const char* a, const char* b) {
   for (const char* name : {a, b})
     if (auto v = parse_count(env_or(name, ""))) return v;

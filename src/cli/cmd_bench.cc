@@ -97,8 +97,6 @@ int run_bench(Context* ctx, const BenchFlags& f) {
 
 }  // namespace
 
-std::string utc_now() { return utc_time(std::time(nullptr)); }
-
 bool BenchSession::open(const std::optional<std::vector<int>>& only, std::string* err) {
   const char* env = std::getenv("GPUENV_BENCH_PLUGIN");
   if (!load_bench_plugin(env ? env : "", &plugin, err)) return false;

@@ -40,9 +40,6 @@ std::optional<std::int64_t> store_results(const std::string& path, const store::
 /// A store::Run for this machine, started now.
 store::Run new_run(const Machine& m, const std::string& command, const std::string& started_at);
 
-/// RFC 3339 UTC, to the second.
-std::string utc_now();
-
 /// Shows progress on stderr when it is a terminal.
 bench::Progress terminal_progress(bool quiet);
 /// Clears the progress line.

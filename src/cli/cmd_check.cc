@@ -6,6 +6,7 @@
 
 #include "act/check.h"
 #include "cli/cmd_bench.h"
+#include "model/text.h"
 #include "model/exit_codes.h"
 #include "decide/decide.h"
 #include "sense/measurements.h"

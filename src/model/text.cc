@@ -38,6 +38,8 @@ std::string utc_time(std::time_t t) {
   return buf;
 }
 
+std::string utc_now() { return utc_time(std::time(nullptr)); }
+
 std::string gpu_label(const Gpu& g) {
   return "GPU " + std::to_string(g.index) + (g.name ? " (" + *g.name + ")" : "");
 }

@@ -21,6 +21,8 @@ std::string ascii_lower(std::string s);
 
 /// `t` as RFC 3339 UTC, to the second: "2025-03-04T12:00:00Z".
 std::string utc_time(std::time_t t);
+/// utc_time of the present second.
+std::string utc_now();
 
 /// "GPU 0 (NVIDIA H200)", or "GPU 0" when the name was not sensed.
 std::string gpu_label(const Gpu& g);
