@@ -1,7 +1,9 @@
-// What `gpuenv export` reads from NVML on each round, per GPU and per MIG
-// device: sense/nvml_sampler fills it, act/gpu_metrics renders it as
-// Prometheus metrics (docs/metrics.md). Unknown (not supported, not read
-// because the GPU was lost) is std::nullopt, never zero.
+// What is read from NVML of a GPU's live state, per GPU and per MIG device:
+// sense/nvml/nvml_reading.h fills a DeviceReading; `gpuenv export`'s rounds
+// (sense/nvml/nvml_sampler.h) gather them into Readings, which
+// act/gpu_metrics renders as Prometheus metrics (docs/metrics.md), and
+// `gpuenv check --long`'s watcher sums them into a WatchedGpu. Unknown (not
+// supported, not read because the GPU was lost) is std::nullopt, never zero.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +56,20 @@ struct Readings {
   std::uint64_t nvml_errors_total = 0;  // failed NVML calls since the exporter started
   double sampled_at = 0;                // seconds on the steady clock
   std::optional<std::string> driver_version;  // nvmlSystemGetDriverVersion
+};
+
+/// What `gpuenv check --long` saw of one GPU while it loaded it
+/// (sense/nvml/nvml_watch.h): extremes over the readings, the clock-event
+/// reasons seen, and the memory-error counters of the first and last.
+/// Unknown (not supported, no NVML) stays nullopt.
+struct WatchedGpu {
+  std::string uuid;
+  int samples = 0;
+  std::optional<unsigned> sm_mhz_min, sm_mhz_max, memory_mhz_min, temperature_max_c, power_max_w;
+  std::optional<unsigned long long> clock_events;  // union of the reasons seen
+  std::optional<unsigned long long> ecc_uncorrected_before, ecc_uncorrected_after;
+  std::optional<unsigned long long> ecc_corrected_before, ecc_corrected_after;
+  std::optional<bool> remapping_pending, remapping_failed;
 };
 
 /// What the exporter says besides the readings: fixed at start.
