@@ -31,6 +31,11 @@ struct DeviceReading {
   std::optional<std::uint64_t> row_remap_correctable, row_remap_uncorrectable;
   std::optional<bool> row_remap_pending;
   std::optional<int> nvlink_links_up;
+  // NVLink data (no protocol overhead) over all links since the driver
+  // loaded, and both ways together a second since the last round; nullopt
+  // on a GPU without NVLink, on a MIG device, and (the rate) on the first round.
+  std::optional<std::uint64_t> nvlink_tx_bytes, nvlink_rx_bytes;
+  std::optional<double> nvlink_bytes_per_second;
   // NVML GPM (Hopper and newer, between this round's sample and the last
   // one), as ratios 0..1; nullopt where GPM is unsupported or not yet two
   // samples: dcgm-exporter's DCGM_FI_PROF_* fields.
