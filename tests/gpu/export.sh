@@ -257,7 +257,13 @@ while time.time() < end:
     torch.cuda.synchronize()
 ' &
   load=$!
-  sleep 4  # clocks and utilisation settle
+  # The load is on once nvidia-smi sees GPU 0 busy (importing torch on a cold
+  # machine takes seconds); then compare's own 2 s give the exporter a round.
+  for _ in $(seq 60); do
+    u=$(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -i 0 | tr -d ' ')
+    [ "${u:-0}" -ge 90 ] 2>/dev/null && break
+    sleep 1
+  done
   compare load || fail=1
   compare_dcgm load || fail=1
   kill $load 2>/dev/null; wait $load 2>/dev/null; load=
