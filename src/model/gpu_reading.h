@@ -1,8 +1,9 @@
 // What is read from NVML of a GPU's live state, per GPU and per MIG device:
-// sense/nvml/nvml_reading.h fills a DeviceReading; `gpuenv export`'s rounds
-// (sense/nvml/nvml_sampler.h) gather them into Readings, which
-// act/gpu_metrics renders as Prometheus metrics (docs/metrics.md), and
-// `gpuenv check --long`'s watcher sums them into a WatchedGpu. Unknown (not
+// sense/nvml/nvml_reading.h fills a DeviceReading's live state; `gpuenv
+// export`'s rounds (sense/nvml/nvml_sampler.h) add the links, NVLink
+// traffic, GPM and Xid and gather them into Readings, which act/gpu_metrics
+// renders as Prometheus metrics (docs/metrics.md); `gpuenv check --long`'s
+// watcher sums them into a WatchedGpu. Unknown (not
 // supported, not read because the GPU was lost) is std::nullopt, never zero.
 #pragma once
 
@@ -33,6 +34,11 @@ struct DeviceReading {
   std::optional<std::uint64_t> row_remap_correctable, row_remap_uncorrectable;
   std::optional<bool> row_remap_pending;
   std::optional<int> nvlink_links_up;
+  // NVLink data (no protocol overhead) over all links since the driver
+  // loaded, and both ways together a second since the last round; nullopt
+  // on a GPU without NVLink, on a MIG device, and (the rate) on the first round.
+  std::optional<std::uint64_t> nvlink_tx_bytes, nvlink_rx_bytes;
+  std::optional<double> nvlink_bytes_per_second;
   // NVML GPM (Hopper and newer, between this round's sample and the last
   // one), as ratios 0..1; nullopt where GPM is unsupported or not yet two
   // samples: dcgm-exporter's DCGM_FI_PROF_* fields.

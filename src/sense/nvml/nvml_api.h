@@ -282,8 +282,12 @@ enum : int {
 
 // NVML_FI_* field ids of nvmlDeviceGetFieldValues.
 enum : unsigned {
-  kFieldMemoryTemp = 82,  // NVML_FI_DEV_MEMORY_TEMP, °C (HBM GPUs)
+  kFieldMemoryTemp = 82,     // NVML_FI_DEV_MEMORY_TEMP, °C (HBM GPUs)
+  kFieldNvlinkDataTx = 138,  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, KiB sent, cumulative
+  kFieldNvlinkDataRx = 139,  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, KiB received, cumulative
 };
+// A FieldValue's scope_id for the NVLink fields: the sum over all links.
+constexpr unsigned kScopeAllLinks = 0xFFFFFFFFu;
 
 // nvmlFieldValue_t: in fieldId and scopeId; out the rest.
 struct FieldValue {

@@ -34,11 +34,6 @@ void read_power(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Device
   if (call(f.temperature, d, nvml::kTemperatureGpu, &celsius) && celsius <= INT_MAX)
     r->temperature_c = static_cast<int>(celsius);
   if (call(f.power_usage, d, &milliwatts)) r->power_watts = milliwatts / 1000.0;
-  nvml::FieldValue v{};
-  v.field_id = nvml::kFieldMemoryTemp;
-  if (call(f.field_values, d, 1, &v) && v.nvml_return == nvml::kSuccess &&
-      v.value_type == nvml::kValueTypeUnsignedInt && v.value.ui <= INT_MAX)
-    r->memory_temperature_c = static_cast<int>(v.value.ui);
   if (call(f.energy, d, &millijoules)) r->energy_joules = static_cast<double>(millijoules) / 1000.0;
 }
 

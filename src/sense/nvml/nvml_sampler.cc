@@ -1,5 +1,7 @@
 #include "sense/nvml/nvml_sampler.h"
 
+#include <climits>
+#include <cstdint>
 #include <string_view>
 
 #include "sense/nvml/nvml_call.h"
@@ -16,6 +18,32 @@ struct DeviceCall {
   NvmlCaller call;
   std::uint64_t failures() const { return problems.size() + (gpu.problem ? 1 : 0); }
 };
+
+std::optional<std::uint64_t> field_u64(const nvml::FieldValue& v) {
+  if (v.nvml_return != nvml::kSuccess) return std::nullopt;
+  switch (v.value_type) {
+    case nvml::kValueTypeUnsignedInt: return v.value.ui;
+    case nvml::kValueTypeUnsignedLong: return v.value.ul;
+    case nvml::kValueTypeUnsignedLongLong: return v.value.ull;
+    default: return std::nullopt;
+  }
+}
+
+/// The round's field values in one call: the HBM temperature and, on a GPU
+/// with NVLink (read_links first), the data sent and received over all links.
+void read_fields(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  nvml::FieldValue v[3] = {};
+  v[0].field_id = nvml::kFieldMemoryTemp;
+  v[1].field_id = nvml::kFieldNvlinkDataTx, v[1].scope_id = nvml::kScopeAllLinks;
+  v[2].field_id = nvml::kFieldNvlinkDataRx, v[2].scope_id = nvml::kScopeAllLinks;
+  int n = r->nvlink_links_up ? 3 : 1;
+  if (!call(f.field_values, d, n, v)) return;
+  if (std::optional<std::uint64_t> c = field_u64(v[0]); c && *c <= INT_MAX) r->memory_temperature_c = static_cast<int>(*c);
+  std::optional<std::uint64_t> tx = field_u64(v[1]), rx = field_u64(v[2]);
+  constexpr std::uint64_t kKiB = 1024, kMaxKiB = UINT64_MAX / kKiB;
+  if (n == 3 && tx && rx && *tx <= kMaxKiB && *rx <= kMaxKiB)
+    r->nvlink_tx_bytes = *tx * kKiB, r->nvlink_rx_bytes = *rx * kKiB;
+}
 
 void read_links(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
   r->pcie_link_generation = get_int(call, f.pcie_gen_current, d);
@@ -148,6 +176,7 @@ void read_gpu(const Nvml& nvml, unsigned index, SamplerMemory::Identity* known, 
     r.minor_number = known->minor_number;
     read_live_state(c.call, f, d, &r);
     read_links(c.call, f, d, &r);
+    read_fields(c.call, f, d, &r);
     read_migs(nvml, d, r, c.call, &memory->nvml_errors_total, &migs);
     r.up = !c.call.stopped();
   }
@@ -201,6 +230,22 @@ void read_gpm_all(const Nvml& nvml, SamplerMemory* memory, std::vector<DeviceRea
   for (DeviceReading& r : *devices) read_gpm(nvml, memory, &r);
 }
 
+// ---- NVLink traffic: each GPU's bytes a second since the last round.
+
+void rate_nvlink(SamplerMemory* memory, double now, std::vector<DeviceReading>* devices) {
+  for (DeviceReading& r : *devices) {
+    if (r.mig || r.gpu < 0 || static_cast<std::size_t>(r.gpu) >= memory->gpus.size()) continue;
+    SamplerMemory::Identity& known = memory->gpus[r.gpu];
+    std::optional<std::uint64_t> total;
+    if (r.nvlink_tx_bytes && r.nvlink_rx_bytes && *r.nvlink_tx_bytes <= UINT64_MAX - *r.nvlink_rx_bytes)
+      total = *r.nvlink_tx_bytes + *r.nvlink_rx_bytes;
+    // A counter that went back (the driver reloaded) starts over: no rate this round.
+    if (total && known.nvlink_bytes && *total >= *known.nvlink_bytes && now > known.nvlink_at)
+      r.nvlink_bytes_per_second = static_cast<double>(*total - *known.nvlink_bytes) / (now - known.nvlink_at);
+    known.nvlink_bytes = total, known.nvlink_at = now;
+  }
+}
+
 }  // namespace
 
 void release_nvml_events(const Nvml& nvml, SamplerMemory* memory) {
@@ -232,6 +277,7 @@ Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now) {
   read_driver(nvml, memory);
   r.driver_version = memory->driver_version;
   read_gpm_all(nvml, memory, &r.devices);
+  rate_nvlink(memory, now, &r.devices);
   r.nvml_errors_total = memory->nvml_errors_total;
   r.sampled_at = now;
   return r;

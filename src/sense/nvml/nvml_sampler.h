@@ -24,7 +24,7 @@ namespace gpuenv {
 
 /// What a round remembers of the rounds before it: each GPU's name, UUID
 /// and PCI address once read (a GPU lost later keeps its labels), each
-/// device's last GPM sample, and the count of failed calls.
+/// device's last GPM sample and NVLink counters, and the count of failed calls.
 struct SamplerMemory {
   struct Identity {
     std::optional<std::string> uuid, name, pci_bus_id;
@@ -32,6 +32,8 @@ struct SamplerMemory {
     nvml::Device handle = nullptr;          // what Xid events name the GPU by
     bool xid_tried = false, xid_watched = false;  // registered for Xid events
     std::uint64_t xid_last = 0, xid_events = 0;
+    std::optional<std::uint64_t> nvlink_bytes;  // NVLink data both ways at the last round
+    double nvlink_at = 0;                       // that round's time
   };
   std::vector<Identity> gpus;
   std::map<std::pair<int, int>, GpmDevice> gpm;  // by (GPU, MIG slot or -1)
