@@ -55,7 +55,7 @@ std::optional<double> process_memory_mib(const NvmlFunctions& fn, nvml::Device d
 
 struct JobWatch::Impl {
   JobWatchOptions o;
-  NvmlSession session;  // declared first: shut down after the GPM samples are freed
+  NvmlSession session;  // declared before gpm: shut down after its samples are freed
   std::vector<nvml::Device> watched, others;
   std::vector<GpmDevice> gpm;  // one per watched GPU
   JobContext context;
