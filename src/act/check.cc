@@ -9,6 +9,7 @@
 #include "act/render/bench_report.h"
 #include "decide/health.h"
 #include "model/clock_events.h"
+#include "model/json_opt.h"
 #include "model/text.h"
 
 namespace gpuenv::bench {
@@ -139,7 +140,6 @@ std::string check_json(const std::vector<CheckItem>& items, bool long_check, dou
   json checks = json::array(), ws = json::array();
   for (const auto& i : items)
     checks.push_back({{"name", i.name}, {"verdict", verdict_name(i.verdict)}, {"message", i.message}});
-  auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
   for (const auto& g : watched)
     ws.push_back({{"uuid", g.uuid},
                   {"samples", g.samples},

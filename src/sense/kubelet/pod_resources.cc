@@ -54,10 +54,9 @@ PodResourcesWatcher::~PodResourcesWatcher() { stop(); }
 void PodResourcesWatcher::start(const std::string& socket, std::chrono::milliseconds interval,
                                 std::chrono::milliseconds deadline, OnChange on_change) {
   socket_ = socket;
-  interval_ = interval;
   deadline_ = deadline;
   on_change_ = std::move(on_change);
-  thread_ = std::thread([this] { loop(); });
+  thread_.start(interval, [this] { refresh(); }, [this] { refresh(); });
 }
 
 std::shared_ptr<const PodDevices> PodResourcesWatcher::latest() const {
@@ -80,23 +79,6 @@ void PodResourcesWatcher::refresh() {
   last_error_ = err;
 }
 
-void PodResourcesWatcher::loop() {
-  refresh();
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
-    lock.unlock();
-    refresh();
-    lock.lock();
-  }
-}
-
-void PodResourcesWatcher::stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void PodResourcesWatcher::stop() { thread_.stop(); }
 
 }  // namespace gpuenv

@@ -6,14 +6,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "model/pod_devices.h"
+#include "sys/periodic.h"
 
 namespace gpuenv {
 
@@ -51,20 +50,17 @@ class PodResourcesWatcher {
   void stop();
 
  private:
-  void loop();
   void refresh();
 
   std::string socket_;
-  std::chrono::milliseconds interval_{5000}, deadline_{1000};
+  std::chrono::milliseconds deadline_{1000};
   OnChange on_change_;
-  PodListStatus last_status_ = PodListStatus::kNoSocket;
+  PodListStatus last_status_ = PodListStatus::kNoSocket;  // the thread's own
   std::string last_error_;
   bool reported_ = false;
-  std::thread thread_;
-  mutable std::mutex mutex_;  // latest_, stopping_
-  std::condition_variable wake_;
+  mutable std::mutex mutex_;  // latest_
   std::shared_ptr<const PodDevices> latest_ = std::make_shared<const PodDevices>();
-  bool stopping_ = false;
+  Periodic thread_;  // last: it stops before the members its rounds use go
 };
 
 }  // namespace gpuenv
