@@ -30,6 +30,7 @@ w = j["watch"]
 print("check --long:", "passed" if j["passed"] else "FAILED", "| watch:", json.dumps(w))
 assert j["passed"] and w and all(g["samples"] > 5 and g["sm_mhz_max"] and g["power_max_w"] for g in w), "watch empty"
 PYEOF
+export GPUENV_CACHE_ROOT=$(mktemp -d)  # a fresh store: this run is its one job
 "$GPUENV" run -- python3 tests/gpu/gpt_train.py --steps 150 --batch 16 --label watched >"$OUT/run.out" 2>"$OUT/run.err" \
   || { echo "FAIL: gpuenv run"; fail=1; }
 tail -n 1 "$OUT/run.out"
