@@ -20,7 +20,7 @@ struct InitFlags {
 };
 
 // How long sensing may take before init gives up (GPUENV_SENSE_TIMEOUT_S,
-// default 60 s: a healthy 8-GPU machine senses in well under a second).
+// default 60 s, far beyond what a healthy machine needs).
 int sense_limit_ms() {
   int seconds = std::atoi(env_or("GPUENV_SENSE_TIMEOUT_S", "60").c_str());
   return (seconds > 0 ? seconds : 60) * 1000;

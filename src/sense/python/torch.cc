@@ -1,5 +1,5 @@
 // sense_torch: the torch that python3 would import, found by reading files
-// only (starting Python costs ~1 s with torch, and may not be possible).
+// only (starting Python with torch is slow, and may not be possible).
 //
 // The interpreter: SenseOptions::python (--python), else $VIRTUAL_ENV, else
 // $CONDA_PREFIX, else the first python3 on $PATH. For --python and $PATH: a
