@@ -17,6 +17,7 @@
 
 #include "act/serve/http_server_limits.h"
 #include "sys/fs.h"
+#include "sys/signals.h"
 
 namespace gpuenv {
 namespace {
@@ -219,12 +220,7 @@ bool serve_http(int fd, const HttpHandler& handler, const std::function<void()>&
     guard->detach();
     return *err = "libevent: cannot handle SIGTERM, SIGINT and SIGHUP", false;
   }
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGHUP);
-  pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
+  sys::unblock_signals({SIGTERM, SIGINT, SIGHUP});
   ready();
   event_base_dispatch(base.get());
   guard->detach();
