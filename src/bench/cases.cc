@@ -6,17 +6,12 @@
 #include "bench/bench.h"
 #include "bench/peaks.h"
 #include "bench/stats.h"
+#include "sys/bytes.h"
 
 namespace gpuenv::bench {
 namespace {
 
 using Skip = std::optional<std::string>;
-
-std::string gib(std::uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
-  return buf;
-}
 
 Skip needs_cc(const Device& d, ComputeCapability min, const std::string& what) {
   if (d.cc >= min) return std::nullopt;
@@ -27,7 +22,7 @@ Skip needs_cc(const Device& d, ComputeCapability min, const std::string& what) {
 Skip needs_memory(const Device& d, std::uint64_t bytes) {
   if (d.memory_total == 0 || static_cast<double>(bytes) <= 0.8 * static_cast<double>(d.memory_total))
     return std::nullopt;
-  return "needs " + gib(bytes) + " of device memory (this GPU has " + gib(d.memory_total) + ")";
+  return "needs " + gib_text(bytes) + " of device memory (this GPU has " + gib_text(d.memory_total) + ")";
 }
 
 std::optional<GpuPeaks> peaks_of(const BenchContext& ctx, const Device& d) {
