@@ -111,7 +111,7 @@ std::string format_value(double v, const std::string& unit) {
 std::string render_results(const RunInfo& info, const std::vector<Result>& results, const Style& st) {
   std::string out = fmt::format("gpuenv bench: {} ({})\n", printable(info.machine), info.fingerprint);
   for (const auto& d : info.devices)
-    out += fmt::format("  CUDA device {}: {}  cc {}.{}  {}\n", d.ordinal, printable(d.name), d.cc.major, d.cc.minor,
+    out += fmt::format("  CUDA device {}: {}  cc {}  {}\n", d.ordinal, printable(d.name), cc_string(d.cc),
                        printable(d.uuid));
   out += fmt::format("\n{:<5} {:<18} {:>16} {:>22}  {}\n", "GPU", "case", "result", "of spec peak", "method");
   std::string skipped;
@@ -134,7 +134,7 @@ std::string results_json(const RunInfo& info, const std::vector<Result>& results
     devices.push_back({{"ordinal", d.ordinal},
                        {"name", d.name},
                        {"uuid", d.uuid},
-                       {"compute_capability", fmt::format("{}.{}", d.cc.major, d.cc.minor)},
+                       {"compute_capability", cc_string(d.cc)},
                        {"multiprocessors", d.multiprocessors},
                        {"memory_total_bytes", d.memory_total}});
   for (const auto& r : results) rs.push_back(result_json(r));
