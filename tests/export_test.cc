@@ -188,6 +188,33 @@ TEST(Export, DcgmNamesOnlyOrABadSetExitsTwo) {
   EXPECT_NE(bad.err.find("prom"), std::string::npos) << bad.err;
 }
 
+// NVLink: the data counters at once, DCGM's bandwidth from the second round
+// (the exporter reads every 0.2 s; the stand-in's GPU 6 moves 512000 KiB each
+// way a read, GPU 0 none, the others have no counters).
+TEST(Export, NvlinkTrafficUnderBothNamesOnGpusWithCounters) {
+  Exporter e("h200_8_busy");
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  std::string body;
+  for (int i = 0; i < 50 && lines_starting(body, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{gpu=\"6\"").empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    body = curl(e.url("/metrics")).body;
+  }
+  std::vector<std::string> busy = lines_starting(body, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{gpu=\"6\"");
+  ASSERT_EQ(busy.size(), 1u) << body;
+  double mb_per_s = std::stod(busy[0].substr(busy[0].rfind(' ') + 1));
+  EXPECT_GT(mb_per_s, 0);
+  EXPECT_LE(mb_per_s, 2 * 512000 / 1000 / 0.1) << "rounds are at least 0.1 s apart";
+  std::vector<std::string> idle = lines_starting(body, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{gpu=\"0\"");
+  ASSERT_EQ(idle.size(), 1u);
+  EXPECT_EQ(idle[0].substr(idle[0].rfind(' ') + 1), "0");
+  EXPECT_EQ(lines_starting(body, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{").size(), 2u);
+  EXPECT_EQ(lines_starting(body, "gpuenv_gpu_nvlink_data_bytes_total{").size(), 4u);  // tx and rx of GPU 0 and 6
+  EXPECT_TRUE(has_line(body, "gpuenv_gpu_nvlink_data_bytes_total{gpu=\"0\",uuid=\"GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d10\","
+                             "name=\"NVIDIA H200\",pci_bus_id=\"00000000:19:00.0\",direction=\"rx\"} 8388608"))
+      << body;
+  EXPECT_TRUE(promtool_accepts(body));
+}
+
 TEST(Export, ALostGpuIsZeroWhileTheOthersAreServed) {
   Exporter e("gpu_lost");
   ASSERT_TRUE(e.ready()) << e.process().log();

@@ -8,9 +8,9 @@
 
 #include "act/render/machine_report.h"
 #include "bench/bench.h"
+#include "model/gpu_reading.h"
 #include "model/machine.h"
 #include "model/plan.h"
-#include "sense/nvml/nvml_watch.h"
 
 namespace gpuenv::bench {
 

@@ -1,5 +1,6 @@
 #include "act/gpu_metrics.h"
 
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -90,6 +91,9 @@ const std::vector<Metric>& device_metrics() {
        {one(FIELD(row_remap_failure))}},
       {"gpuenv_gpu_nvlink_links_up", Type::kGauge, "NVLink links active",
        {one(FIELD(nvlink_links_up))}},
+      {"gpuenv_gpu_nvlink_data_bytes_total", Type::kCounter,
+       "NVLink data over all links since the driver loaded, without protocol overhead",
+       {{"direction", "tx", FIELD(nvlink_tx_bytes)}, {"direction", "rx", FIELD(nvlink_rx_bytes)}}},
   };
   return kMetrics;
 }
@@ -147,6 +151,13 @@ std::optional<double> mhz(const std::optional<std::uint64_t>& hz) {
   return static_cast<double>(*hz / 1000000);
 }
 
+// DCGM's NVLink bandwidth: KiB both ways a second, over 1000 (DCGM's
+// "MB/s"), truncated to its integer field.
+std::optional<double> dcgm_nvlink(const std::optional<double>& bytes_per_second) {
+  if (!bytes_per_second) return std::nullopt;
+  return std::floor(*bytes_per_second / 1024 / 1000);
+}
+
 #define RATIO(f) [](const DeviceReading& d) { return d.f; }
 
 const std::vector<DcgmMetric>& dcgm_metrics() {
@@ -162,6 +173,9 @@ const std::vector<DcgmMetric>& dcgm_metrics() {
        [](const DeviceReading& d) { return times(d.energy_joules, 1000); }},
       {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", Type::kCounter, "Total number of PCIe retries.",
        FIELD(pcie_replay_errors)},
+      // dcgm-exporter types it a counter though DCGM serves a rate: kept as theirs.
+      {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", Type::kCounter, "Total number of NVLink bandwidth counters for all lanes.",
+       [](const DeviceReading& d) { return dcgm_nvlink(d.nvlink_bytes_per_second); }},
       {"DCGM_FI_DEV_GPU_UTIL", Type::kGauge, "GPU utilization (in %).",
        [](const DeviceReading& d) { return times(d.utilization_ratio, 100); }},
       {"DCGM_FI_DEV_MEM_COPY_UTIL", Type::kGauge, "Memory utilization (in %).",

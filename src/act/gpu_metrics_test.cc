@@ -59,6 +59,8 @@ DeviceReading busy_h200() {
   d.row_remap_pending = true;
   d.row_remap_failure = false;
   d.nvlink_links_up = 18;
+  d.nvlink_tx_bytes = 1024000;
+  d.nvlink_rx_bytes = 2048000;
   return d;
 }
 
@@ -111,6 +113,8 @@ TEST(GpuMetrics, EveryReadingOfABusyGpuBecomesItsSeries) {
       with("gpuenv_gpu_row_remap_pending", "", "1"),
       with("gpuenv_gpu_row_remap_failed", "", "0"),
       with("gpuenv_gpu_nvlink_links_up", "", "18"),
+      with("gpuenv_gpu_nvlink_data_bytes_total", ",direction=\"tx\"", "1024000"),
+      with("gpuenv_gpu_nvlink_data_bytes_total", ",direction=\"rx\"", "2048000"),
       "gpuenv_build_info{version=\"0.1.0\"} 1",
       "gpuenv_exporter_scrape_age_seconds 0",
       "gpuenv_exporter_nvml_errors_total 0",
@@ -261,6 +265,7 @@ TEST(GpuMetrics, DcgmExportersNamesUnitsAndLabels) {
   d.gpm_fp32_active = 0.01;
   d.gpm_fp16_active = 0;
   d.gpm_dram_active = 0.5;
+  d.nvlink_bytes_per_second = 1999.0 * 1024 * 1000;  // DCGM's 1999 "MB/s", as KiB/s over 1000
   Readings r;
   r.devices = {d};
   r.driver_version = "580.95.05";
@@ -272,6 +277,7 @@ TEST(GpuMetrics, DcgmExportersNamesUnitsAndLabels) {
       dcgm("DCGM_FI_DEV_POWER_USAGE", "325.375"),
       dcgm("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "1000250"),
       dcgm("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "2"),
+      dcgm("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "1999"),
       dcgm("DCGM_FI_DEV_GPU_UTIL", "75"),
       dcgm("DCGM_FI_DEV_MEM_COPY_UTIL", "40"),
       dcgm("DCGM_FI_DEV_XID_ERRORS", "79"),
@@ -300,6 +306,24 @@ TEST(GpuMetrics, DcgmExportersNamesUnitsAndLabels) {
                         "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"})
     EXPECT_NE(text.find(std::string("# TYPE ") + c + " counter\n"), std::string::npos) << c;
   EXPECT_NE(text.find("# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n"), std::string::npos);
+}
+
+TEST(GpuMetrics, NvlinkBandwidthIsDcgmsTruncatedRateAndAbsentWithoutOne) {
+  Readings r;
+  r.devices = {busy_h200()};  // counters, but no rate yet (the first round)
+  r.devices[0].minor_number = 3;
+  r.driver_version = "580.95.05";
+  std::string text = render_gpu_metrics(r, {}, 0);
+  EXPECT_EQ(text.find("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{"), std::string::npos) << text;
+  EXPECT_EQ(lines_of(text, "gpuenv_gpu_nvlink_data_bytes_total").size(), 2u);
+  r.devices[0].nvlink_bytes_per_second = 1024.0 * 1000 - 1;  // just under DCGM's 1
+  EXPECT_EQ(lines_of(render_gpu_metrics(r, dcgm_only(), 0), "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"),
+            std::vector<std::string>{dcgm("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "0")});
+  r.devices[0].nvlink_tx_bytes = r.devices[0].nvlink_rx_bytes = std::nullopt;  // a GPU without NVLink
+  r.devices[0].nvlink_bytes_per_second = std::nullopt;
+  text = render_gpu_metrics(r, {}, 0);
+  EXPECT_EQ(text.find("NVLINK_BANDWIDTH_TOTAL{"), std::string::npos);
+  EXPECT_EQ(text.find("gpuenv_gpu_nvlink_data_bytes_total{"), std::string::npos);
 }
 
 TEST(GpuMetrics, GpmRatiosAreAbsentNotZeroWhenUnsupported) {

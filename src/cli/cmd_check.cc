@@ -10,6 +10,7 @@
 #include "model/exit_codes.h"
 #include "decide/decide.h"
 #include "sense/measurements.h"
+#include "sense/nvml/nvml_watch.h"
 
 namespace gpuenv {
 namespace {
@@ -54,9 +55,10 @@ void run_gpu_checks(Context* ctx, const Machine& m, const CheckFlags& f, GpuChec
     return;
   }
   NvmlWatch watch;
+  Problem unwatched;
   if (f.long_check &&
-      !watch.start(ctx->sense_options().nvml_library, watchable(s.devices), std::chrono::milliseconds(500), &err))
-    items->push_back({"NVML watch", bench::CheckOutcome::kWarn, "clocks and ECC not watched: " + err});
+      !watch.start(ctx->sense_options().nvml_library, watchable(s.devices), std::chrono::milliseconds(500), &unwatched))
+    items->push_back({"NVML watch", bench::CheckOutcome::kWarn, "clocks and ECC not watched: " + unwatched.message});
   bench::BenchContext bctx{&m, s.devices, o};
   std::vector<bench::Case> cases = bench::check_cases(o, f.long_check);
   out->results = bench::run_cases(*s.backend, bctx, bench::plan_cases(cases, bctx), terminal_progress(f.json));

@@ -1,7 +1,10 @@
-// What `gpuenv export` reads from NVML on each round, per GPU and per MIG
-// device: sense/nvml_sampler fills it, act/gpu_metrics renders it as
-// Prometheus metrics (docs/metrics.md). Unknown (not supported, not read
-// because the GPU was lost) is std::nullopt, never zero.
+// What is read from NVML of a GPU's live state, per GPU and per MIG device:
+// sense/nvml/nvml_reading.h fills a DeviceReading's live state; `gpuenv
+// export`'s rounds (sense/nvml/nvml_sampler.h) add the links, NVLink
+// traffic, GPM and Xid and gather them into Readings, which act/gpu_metrics
+// renders as Prometheus metrics (docs/metrics.md); `gpuenv check --long`'s
+// watcher sums them into a WatchedGpu. Unknown (not
+// supported, not read because the GPU was lost) is std::nullopt, never zero.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +34,11 @@ struct DeviceReading {
   std::optional<std::uint64_t> row_remap_correctable, row_remap_uncorrectable;
   std::optional<bool> row_remap_pending;
   std::optional<int> nvlink_links_up;
+  // NVLink data (no protocol overhead) over all links since the driver
+  // loaded, and both ways together a second since the last round; nullopt
+  // on a GPU without NVLink, on a MIG device, and (the rate) on the first round.
+  std::optional<std::uint64_t> nvlink_tx_bytes, nvlink_rx_bytes;
+  std::optional<double> nvlink_bytes_per_second;
   // NVML GPM (Hopper and newer, between this round's sample and the last
   // one), as ratios 0..1; nullopt where GPM is unsupported or not yet two
   // samples: dcgm-exporter's DCGM_FI_PROF_* fields.
@@ -54,6 +62,20 @@ struct Readings {
   std::uint64_t nvml_errors_total = 0;  // failed NVML calls since the exporter started
   double sampled_at = 0;                // seconds on the steady clock
   std::optional<std::string> driver_version;  // nvmlSystemGetDriverVersion
+};
+
+/// What `gpuenv check --long` saw of one GPU while it loaded it
+/// (sense/nvml/nvml_watch.h): extremes over the readings, the clock-event
+/// reasons seen, and the memory-error counters of the first and last.
+/// Unknown (not supported, no NVML) stays nullopt.
+struct WatchedGpu {
+  std::string uuid;
+  int samples = 0;
+  std::optional<unsigned> sm_mhz_min, sm_mhz_max, memory_mhz_min, temperature_max_c, power_max_w;
+  std::optional<unsigned long long> clock_events;  // union of the reasons seen
+  std::optional<unsigned long long> ecc_uncorrected_before, ecc_uncorrected_after;
+  std::optional<unsigned long long> ecc_corrected_before, ecc_corrected_after;
+  std::optional<bool> remapping_pending, remapping_failed;
 };
 
 /// What the exporter says besides the readings: fixed at start.

@@ -1,5 +1,5 @@
 // A job that `gpuenv run` watched: what it ran, where, how it ended, and a
-// downsampled timeline of its GPU and CPU use. Pure data; sense/job_watch
+// downsampled timeline of its GPU and CPU use. Pure data; sense/nvml/job_watch
 // fills it, store/ keeps it, decide/verdict judges it, act/job_report shows it.
 #pragma once
 

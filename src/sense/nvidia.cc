@@ -45,9 +45,10 @@ void close_nvidia_files_on_exec() {
 //
 // No nvmlShutdown (it costs time, docs/performance.md): sensing is one-shot, and the
 // process's exit releases NVML. The library stays mapped (load_nvml uses
-// RTLD_NODELETE) and its device files are closed on exec. NvmlWatch
-// (`check --long`) has its own nvmlInit/nvmlShutdown pair: NVML counts
-// initialisations, so that pair is unaffected.
+// RTLD_NODELETE) and its device files are closed on exec. An
+// NvmlSession (`check --long`'s watcher, sense/nvml/nvml_session.h) has
+// its own nvmlInit/nvmlShutdown pair: NVML counts initialisations, so that
+// pair is unaffected.
 bool sense_nvml(const SenseOptions& opts, Machine* m) {
   Nvml nvml;
   Problem p;

@@ -91,7 +91,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* g_trace, g_queries
 static int g_queries[FAKE_MAX_GPUS];
 static struct fake_device g_gpus[FAKE_MAX_GPUS];
 static struct fake_device g_migs[FAKE_MAX_GPUS][FAKE_MAX_MIGS];
-enum { SEQ_UTIL, SEQ_SM, SEQ_RX, SEQ_TX, SEQ_COUNT };
+enum { SEQ_UTIL, SEQ_SM, SEQ_RX, SEQ_TX, SEQ_NVLINK, SEQ_COUNT };
 static unsigned g_seq[FAKE_MAX_GPUS][SEQ_COUNT]; /* calls of a cycling key; under g_lock */
 static int g_xid_next[FAKE_MAX_GPUS];    /* the next of a GPU's `xid=` list to deliver; under g_lock */
 static int g_xid_watched[FAKE_MAX_GPUS]; /* registered for Xid events; under g_lock */
@@ -939,6 +939,9 @@ typedef char fake_assert_field[sizeof(nvmlFieldValue_t) == 40 ? 1 : -1];
 
 #define FAKE_EVENT_XID 0x8ull
 #define FAKE_FI_MEMORY_TEMP 82u
+#define FAKE_FI_NVLINK_DATA_TX 138u
+#define FAKE_FI_NVLINK_DATA_RX 139u
+#define FAKE_SCOPE_ALL_LINKS 0xFFFFFFFFu
 
 struct fake_event_set {
   int unused;
@@ -949,18 +952,48 @@ nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int* minor) {
   return gpu_uint("nvmlDeviceGetMinorNumber", d, "minor", minor);
 }
 
-nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t* values) {
+/* nvlink_kib=TX/RX/STEP: the GPU's NVLink data counters in KiB summed over
+ * its links (scopeId UINT_MAX), each call that asks for them STEP KiB on in
+ * both directions. 1: the pair of counters of this call. */
+static int nvlink_counters(const struct fake_device* d, unsigned long long* tx, unsigned long long* rx) {
+  long long t, r, step;
+  unsigned n;
+  const char* raw = d->slot < 0 ? scn_get(gpu_record(d->gpu), "nvlink_kib") : NULL;
+  if (raw == NULL || sscanf(raw, "%lld/%lld/%lld", &t, &r, &step) != 3) return 0;
+  pthread_mutex_lock(&g_lock);
+  n = g_seq[d->gpu][SEQ_NVLINK]++;
+  pthread_mutex_unlock(&g_lock);
+  *tx = (unsigned long long)(t + step * (long long)n);
+  *rx = (unsigned long long)(r + step * (long long)n);
+  return 1;
+}
+
+static int asks_nvlink(int count, const nvmlFieldValue_t* values) {
   int i;
+  for (i = 0; i < count; ++i)
+    if (values[i].fieldId == FAKE_FI_NVLINK_DATA_TX || values[i].fieldId == FAKE_FI_NVLINK_DATA_RX) return 1;
+  return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t* values) {
+  int i, have_links = 0;
   long long v;
+  unsigned long long tx = 0, rx = 0;
   nvmlReturn_t rc = enter("nvmlDeviceGetFieldValues", d);
   if (rc != NVML_SUCCESS) return rc;
   if (count < 0 || (count > 0 && values == NULL)) return NVML_ERROR_INVALID_ARGUMENT;
+  if (asks_nvlink(count, values)) have_links = nvlink_counters(d, &tx, &rx);
   for (i = 0; i < count; ++i) {
+    unsigned id = values[i].fieldId;
     values[i].valueType = 1; /* NVML_VALUE_TYPE_UNSIGNED_INT */
     values[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
-    if (values[i].fieldId == FAKE_FI_MEMORY_TEMP && d->slot < 0 &&
-        scn_get_ll(gpu_record(d->gpu), "mem_temp", &v)) {
+    if (id == FAKE_FI_MEMORY_TEMP && d->slot < 0 && scn_get_ll(gpu_record(d->gpu), "mem_temp", &v)) {
       values[i].value.uiVal = (unsigned int)v;
+      values[i].nvmlReturn = NVML_SUCCESS;
+    } else if ((id == FAKE_FI_NVLINK_DATA_TX || id == FAKE_FI_NVLINK_DATA_RX) && have_links &&
+               values[i].scopeId == FAKE_SCOPE_ALL_LINKS) {
+      values[i].valueType = 3; /* NVML_VALUE_TYPE_UNSIGNED_LONG_LONG */
+      values[i].value.ullVal = id == FAKE_FI_NVLINK_DATA_TX ? tx : rx;
       values[i].nvmlReturn = NVML_SUCCESS;
     }
   }

@@ -25,7 +25,8 @@
  *   pcie_replay=3 ecc_corrected=12
  * (util: GPU/memory percent; clocks: current SM/memory MHz; power_draw mW;
  * energy mJ.) For dcgm-exporter's fields and Xid: minor=N (/dev/nvidiaN),
- * mem_temp=C, xid=79 or xid=13,48 (the Xid events the GPU raises, in order).
+ * mem_temp=C, xid=79 or xid=13,48 (the Xid events the GPU raises, in order),
+ * nvlink_kib=TX/RX/STEP (NVLink data KiB over all links, STEP more each read).
  *
  * NVML GPM (a gpu line with cc 9.0 or newer; a mig line, found by its gi):
  *   gpm=GR/SM/OCCUPANCY/TENSOR/FP32/FP16/DRAM   (percent; all 0 when absent)

@@ -13,7 +13,13 @@
 # utilisation and power over its own window):
 #   memory.total exact (to the MiB); memory.used 64 MiB or 2%;
 #   temperature 3 C; power 25 W or 15%; utilisation 10 points;
-#   SM clock 100 MHz or 10%; memory clock 1%.
+#   SM clock 100 MHz or 10% (25% under load: at the power cap the clock
+#   moves by more than that between two readings a second apart); memory clock 1%.
+# NVLink (compare_nvlink): each GPU's data counters, summed over its links by
+# `nvidia-smi nvlink -gt d`, against gpuenv_gpu_nvlink_data_bytes_total (1 MiB
+# or 1%), and DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL against nvidia-smi's growth
+# over the same seconds (KiB/s / 1000, 1 or 20%); on a GPU without NVLink
+# both series are absent.
 # dcgm-exporter's names (DCGM_FI_DEV_*) the same way, against every
 # nvidia-smi field this driver has of the list in compare_dcgm: the above,
 # plus memory free, memory temperature 3 C, the volatile ECC counts, the
@@ -58,13 +64,14 @@ for line in open(smi):
     f = [x.strip() for x in line.split(",")]
     idx, uuid = f[0], f[1]
     smi_v = dict(zip(["util", "used", "total", "temp", "power", "sm", "mem"], f[2:]))
+    SM_TOL = 0.25 if label == "load" else 0.10  # at the power cap the SM clock moves within the skew
     checks = [  # (what, exporter series, scale to nvidia-smi's unit, abs tolerance, rel tolerance)
         ("util", "gpuenv_gpu_utilization_ratio", 100, 10, 0),
         ("used", "gpuenv_gpu_memory_used_bytes", 1 / MiB, 64, 0.02),
         ("total", "gpuenv_gpu_memory_total_bytes", 1 / MiB, 1, 0),
         ("temp", "gpuenv_gpu_temperature_celsius", 1, 3, 0),
         ("power", "gpuenv_gpu_power_watts", 1, 25, 0.15),
-        ("sm", "gpuenv_gpu_sm_clock_hertz", 1e-6, 100, 0.10),
+        ("sm", "gpuenv_gpu_sm_clock_hertz", 1e-6, 100, SM_TOL),
         ("mem", "gpuenv_gpu_memory_clock_hertz", 1e-6, 0, 0.01),
     ]
     up = series.get(("gpuenv_gpu_up", uuid))
@@ -117,7 +124,7 @@ checks = [  # (nvidia-smi field, DCGM series, compare)
     ("temperature.gpu", "DCGM_FI_DEV_GPU_TEMP", lambda e, s: near(e, s, 3)),
     ("temperature.memory", "DCGM_FI_DEV_MEMORY_TEMP", lambda e, s: near(e, s, 3)),
     ("power.draw", "DCGM_FI_DEV_POWER_USAGE", lambda e, s: near(e, s, 25, 0.15)),
-    ("clocks.sm", "DCGM_FI_DEV_SM_CLOCK", lambda e, s: near(e, s, 100, 0.10)),
+    ("clocks.sm", "DCGM_FI_DEV_SM_CLOCK", lambda e, s: near(e, s, 100, 0.25 if label == "load" else 0.10)),
     ("clocks.mem", "DCGM_FI_DEV_MEM_CLOCK", lambda e, s: near(e, s, 0, 0.01)),
     ("ecc.errors.corrected.volatile.total", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", lambda e, s: e == s),
     ("ecc.errors.uncorrected.volatile.total", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", lambda e, s: e == s),
@@ -169,8 +176,76 @@ sys.exit(0 if ok else 1)
 PYEOF
 }
 
+nvlink_kib() {  # nvidia-smi's NVLink data counters: "UUID TX_KIB RX_KIB" per GPU with links
+  nvidia-smi nvlink -gt d 2>/dev/null | python3 -c '
+import re, sys
+gpus = {}
+uuid = None
+for line in sys.stdin:
+    m = re.match(r"GPU \d+: .*\(UUID: (GPU-[^)]+)\)", line.strip())
+    if m:
+        uuid = m.group(1)
+        continue
+    m = re.search(r"Link \d+: Data (Tx|Rx): (\d+) KiB", line)
+    if m and uuid:
+        t = gpus.setdefault(uuid, [0, 0])
+        t[0 if m.group(1) == "Tx" else 1] += int(m.group(2))
+for u, (tx, rx) in gpus.items():
+    print(u, tx, rx)
+'
+}
+
+compare_nvlink() {  # $1: label
+  nvlink_kib >"$OUT/nvlink-a-$1.txt"; local t0; t0=$(date +%s.%N)
+  sleep 3
+  curl -sS "http://127.0.0.1:$port/metrics" >"$OUT/metrics-nvlink-$1.txt"
+  nvlink_kib >"$OUT/nvlink-b-$1.txt"; local t1; t1=$(date +%s.%N)
+  nvidia-smi --query-gpu=index,uuid --format=csv,noheader >"$OUT/uuids.csv"
+  python3 - "$1" "$OUT/metrics-nvlink-$1.txt" "$OUT/nvlink-a-$1.txt" "$OUT/nvlink-b-$1.txt" "$t0" "$t1" \
+    "$OUT/uuids.csv" "$OUT/compare-nvlink-$1.json" <<'PYEOF'
+import json, re, sys
+label, metrics, a, b, t0, t1, uuids, out = sys.argv[1:]
+def counters(path):
+    return {u: (int(tx), int(rx)) for u, tx, rx in (l.split() for l in open(path) if l.strip())}
+before, after = counters(a), counters(b)
+series = {}
+for line in open(metrics):
+    m = re.match(r'(gpuenv_gpu_nvlink_data_bytes_total|DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL)\{([^}]*)\} (\S+)$', line.strip())
+    if m:
+        l = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+        series[(m.group(1), l.get("uuid") or l.get("UUID"), l.get("direction"))] = float(m.group(3))
+def near(x, y, abs_tol, rel_tol):
+    return abs(x - y) <= max(abs_tol, rel_tol * max(abs(x), abs(y)))
+rows, ok = [], True
+for line in open(uuids):
+    idx, uuid = [x.strip() for x in line.split(",")]
+    tx = series.get(("gpuenv_gpu_nvlink_data_bytes_total", uuid, "tx"))
+    rx = series.get(("gpuenv_gpu_nvlink_data_bytes_total", uuid, "rx"))
+    bw = series.get(("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", uuid, None))
+    if uuid not in after:
+        good = tx is None and rx is None and bw is None
+        rows.append({"gpu": idx, "nvlink": False, "exporter": [tx, rx, bw], "ok": good})
+        print(f"{label} GPU {idx} no NVLink counters in nvidia-smi; exporter {tx} {rx} {bw} {'ok' if good else 'MISMATCH'}")
+    else:
+        (tx_a, rx_a), (tx_b, rx_b) = before.get(uuid, after[uuid]), after[uuid]
+        smi_bw = ((tx_b + rx_b) - (tx_a + rx_a)) / (float(t1) - float(t0)) / 1000
+        good = (tx is not None and near(tx / 1024, tx_b, 1024, 0.01) and rx is not None and
+                near(rx / 1024, rx_b, 1024, 0.01) and bw is not None and near(bw, smi_bw, 1, 0.20))
+        rows.append({"gpu": idx, "nvlink": True, "nvidia_smi_kib": [tx_b, rx_b], "nvidia_smi_bw": round(smi_bw, 1),
+                     "exporter_kib": [None if tx is None else tx / 1024, None if rx is None else rx / 1024],
+                     "exporter_bw": bw, "ok": good})
+        print(f"{label} GPU {idx} NVLink KiB tx/rx nvidia-smi {tx_b}/{rx_b} exporter "
+              f"{None if tx is None else tx / 1024}/{None if rx is None else rx / 1024}; DCGM bandwidth "
+              f"nvidia-smi {smi_bw:.1f} exporter {bw} {'ok' if good else 'MISMATCH'}")
+    ok = ok and good
+json.dump({"phase": "nvlink-" + label, "ok": ok, "rows": rows}, open(out, "w"), indent=1)
+sys.exit(0 if ok else 1)
+PYEOF
+}
+
 fail=0
 compare idle || fail=1
+compare_nvlink idle || fail=1
 compare_dcgm idle || fail=1
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   python3 -c '
@@ -182,7 +257,13 @@ while time.time() < end:
     torch.cuda.synchronize()
 ' &
   load=$!
-  sleep 4  # clocks and utilisation settle
+  # The load is on once nvidia-smi sees GPU 0 busy (importing torch on a cold
+  # machine takes seconds); then compare's own 2 s give the exporter a round.
+  for _ in $(seq 60); do
+    u=$(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -i 0 | tr -d ' ')
+    [ "${u:-0}" -ge 90 ] 2>/dev/null && break
+    sleep 1
+  done
   compare load || fail=1
   compare_dcgm load || fail=1
   kill $load 2>/dev/null; wait $load 2>/dev/null; load=

@@ -5,13 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "model/clock_events.h"
 #include "sys/fs.h"
 #include "sense/nvml/nvml_api.h"
 #include "sense/nvml/nvml_gpm.h"
-#include "sense/nvml/nvml_library.h"
+#include "sense/nvml/nvml_reading.h"
+#include "sense/nvml/nvml_session.h"
 #include "sense/host/proc_tree.h"
 
 namespace gpuenv {
@@ -53,9 +55,7 @@ std::optional<double> process_memory_mib(const NvmlFunctions& fn, nvml::Device d
 
 struct JobWatch::Impl {
   JobWatchOptions o;
-  Nvml nvml;
-  const NvmlFunctions& fn = nvml.fn;
-  bool initialised = false;
+  NvmlSession session;  // declared before gpm: shut down after its samples are freed
   std::vector<nvml::Device> watched, others;
   std::vector<GpmDevice> gpm;  // one per watched GPU
   JobContext context;
@@ -63,33 +63,27 @@ struct JobWatch::Impl {
   CpuMeter cpu;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last = start;
 
-  ~Impl() {
-    gpm.clear();  // frees NVML's GPM samples while NVML is still up
-    if (initialised) fn.shutdown.call();
-  }
+  const NvmlFunctions& fn() const { return session.nvml().fn; }
+
+  ~Impl() { gpm.clear(); }  // frees NVML's GPM samples while NVML is still up
 
   bool open(std::string* why) {
     Problem p;
-    if (!load_nvml(o.nvml_library, &nvml, &p)) return *why = p.message, false;
-    if (!fn.uuid.call) return *why = o.nvml_library + ": no nvmlDeviceGetUUID (the GPUs cannot be told apart)", false;
-    if (fn.init.call() != nvml::kSuccess) return *why = std::string(fn.init.name) + " failed", false;
-    initialised = true;
-    unsigned n = 0;
-    if (fn.count.call(&n) != nvml::kSuccess) return *why = std::string(fn.count.name) + " failed", false;
-    for (unsigned i = 0; i < n; ++i) {
-      nvml::Device d = nullptr;
-      char buf[nvml::kUuidBufferSize] = {0};
-      if (fn.handle.call(i, &d) != nvml::kSuccess || fn.uuid.call(d, buf, sizeof buf) != nvml::kSuccess) continue;
-      bool mine = std::find(o.uuids.begin(), o.uuids.end(), std::string(buf)) != o.uuids.end();
-      (mine ? watched : others).push_back(d);
-      if (mine) context.gpus.push_back(capacities(d, buf));
+    std::vector<NvmlGpu> listed;
+    if (!session.open(o.nvml_library, &p) || !session.gpus(&listed, &p) ||
+        !NvmlSession::all_listed(listed, o.uuids, &p))
+      return *why = p.message, false;
+    for (const NvmlGpu& g : listed) {
+      bool mine = std::find(o.uuids.begin(), o.uuids.end(), g.uuid) != o.uuids.end();
+      (mine ? watched : others).push_back(g.handle);
+      if (mine) context.gpus.push_back(capacities(g.handle, g.uuid));
     }
-    if (watched.size() != o.uuids.size()) return *why = "NVML does not list every GPU of the plan", false;
-    for (nvml::Device d : watched) gpm.emplace_back(nvml, d);
+    for (nvml::Device d : watched) gpm.emplace_back(session.nvml(), d);
     return true;
   }
 
   JobGpu capacities(nvml::Device d, const std::string& uuid) const {
+    const NvmlFunctions& fn = this->fn();
     JobGpu g;
     g.uuid = uuid;
     char name[nvml::kDeviceNameBufferSize] = {0};
@@ -104,21 +98,22 @@ struct JobWatch::Impl {
     return g;
   }
 
+  // The GPU's live state (sense/nvml/nvml_reading.h) and, beside it, the
+  // job's own memory on it and the PCIe throughput.
   void sample_gpu(nvml::Device d, const std::set<int>& pids, JobSample* s) const {
-    nvml::Utilization u{};
-    unsigned v = 0;
-    unsigned long long mask = 0;
-    if (fn.utilization.call && fn.utilization.call(d, &u) == nvml::kSuccess)
-      add(&s->v[kUtilPct], double(u.gpu) / double(watched.size()));
+    const NvmlFunctions& fn = this->fn();
+    DeviceReading r = read_live_state(session.nvml(), d);
+    double n = double(watched.size());
+    if (r.utilization_ratio) add(&s->v[kUtilPct], std::round(100 * *r.utilization_ratio) / n);  // NVML's whole percent
     if (auto mib = process_memory_mib(fn, d, pids, o.proc, true)) add(&s->v[kMemMib], *mib);
-    if (fn.power_usage.call && fn.power_usage.call(d, &v) == nvml::kSuccess) add(&s->v[kPowerW], v / 1000.0);
-    if (fn.clock.call && fn.clock.call(d, nvml::kClockSm, &v) == nvml::kSuccess)
-      add(&s->v[kSmMhz], double(v) / double(watched.size()));
-    if (fn.clocks_event_reasons.call && fn.clocks_event_reasons.call(d, &mask) == nvml::kSuccess) {
-      s->clock_events = s->clock_events.value_or(0) | mask;
-      s->v[kThermal] = std::max(s->v[kThermal].value_or(0), (mask & kThermalBits) ? 1.0 : 0.0);
-      s->v[kPowerCap] = std::max(s->v[kPowerCap].value_or(0), (mask & clock_event::kSwPowerCap) ? 1.0 : 0.0);
+    if (r.power_watts) add(&s->v[kPowerW], *r.power_watts);
+    if (r.sm_clock_hz) add(&s->v[kSmMhz], double(*r.sm_clock_hz / 1000000u) / n);
+    if (std::optional<std::uint64_t> mask = r.clock_events) {
+      s->clock_events = s->clock_events.value_or(0) | *mask;
+      s->v[kThermal] = std::max(s->v[kThermal].value_or(0), (*mask & kThermalBits) ? 1.0 : 0.0);
+      s->v[kPowerCap] = std::max(s->v[kPowerCap].value_or(0), (*mask & clock_event::kSwPowerCap) ? 1.0 : 0.0);
     }
+    unsigned v = 0;
     if (fn.pcie_throughput.call && fn.pcie_throughput.call(d, nvml::kPcieUtilRxBytes, &v) == nvml::kSuccess)
       add(&s->v[kPcieRxMBs], v * 1024.0 / 1e6);
     if (fn.pcie_throughput.call && fn.pcie_throughput.call(d, nvml::kPcieUtilTxBytes, &v) == nvml::kSuccess)
@@ -136,7 +131,7 @@ struct JobWatch::Impl {
     std::array<std::optional<double>, std::size(kFields)> sum{};
     std::array<std::size_t, std::size(kFields)> n{};
     for (GpmDevice& g : gpm) {
-      NvmlCaller call(nvml, "", &ignored);
+      NvmlCaller call(session.nvml(), "", &ignored);
       std::optional<GpmRatios> r = g.next(call);
       for (std::size_t i = 0; r && i < std::size(kFields); ++i)
         if (const auto& x = (*r).*kFields[i].second) add(&sum[i], 100 * *x), ++n[i];
@@ -162,7 +157,7 @@ struct JobWatch::Impl {
     for (nvml::Device d : watched) sample_gpu(d, pids, &s);
     sample_gpm(&s);
     for (nvml::Device d : others)
-      if (auto mib = process_memory_mib(fn, d, pids, o.proc, false)) add(&s.v[kOtherGpuMemMib], *mib);
+      if (auto mib = process_memory_mib(fn(), d, pids, o.proc, false)) add(&s.v[kOtherGpuMemMib], *mib);
     if (c.processes > 0 || !watched.empty()) timeline.add(s);
   }
 };
@@ -179,11 +174,10 @@ void JobWatch::start(JobWatchOptions options) {
   impl_ = std::make_unique<Impl>();
   impl_->o = std::move(options);
   impl_->context.interval_s = impl_->o.interval.count() / 1000.0;
-  stopping_ = false;
-  thread_ = std::thread([this] { loop(); });
+  thread_.start(impl_->o.interval, [this] { impl_->sample(); }, [this] { begin(); });
 }
 
-void JobWatch::loop() {
+void JobWatch::begin() {
   // The lowest priority, for this thread only (and what NVML starts from it).
   setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
   std::string why;
@@ -196,18 +190,11 @@ void JobWatch::loop() {
     impl_->context.unwatched = why;
     if (impl_->o.on_unwatched) impl_->o.on_unwatched(why);
   }
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!wake_.wait_for(lock, impl_->o.interval, [this] { return stopping_; })) impl_->sample();
 }
 
 void JobWatch::stop(JobContext* context, Timeline* timeline) {
   if (!impl_) return;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  thread_.stop();
   *context = std::move(impl_->context);
   *timeline = std::move(impl_->timeline);
   impl_.reset();

@@ -1,26 +1,25 @@
-// Watching a job that `gpuenv run` started: a thread, at the lowest CPU
-// priority, samples every interval the job's GPUs through NVML (utilisation,
-// the job's own GPU memory, power, SM clock, clock-event reasons, PCIe
-// throughput) and its process tree through /proc (CPU time, workers), into
-// a bounded Timeline (model/job.h). NVML is loaded on that thread, after the
-// job has started; when it fails, /proc is still sampled and the reason is
-// reported once. The watcher holds no lock the job could wait on and never
-// signals it.
+// Watching a job that `gpuenv run` started: a periodic thread
+// (sys/periodic.h), at the lowest CPU priority, samples every interval the
+// job's GPUs through NVML (their live state from sense/nvml/nvml_reading.h:
+// utilisation, power, SM clock, clock-event reasons; beside it the job's
+// own GPU memory and the PCIe throughput; NVML GPM) and its process tree
+// through /proc (CPU time, workers), into a bounded Timeline (model/job.h).
+// NVML is loaded on that thread (one NvmlSession), after the job has
+// started; when it fails, /proc is still sampled and the reason is reported
+// once. The watcher holds no lock the job could wait on and never signals
+// it.
 #pragma once
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "model/job.h"
+#include "sys/periodic.h"
 
 namespace gpuenv {
 
@@ -50,12 +49,9 @@ class JobWatch {
 
  private:
   struct Impl;
-  void loop();
+  void begin();  // on the thread, before the first sample
   std::unique_ptr<Impl> impl_;
-  std::thread thread_;
-  std::mutex mutex_;  // only the watcher and stop() take it
-  std::condition_variable wake_;
-  bool stopping_ = false;
+  Periodic thread_;  // its lock is taken only by the watcher and stop()
 };
 
 }  // namespace gpuenv

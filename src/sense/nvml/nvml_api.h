@@ -171,7 +171,8 @@ using DeviceGetNumaNodeIdFn = Return (*)(Device, unsigned int*);
 using DeviceGetTopologyCommonAncestorFn = Return (*)(Device, Device, int*);
 using DeviceGetP2PStatusFn = Return (*)(Device, Device, int, int*);
 
-// ---- Watched while `gpuenv check --long` runs (sense/nvml/nvml_watch.cc) ----
+// ---- A GPU's live state (sense/nvml/nvml_reading.cc): health, and what
+// `gpuenv check --long` watches ----
 
 // nvmlTemperatureSensors_t
 enum : int { kTemperatureGpu = 0 };
@@ -225,8 +226,8 @@ static_assert(offsetof(GpuFabricInfo, state) == 24);
 
 using DeviceGetGpuFabricInfoFn = Return (*)(Device, GpuFabricInfo*);
 
-// ---- Sampled by `gpuenv export` (sense/nvml/nvml_sampler.cc) and watched while
-// `gpuenv run` runs a job (sense/nvml/job_watch.cc) ----
+// ---- A GPU's live state (sense/nvml/nvml_reading.cc), sampled by `gpuenv
+// export`, and the job watcher's extras (sense/nvml/job_watch.cc) ----
 // Also uses DeviceGetClockInfoFn, DeviceGetPowerUsageFn,
 // DeviceGetClocksEventReasonsFn and the health functions above.
 
@@ -281,8 +282,12 @@ enum : int {
 
 // NVML_FI_* field ids of nvmlDeviceGetFieldValues.
 enum : unsigned {
-  kFieldMemoryTemp = 82,  // NVML_FI_DEV_MEMORY_TEMP, °C (HBM GPUs)
+  kFieldMemoryTemp = 82,     // NVML_FI_DEV_MEMORY_TEMP, °C (HBM GPUs)
+  kFieldNvlinkDataTx = 138,  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, KiB sent, cumulative
+  kFieldNvlinkDataRx = 139,  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, KiB received, cumulative
 };
+// A FieldValue's scope_id for the NVLink fields: the sum over all links.
+constexpr unsigned kScopeAllLinks = 0xFFFFFFFFu;
 
 // nvmlFieldValue_t: in fieldId and scopeId; out the rest.
 struct FieldValue {

@@ -1,5 +1,6 @@
 // Calling NVML about one subject (a GPU, a MIG device, a pair, the system)
-// and the small readers sense/nvml/nvml_device.cc (one-shot sensing) and
+// and the small readers sense/nvml/nvml_device.cc (one-shot sensing),
+// sense/nvml/nvml_reading.cc (a GPU's live state) and
 // sense/nvml/nvml_sampler.cc (the exporter's rounds) share.
 #pragma once
 

@@ -48,7 +48,7 @@ struct NvmlFunctions {
   Fn<nvml::DeviceGetRetiredPagesPendingStatusFn> retired_pages_pending;
   Fn<nvml::DeviceGetRemappedRowsFn> remapped_rows;
   Fn<nvml::DeviceGetGpuFabricInfoFn> fabric_info;
-  // Sampled by `gpuenv export` (sense/nvml/nvml_sampler.h).
+  // A GPU's live state (sense/nvml/nvml_reading.h), and the exporter's.
   Fn<nvml::DeviceGetUtilizationRatesFn> utilization;
   Fn<nvml::DeviceGetClockInfoFn> clock;  // current clocks
   Fn<nvml::DeviceGetPowerUsageFn> power_usage;

@@ -1,10 +1,11 @@
 #include "sense/nvml/nvml_sampler.h"
 
 #include <climits>
+#include <cstdint>
 #include <string_view>
 
 #include "sense/nvml/nvml_call.h"
-#include "sense/nvml/nvml_errors.h"
+#include "sense/nvml/nvml_reading.h"
 
 namespace gpuenv {
 namespace {
@@ -18,47 +19,30 @@ struct DeviceCall {
   std::uint64_t failures() const { return problems.size() + (gpu.problem ? 1 : 0); }
 };
 
-void read_memory(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
-  if (std::optional<MemoryInfo> m = memory_info(call, f, d)) {
-    r->memory_total_bytes = m->total;
-    r->memory_free_bytes = m->free;
-    r->memory_used_bytes = m->used;
+std::optional<std::uint64_t> field_u64(const nvml::FieldValue& v) {
+  if (v.nvml_return != nvml::kSuccess) return std::nullopt;
+  switch (v.value_type) {
+    case nvml::kValueTypeUnsignedInt: return v.value.ui;
+    case nvml::kValueTypeUnsignedLong: return v.value.ul;
+    case nvml::kValueTypeUnsignedLongLong: return v.value.ull;
+    default: return std::nullopt;
   }
 }
 
-void read_utilization(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
-  nvml::Utilization u{};
-  if (call(f.utilization, d, &u) && u.gpu <= 100 && u.memory <= 100) {
-    r->utilization_ratio = u.gpu / 100.0;
-    r->memory_utilization_ratio = u.memory / 100.0;
-  }
-}
-
-std::optional<std::uint64_t> clock_hz(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, int type) {
-  unsigned mhz = 0;
-  if (!call(f.clock, d, type, &mhz)) return std::nullopt;
-  return std::uint64_t{mhz} * 1000000u;
-}
-
-void read_power(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
-  unsigned celsius = 0, milliwatts = 0;
-  unsigned long long millijoules = 0;
-  if (call(f.temperature, d, nvml::kTemperatureGpu, &celsius) && celsius <= INT_MAX)
-    r->temperature_c = static_cast<int>(celsius);
-  if (call(f.power_usage, d, &milliwatts)) r->power_watts = milliwatts / 1000.0;
-  nvml::FieldValue v{};
-  v.field_id = nvml::kFieldMemoryTemp;
-  if (call(f.field_values, d, 1, &v) && v.nvml_return == nvml::kSuccess &&
-      v.value_type == nvml::kValueTypeUnsignedInt && v.value.ui <= INT_MAX)
-    r->memory_temperature_c = static_cast<int>(v.value.ui);
-  if (call(f.energy, d, &millijoules)) r->energy_joules = static_cast<double>(millijoules) / 1000.0;
-}
-
-void read_clocks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
-  r->sm_clock_hz = clock_hz(call, f, d, nvml::kClockSm);
-  r->memory_clock_hz = clock_hz(call, f, d, nvml::kClockMem);
-  unsigned long long reasons = 0;
-  if (call(f.clocks_event_reasons, d, &reasons)) r->clock_events = reasons;
+/// The round's field values in one call: the HBM temperature and, on a GPU
+/// with NVLink (read_links first), the data sent and received over all links.
+void read_fields(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  nvml::FieldValue v[3] = {};
+  v[0].field_id = nvml::kFieldMemoryTemp;
+  v[1].field_id = nvml::kFieldNvlinkDataTx, v[1].scope_id = nvml::kScopeAllLinks;
+  v[2].field_id = nvml::kFieldNvlinkDataRx, v[2].scope_id = nvml::kScopeAllLinks;
+  int n = r->nvlink_links_up ? 3 : 1;
+  if (!call(f.field_values, d, n, v)) return;
+  if (std::optional<std::uint64_t> c = field_u64(v[0]); c && *c <= INT_MAX) r->memory_temperature_c = static_cast<int>(*c);
+  std::optional<std::uint64_t> tx = field_u64(v[1]), rx = field_u64(v[2]);
+  constexpr std::uint64_t kKiB = 1024, kMaxKiB = UINT64_MAX / kKiB;
+  if (n == 3 && tx && rx && *tx <= kMaxKiB && *rx <= kMaxKiB)
+    r->nvlink_tx_bytes = *tx * kKiB, r->nvlink_rx_bytes = *rx * kKiB;
 }
 
 void read_links(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
@@ -66,24 +50,6 @@ void read_links(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Device
   r->pcie_link_width = get_int(call, f.pcie_width_current, d);
   if (std::optional<std::uint32_t> n = get_uint(call, f.pcie_replay, d)) r->pcie_replay_errors = *n;
   r->nvlink_links_up = active_nvlinks(call, f, d);
-}
-
-std::optional<std::uint64_t> ecc_count(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, int type) {
-  unsigned long long n = 0;
-  if (!call(f.total_ecc_errors, d, type, nvml::kVolatileEcc, &n)) return std::nullopt;
-  return n;
-}
-
-void read_memory_errors(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
-  r->ecc_corrected = ecc_count(call, f, d, nvml::kMemoryErrorCorrected);
-  r->ecc_uncorrected = ecc_count(call, f, d, nvml::kMemoryErrorUncorrected);
-  unsigned correctable = 0, uncorrectable = 0, pending = 0, failure = 0;
-  if (call(f.remapped_rows, d, &correctable, &uncorrectable, &pending, &failure)) {
-    r->row_remap_correctable = correctable;
-    r->row_remap_uncorrectable = uncorrectable;
-    r->row_remap_pending = pending != 0;
-    r->row_remap_failure = failure != 0;
-  }
 }
 
 // A lost device keeps its labels and says so; what it answered before it
@@ -129,8 +95,7 @@ DeviceReading read_mig(const Nvml& nvml, nvml::Device parent, const DeviceReadin
     r.name = get_string(c.call, nvml.fn.name, d);
     r.mig_profile = mig_profile(r.name);
     r.gpu_instance_id = get_int(c.call, nvml.fn.gpu_instance_id, d);
-    read_memory(c.call, nvml.fn, d, &r);
-    read_utilization(c.call, nvml.fn, d, &r);
+    read_usage(c.call, nvml.fn, d, &r);
     r.up = !c.call.stopped();
   }
   *errors += c.failures();
@@ -209,12 +174,9 @@ void read_gpu(const Nvml& nvml, unsigned index, SamplerMemory::Identity* known, 
     watch_xid(nvml, d, known, memory);
     r.uuid = known->uuid, r.name = known->name, r.pci_bus_id = known->pci_bus_id;
     r.minor_number = known->minor_number;
-    read_utilization(c.call, f, d, &r);
-    read_memory(c.call, f, d, &r);
-    read_power(c.call, f, d, &r);
-    read_clocks(c.call, f, d, &r);
+    read_live_state(c.call, f, d, &r);
     read_links(c.call, f, d, &r);
-    read_memory_errors(c.call, f, d, &r);
+    read_fields(c.call, f, d, &r);
     read_migs(nvml, d, r, c.call, &memory->nvml_errors_total, &migs);
     r.up = !c.call.stopped();
   }
@@ -268,6 +230,22 @@ void read_gpm_all(const Nvml& nvml, SamplerMemory* memory, std::vector<DeviceRea
   for (DeviceReading& r : *devices) read_gpm(nvml, memory, &r);
 }
 
+// ---- NVLink traffic: each GPU's bytes a second since the last round.
+
+void rate_nvlink(SamplerMemory* memory, double now, std::vector<DeviceReading>* devices) {
+  for (DeviceReading& r : *devices) {
+    if (r.mig || r.gpu < 0 || static_cast<std::size_t>(r.gpu) >= memory->gpus.size()) continue;
+    SamplerMemory::Identity& known = memory->gpus[r.gpu];
+    std::optional<std::uint64_t> total;
+    if (r.nvlink_tx_bytes && r.nvlink_rx_bytes && *r.nvlink_tx_bytes <= UINT64_MAX - *r.nvlink_rx_bytes)
+      total = *r.nvlink_tx_bytes + *r.nvlink_rx_bytes;
+    // A counter that went back (the driver reloaded) starts over: no rate this round.
+    if (total && known.nvlink_bytes && *total >= *known.nvlink_bytes && now > known.nvlink_at)
+      r.nvlink_bytes_per_second = static_cast<double>(*total - *known.nvlink_bytes) / (now - known.nvlink_at);
+    known.nvlink_bytes = total, known.nvlink_at = now;
+  }
+}
+
 }  // namespace
 
 void release_nvml_events(const Nvml& nvml, SamplerMemory* memory) {
@@ -299,6 +277,7 @@ Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now) {
   read_driver(nvml, memory);
   r.driver_version = memory->driver_version;
   read_gpm_all(nvml, memory, &r.devices);
+  rate_nvlink(memory, now, &r.devices);
   r.nvml_errors_total = memory->nvml_errors_total;
   r.sampled_at = now;
   return r;
@@ -307,17 +286,9 @@ Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now) {
 NvmlSampler::~NvmlSampler() { stop(); }
 
 bool NvmlSampler::start(const std::string& library, std::chrono::milliseconds interval, Problem* err) {
-  if (!load_nvml(library, &nvml_, err)) return false;
-  nvml::Return rc = nvml_.fn.init.call();
-  if (rc != nvml::kSuccess) {
-    *err = nvml_problem(nvml_.fn.init.name, rc, nvml_error_text(nvml_, rc));
-    return false;
-  }
-  initialised_ = true;
-  interval_ = interval;
-  latest_ = std::make_shared<const Readings>(sample_nvml(nvml_, &memory_, steady_seconds()));
-  stopping_ = false;
-  thread_ = std::thread([this] { loop(); });
+  if (!session_.open(library, err)) return false;
+  latest_ = std::make_shared<const Readings>(sample_nvml(session_.nvml(), &memory_, steady_seconds()));
+  thread_.start(interval, [this] { round(); });
   return true;
 }
 
@@ -326,27 +297,18 @@ std::shared_ptr<const Readings> NvmlSampler::latest() const {
   return latest_;
 }
 
-void NvmlSampler::loop() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
-    lock.unlock();  // a scrape meanwhile gets the previous round
-    auto next = std::make_shared<const Readings>(sample_nvml(nvml_, &memory_, steady_seconds()));
-    lock.lock();
-    latest_ = std::move(next);
-  }
+void NvmlSampler::round() {
+  // Outside the lock: a scrape meanwhile gets the previous round.
+  auto next = std::make_shared<const Readings>(sample_nvml(session_.nvml(), &memory_, steady_seconds()));
+  std::lock_guard<std::mutex> lock(mutex_);
+  latest_ = std::move(next);
 }
 
 void NvmlSampler::stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  thread_.stop();
   memory_.gpm.clear();  // frees NVML's GPM samples while NVML is still up
-  if (initialised_) release_nvml_events(nvml_, &memory_);
-  if (initialised_) nvml_.fn.shutdown.call();
-  initialised_ = false;
+  if (session_.is_open()) release_nvml_events(session_.nvml(), &memory_);
+  session_.close();
 }
 
 }  // namespace gpuenv

@@ -1,28 +1,30 @@
-// `gpuenv export`'s view of NVML: a thread reads every GPU and MIG device
-// each interval into Readings (Xid events taken without waiting); latest() hands out the newest round without
-// waiting on NVML, so a scrape never does.
+// `gpuenv export`'s view of NVML: a periodic thread (sys/periodic.h) reads
+// every GPU and MIG device each interval into Readings, each GPU's live
+// state through sense/nvml/nvml_reading.h (Xid events taken without
+// waiting); latest() hands out the newest round without waiting on NVML,
+// so a scrape never does.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "model/gpu_reading.h"
 #include "model/machine.h"
 #include "sense/nvml/nvml_gpm.h"
 #include "sense/nvml/nvml_library.h"
+#include "sense/nvml/nvml_session.h"
+#include "sys/periodic.h"
 
 namespace gpuenv {
 
 /// What a round remembers of the rounds before it: each GPU's name, UUID
 /// and PCI address once read (a GPU lost later keeps its labels), each
-/// device's last GPM sample, and the count of failed calls.
+/// device's last GPM sample and NVLink counters, and the count of failed calls.
 struct SamplerMemory {
   struct Identity {
     std::optional<std::string> uuid, name, pci_bus_id;
@@ -30,6 +32,8 @@ struct SamplerMemory {
     nvml::Device handle = nullptr;          // what Xid events name the GPU by
     bool xid_tried = false, xid_watched = false;  // registered for Xid events
     std::uint64_t xid_last = 0, xid_events = 0;
+    std::optional<std::uint64_t> nvlink_bytes;  // NVLink data both ways at the last round
+    double nvlink_at = 0;                       // that round's time
   };
   std::vector<Identity> gpus;
   std::map<std::pair<int, int>, GpmDevice> gpm;  // by (GPU, MIG slot or -1)
@@ -65,17 +69,13 @@ class NvmlSampler {
   void stop();
 
  private:
-  void loop();
+  void round();
 
-  Nvml nvml_;
-  bool initialised_ = false;
+  NvmlSession session_;  // declared first: shut down after the rest is done with it
   SamplerMemory memory_;
-  std::chrono::milliseconds interval_{5000};
-  std::thread thread_;
-  mutable std::mutex mutex_;  // latest_, stopping_
-  std::condition_variable wake_;
+  Periodic thread_;
+  mutable std::mutex mutex_;  // latest_
   std::shared_ptr<const Readings> latest_;
-  bool stopping_ = false;
 };
 
 }  // namespace gpuenv

@@ -68,6 +68,8 @@ TEST_F(NvmlSamplerTest, ReadsEveryValueTheScenarioGives) {
   want.row_remap_failure = false;
   want.xid_last = 0;  // watched, none raised
   want.xid_events = 0;
+  want.nvlink_tx_bytes = 1000000ull * 1024;  // KiB over all links
+  want.nvlink_rx_bytes = 2000000ull * 1024;  // no rate: the first round
   EXPECT_EQ(g, want);
   EXPECT_EQ(r.driver_version, "580.95.05");
   EXPECT_EQ(r.devices[2].pcie_link_generation, 4);
@@ -76,6 +78,20 @@ TEST_F(NvmlSamplerTest, ReadsEveryValueTheScenarioGives) {
   EXPECT_EQ(r.devices[7].nvlink_links_up, 16);
   EXPECT_EQ(r.nvml_errors_total, 0u);
   EXPECT_EQ(r.sampled_at, 10.0);
+}
+
+TEST_F(NvmlSamplerTest, NvlinkTrafficIsARateFromTheSecondRoundOnGpusWithNvlinkOnly) {
+  std::vector<Readings> r = rounds(scenario("h200_8_busy"), 3);  // a second apart
+  EXPECT_EQ(r[0].devices[6].nvlink_bytes_per_second, std::nullopt);
+  for (int round = 1; round < 3; ++round) {
+    EXPECT_EQ(r[round].devices[6].nvlink_bytes_per_second, 2.0 * 512000 * 1024) << round;  // both ways
+    EXPECT_EQ(r[round].devices[0].nvlink_bytes_per_second, 0.0);  // idle links: 0, not absent
+  }
+  EXPECT_EQ(r[2].devices[6].nvlink_tx_bytes, (1000000ull + 2 * 512000) * 1024);
+  EXPECT_EQ(r[2].devices[1].nvlink_tx_bytes, std::nullopt);  // NVML has no counters for it
+  EXPECT_EQ(r[2].devices[1].nvlink_bytes_per_second, std::nullopt);
+  for (const DeviceReading& m : rounds(scenario("a100_mig"), 2)[1].devices)
+    EXPECT_EQ(m.nvlink_bytes_per_second, std::nullopt) << "no counters in the scenario, none on a MIG device";
 }
 
 TEST_F(NvmlSamplerTest, XidEventsAreTakenEachRoundWithoutWaiting) {
