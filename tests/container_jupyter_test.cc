@@ -73,7 +73,7 @@ class JupyterTest : public ::testing::Test {
   // A stand-in Jupyter program that reports what it was given.
   void fake(const std::string& bin, const std::string& name) const {
     std::string err;
-    ASSERT_TRUE(create_exclusive(bin + "/" + name,
+    ASSERT_TRUE(sys::create_exclusive(bin + "/" + name,
                                  "#!/bin/sh\n"
                                  "echo \"prog=${0##*/} uid=$(id -u)\"\n"
                                  "echo \"args=$*\"\n"
@@ -178,8 +178,8 @@ TEST_F(JupyterTest, AShortChosenTokenIsRefused) {
   // The same for a token file, and a FIFO there must not hang it.
   std::string file = token_file();
   std::string err;
-  ASSERT_TRUE(make_dirs(file.substr(0, file.rfind('/')), 0700, &err)) << err;
-  ASSERT_TRUE(create_exclusive(file, "short\n", 0600, &err)) << err;
+  ASSERT_TRUE(sys::make_dirs(file.substr(0, file.rfind('/')), 0700, &err)) << err;
+  ASSERT_TRUE(sys::create_exclusive(file, "short\n", 0600, &err)) << err;
   give_to_user();
   ProcessResult r = run_gpuenv(serve_args(), testing::with_env({{"PATH", bin + ":" + kSystemPath}}));
   EXPECT_EQ(r.exit_code, 78);

@@ -4,6 +4,7 @@
 
 #include "act/render/machine_report.h"
 #include "decide/arch.h"
+#include "sys/signals.h"
 
 namespace gpuenv {
 namespace {
@@ -15,7 +16,7 @@ const char* origin_name(Origin o) {
 }
 
 std::string cc_text(const std::optional<ComputeCapability>& cc) {
-  return cc ? fmt::format("{}.{}", cc->major, cc->minor) : "?";
+  return cc ? cc_string(*cc) : "?";
 }
 
 LogEvent event(Severity level, std::string msg, std::string text, ordered_json fields) {
@@ -113,8 +114,8 @@ LogEvent starting_event(const std::vector<std::string>& argv) {
 
 LogEvent exited_event(const ChildExit& e) {
   if (!e.signal) return event(Severity::kInfo, "exited", "", {{"code", e.code}});
-  std::string text = "the command was ended by " + signal_name(e.signal);
-  return event(Severity::kWarning, "exited", text, {{"code", e.code}, {"signal", signal_name(e.signal)}});
+  std::string text = "the command was ended by " + sys::signal_name(e.signal);
+  return event(Severity::kWarning, "exited", text, {{"code", e.code}, {"signal", sys::signal_name(e.signal)}});
 }
 
 LogEvent error_event(const std::string& message) {

@@ -113,7 +113,7 @@ TEST(InitLog, ParseLogFormat) {
 }
 
 TEST(InitLog, Rfc3339Now) {
-  std::string t = rfc3339_now();
+  std::string t = utc_now_ms();
   ASSERT_EQ(t.size(), 24u) << t;
   EXPECT_EQ(t[4], '-');
   EXPECT_EQ(t[10], 'T');

@@ -155,7 +155,7 @@ size_t hand_cache_root(const std::string& root, const Account& a, std::vector<st
     return 0;
   }
   std::string err;
-  if (!make_dirs(root, 0755, &err)) {
+  if (!sys::make_dirs(root, 0755, &err)) {
     problems->push_back(err);
     return 0;
   }

@@ -1,7 +1,6 @@
 #include "act/log.h"
 
 #include <fmt/format.h>
-#include <time.h>
 
 #include <cstdio>
 
@@ -38,16 +37,6 @@ std::string render_text(const LogEvent& e) {
   return std::string("gpuenv: ") + level_name(e.level) + ": " + e.text + "\n";
 }
 
-// "2026-01-02T03:04:05" of now into buf, and the milliseconds.
-int utc_seconds(char (&buf)[32]) {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  struct tm utc;
-  gmtime_r(&ts.tv_sec, &utc);
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
-  return int(ts.tv_nsec / 1000000);
-}
-
 }  // namespace
 
 bool parse_log_format(const std::string& name, LogFormat* out) {
@@ -66,12 +55,6 @@ std::string render_event(const LogEvent& e, LogFormat format, const std::string&
   return json_printable(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
 }
 
-std::string rfc3339_now() {
-  char buf[32];
-  int ms = utc_seconds(buf);
-  return fmt::format("{}.{:03d}Z", buf, ms);
-}
-
 void configure_log(LogFormat format, const std::string& command) {
   sink().format = format;
   sink().command = command;
@@ -80,7 +63,7 @@ void configure_log(LogFormat format, const std::string& command) {
 LogFormat log_format() { return sink().format; }
 
 void log_event(const LogEvent& e) {
-  std::string line = render_event(e, sink().format, rfc3339_now(), sink().command);
+  std::string line = render_event(e, sink().format, utc_now_ms(), sink().command);
   std::fputs(line.c_str(), stderr);
 }
 
@@ -99,10 +82,10 @@ void log_without_allocating(const char* event, const char* text) {
     return;
   }
   char time[32];
-  int ms = utc_seconds(time);
+  utc_now_ms(time);
   const char* command = sink().command.c_str();
-  std::fprintf(stderr, "{\"time\":\"%s.%03dZ\",\"level\":\"error\",\"msg\":\"%s\",%s%s%s\"message\":\"%s\"}\n",
-               time, ms, event, *command ? "\"command\":\"" : "", command, *command ? "\"," : "", text);
+  std::fprintf(stderr, "{\"time\":\"%s\",\"level\":\"error\",\"msg\":\"%s\",%s%s%s\"message\":\"%s\"}\n",
+               time, event, *command ? "\"command\":\"" : "", command, *command ? "\"," : "", text);
 }
 
 }  // namespace gpuenv

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/plan.h"
+#include "sys/text.h"  // utc_now_ms, the events' time
 
 namespace gpuenv {
 
@@ -37,9 +38,6 @@ struct LogEvent {
 /// text as the event holds it; JSON replaces bytes that are not UTF-8.
 std::string render_event(const LogEvent& e, LogFormat format, const std::string& time,
                          const std::string& command = "");
-
-/// The current time, RFC 3339 UTC with milliseconds.
-std::string rfc3339_now();
 
 /// Where this process's events go: the format, and the command that runs
 /// (the "command" field). Set by the CLI once it knows them.

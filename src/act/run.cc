@@ -1,16 +1,15 @@
 #include "act/run.h"
 
 #include <sched.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 
 #include "sys/fs.h"
+#include "sys/subprocess.h"
 
 namespace gpuenv {
 namespace {
@@ -26,24 +25,11 @@ bool bind_cpus(const std::vector<int>& cpus, std::string* warning) {
 }
 
 // The file execvp tried for `cmd`: cmd itself when it holds a '/', else
-// the first $PATH entry (empty means ".") where it is a regular file.
+// the first $PATH entry where it is a regular file.
 std::optional<std::string> command_file(const std::string& cmd) {
-  auto regular = [](const std::string& p) {
-    struct stat st;
-    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  };
   if (cmd.find('/') != std::string::npos)
-    return regular(cmd) ? std::optional<std::string>(cmd) : std::nullopt;
-  const char* env = std::getenv("PATH");
-  std::string path = env ? env : "/usr/local/bin:/usr/bin:/bin";
-  for (std::size_t i = 0; i <= path.size();) {
-    std::size_t colon = std::min(path.find(':', i), path.size());
-    std::string dir = path.substr(i, colon - i);
-    i = colon + 1;
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + cmd;
-    if (regular(candidate)) return candidate;
-  }
-  return std::nullopt;
+    return sys::is_regular_file(cmd) ? std::optional<std::string>(cmd) : std::nullopt;
+  return sys::find_on_path(cmd, sys::search_path(), sys::is_regular_file);
 }
 
 // "/usr/bin/python3" for a file starting "#! /usr/bin/python3 -u"; "" when
@@ -75,11 +61,8 @@ int exec_with_plan(const Plan& plan, const std::vector<std::string>& argv, std::
   }
   apply_settings(plan);
   apply_binding(plan, warning);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  execvp(args[0], args.data());
-  return exec_failure(argv[0], errno, err);
+  int e = sys::exec(argv);
+  return exec_failure(argv[0], e, err);
 }
 
 int exec_failure(const std::string& cmd, int e, std::string* err) {

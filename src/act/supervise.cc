@@ -10,17 +10,21 @@
 #include <cstring>
 
 #include "act/run.h"
+#include "sys/subprocess.h"
+#include "sys/signals.h"
 
 namespace gpuenv {
 namespace {
 
-sigset_t wait_set() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int sig : forwarded_signals()) sigaddset(&set, sig);
-  sigaddset(&set, SIGCHLD);
-  return set;
+// What the Supervisor holds blocked and waits for: the forwarded signals
+// and SIGCHLD.
+std::vector<int> waited_signals() {
+  std::vector<int> out = forwarded_signals();
+  out.push_back(SIGCHLD);
+  return out;
 }
+
+sigset_t wait_set() { return sys::signal_set(waited_signals()); }
 
 struct ChildSetup {
   char* const* argv;
@@ -42,7 +46,7 @@ struct ChildSetup {
   int e = errno;
   ssize_t ignored = write(c.err_fd, &e, sizeof e);
   (void)ignored;
-  _exit(e == ENOENT ? 127 : 126);
+  _exit(sys::exec_status(e));
 }
 
 // A SIGPIPE of this process's own write to a closed pipe (the kernel sends
@@ -82,8 +86,7 @@ int wait_forwarding(pid_t child) {
     siginfo_t info;
     int sig = sigtimedwait(&set, &info, &tick);
     if (sig <= 0 || sig == SIGCHLD || own_broken_pipe(sig, info)) continue;
-    kill(child, sig);
-    if (is_terminating(sig)) kill(child, SIGCONT);  // a stopped child could not act on it
+    sys::forward_signal(child, sig);
   }
 }
 
@@ -121,17 +124,7 @@ const std::vector<int>& forwarded_signals() {
   return kSignals;
 }
 
-bool stop_signal_pending() {
-  sigset_t pending;
-  if (sigpending(&pending) != 0) return false;
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT})
-    if (sigismember(&pending, sig) == 1) return true;
-  return false;
-}
-
-bool is_terminating(int sig) {
-  return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
-}
+bool stop_signal_pending() { return sys::signal_pending(sys::stop_signals()); }
 
 SenseGuard::SenseGuard(int limit_ms, std::function<void(int)> on_signal, std::function<void()> on_timeout)
     : on_signal_(std::move(on_signal)), on_timeout_(std::move(on_timeout)) {
@@ -144,9 +137,7 @@ SenseGuard::~SenseGuard() {
 }
 
 void SenseGuard::watch(int limit_ms) {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
+  sigset_t set = sys::signal_set(sys::stop_signals());
   timespec start;
   clock_gettime(CLOCK_MONOTONIC, &start);
   while (!done_) {
@@ -161,14 +152,8 @@ void SenseGuard::watch(int limit_ms) {
   }
 }
 
-std::string signal_name(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
-
 Supervisor::Supervisor() {
-  sigset_t set = wait_set();
-  sigprocmask(SIG_BLOCK, &set, &old_mask_);
+  sys::block_signals(waited_signals(), &old_mask_);
   struct sigaction ignore = {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGTTIN, &ignore, &old_ttin_);
@@ -185,9 +170,7 @@ Supervisor::~Supervisor() {
 ChildExit Supervisor::run(const std::vector<std::string>& argv, std::string* err,
                           const std::function<void(pid_t)>& started) {
   if (argv.empty()) return not_started("(no command)", ENOENT, err);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  std::vector<char*> args = sys::c_argv(argv);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return not_started(argv[0], errno, err);
   prctl(PR_SET_CHILD_SUBREAPER, 1);

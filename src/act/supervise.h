@@ -78,16 +78,9 @@ class SenseGuard {
   std::thread thread_;
 };
 
-/// True when SIGTERM, SIGINT, SIGHUP or SIGQUIT is pending (held by a
-/// Supervisor): what cuts short the work `gpuenv run` does after the child
+/// True when a stop signal (sys::stop_signals) is pending, held by a
+/// Supervisor: what cuts short the work `gpuenv run` does after the child
 /// ended (recording it), so that a stop is never held for it.
 bool stop_signal_pending();
-
-/// The forwarded signals that end a process by default (SIGTERM, SIGINT,
-/// SIGHUP, SIGQUIT): a stopped child gets SIGCONT after them, so it can act.
-bool is_terminating(int sig);
-
-/// "SIGTERM" for SIGTERM; "signal N" for one without a name.
-std::string signal_name(int sig);
 
 }  // namespace gpuenv

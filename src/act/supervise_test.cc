@@ -105,11 +105,5 @@ TEST(Supervise, RestoresTheSignalMask) {
   for (int sig : forwarded_signals()) EXPECT_EQ(sigismember(&before, sig), sigismember(&after, sig));
 }
 
-TEST(Supervise, SignalNames) {
-  EXPECT_EQ(signal_name(SIGTERM), "SIGTERM");
-  EXPECT_EQ(signal_name(SIGINT), "SIGINT");
-  EXPECT_EQ(signal_name(1000), "signal 1000");
-}
-
 }  // namespace
 }  // namespace gpuenv

@@ -7,7 +7,7 @@
 namespace gpuenv::bench {
 namespace {
 
-bool selected(const Options& o, const std::string& key) {
+bool selected(const BenchOptions& o, const std::string& key) {
   if (o.only.empty()) return true;
   for (const auto& k : o.only)
     if (key.rfind(k, 0) == 0) return true;
@@ -29,8 +29,8 @@ std::vector<Target> targets(Scope scope, const std::vector<Device>& devices) {
 }
 
 std::string status_detail(const Result& r) {
-  if (r.status == Status::kWrong) return "wrong result: " + r.message;
-  if (r.status == Status::kError) return "failed: " + r.message;
+  if (r.status == BenchStatus::kWrong) return "wrong result: " + r.message;
+  if (r.status == BenchStatus::kError) return "failed: " + r.message;
   return r.detail;
 }
 
@@ -41,7 +41,7 @@ bool same_uuid(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-const Gpu* Context::gpu_of(const Device& d, bool* mig) const {
+const Gpu* BenchContext::gpu_of(const Device& d, bool* mig) const {
   if (mig) *mig = false;
   if (!machine) return nullptr;
   for (const auto& g : machine->gpus) {
@@ -70,7 +70,7 @@ std::string Result::unit() const {
 
 void finish(Result* r) {
   r->value.reset();
-  if (r->status != Status::kOk && r->status != Status::kWrong) return;
+  if (r->status != BenchStatus::kOk && r->status != BenchStatus::kWrong) return;
   if (r->metric == Metric::kErrors) {
     r->value = static_cast<double>(r->mismatches);
     return;
@@ -89,7 +89,7 @@ void finish(Result* r) {
     if (auto bus = allreduce_busbw(*per_s / 1e9, static_cast<int>(r->target.devices.size()))) r->value = bus;
 }
 
-std::vector<Planned> plan_cases(const std::vector<Case>& cases, const Context& ctx) {
+std::vector<Planned> plan_cases(const std::vector<Case>& cases, const BenchContext& ctx) {
   std::vector<Planned> out;
   for (const auto& c : cases) {
     if (!selected(ctx.options, c.key)) continue;
@@ -105,7 +105,7 @@ std::vector<Planned> plan_cases(const std::vector<Case>& cases, const Context& c
   return out;
 }
 
-std::vector<Result> run_cases(Backend& backend, const Context& ctx, const std::vector<Planned>& plan,
+std::vector<Result> run_cases(Backend& backend, const BenchContext& ctx, const std::vector<Planned>& plan,
                               const Progress& progress) {
   std::vector<Result> out;
   for (size_t i = 0; i < plan.size(); ++i) {
@@ -114,7 +114,7 @@ std::vector<Result> run_cases(Backend& backend, const Context& ctx, const std::v
     Result r;
     auto start = std::chrono::steady_clock::now();
     if (p.skip) {
-      r.status = Status::kSkipped;
+      r.status = BenchStatus::kSkipped;
       r.message = *p.skip;
     } else {
       r = p.c.run(backend, ctx, p.target);
@@ -131,15 +131,15 @@ std::vector<Result> run_cases(Backend& backend, const Context& ctx, const std::v
 }
 
 std::optional<Measurement> to_measurement(const Result& r, const std::string& measured_at) {
-  if (r.status == Status::kSkipped) return std::nullopt;
+  if (r.status == BenchStatus::kSkipped) return std::nullopt;
   Measurement m;
   m.key = r.key;
   if (r.scope != Scope::kAll && !r.target.devices.empty()) m.gpu_uuid = r.target.devices[0].uuid;
   if (r.scope == Scope::kPair && r.target.devices.size() == 2) m.peer_uuid = r.target.devices[1].uuid;
-  m.value = r.status == Status::kOk ? r.value : std::nullopt;
+  m.value = r.status == BenchStatus::kOk ? r.value : std::nullopt;
   m.unit = r.unit();
   m.peak = r.peak;
-  m.status = r.status == Status::kOk ? "ok" : "failed";
+  m.status = r.status == BenchStatus::kOk ? "ok" : "failed";
   m.detail = status_detail(r);
   m.measured_at = measured_at;
   m.gpuenv_version = GPUENV_VERSION;

@@ -36,7 +36,7 @@ class Backend {
   virtual gpuenv_bench_result run(const gpuenv_bench_params& params) = 0;
 };
 
-struct Options {
+struct BenchOptions {
   std::vector<int> sizes = {4096, 8192};  // square GEMM sizes
   int warmup = 2;
   int trials = 10;
@@ -58,16 +58,19 @@ struct Target {
 };
 
 /// Everything a filter or a run may look at.
-struct Context {
+struct BenchContext {
   const Machine* machine = nullptr;
   std::vector<Device> devices;  // selected CUDA devices
-  Options options;
+  BenchOptions options;
   /// The sensed GPU behind a CUDA device (matched by UUID; a MIG device
   /// maps to its parent, and *mig says so), or nullptr.
   const Gpu* gpu_of(const Device& d, bool* mig = nullptr) const;
 };
 
-enum class Status { kOk, kSkipped, kWrong, kError };
+enum class BenchStatus { kOk, kSkipped, kWrong, kError };
+/// act/check.cc's old name, until it moves to BenchStatus (another branch
+/// edits that file).
+using Status = BenchStatus;
 
 /// How the samples (seconds per operation) become the figure.
 enum class Metric {
@@ -84,7 +87,7 @@ struct Result {
   std::string key, description;
   Scope scope = Scope::kDevice;
   Target target;
-  Status status = Status::kOk;
+  BenchStatus status = BenchStatus::kOk;
   std::string message;  // why skipped or failed
   std::string detail;   // method, verification
   Metric metric = Metric::kGBps;
@@ -96,14 +99,14 @@ struct Result {
   std::optional<double> peak;
   double wall_s = 0;
   std::string unit() const;
-  bool failed() const { return status == Status::kWrong || status == Status::kError; }
+  bool failed() const { return status == BenchStatus::kWrong || status == BenchStatus::kError; }
 };
 
 /// Computes value (median of samples as the metric says) from samples and work.
 void finish(Result* r);
 
-using FilterFn = std::function<std::optional<std::string>(const Context&, const Target&)>;
-using RunFn = std::function<Result(Backend&, const Context&, const Target&)>;
+using FilterFn = std::function<std::optional<std::string>(const BenchContext&, const Target&)>;
+using RunFn = std::function<Result(Backend&, const BenchContext&, const Target&)>;
 
 struct Case {
   std::string key;
@@ -114,10 +117,10 @@ struct Case {
 };
 
 /// The default cases of `gpuenv bench` for these options.
-std::vector<Case> bench_cases(const Options& o);
+std::vector<Case> bench_cases(const BenchOptions& o);
 /// `gpuenv check`: a small verified GEMM and copy; with `long_check` also a
 /// sustained GEMM and a memory pattern test.
-std::vector<Case> check_cases(const Options& o, bool long_check);
+std::vector<Case> check_cases(const BenchOptions& o, bool long_check);
 
 /// One case on one target, or a case skipped with the reason.
 struct Planned {
@@ -127,14 +130,14 @@ struct Planned {
 };
 
 /// Expands cases over the context's devices (per device, per ordered pair,
-/// or once over all) and applies the filters and Options::only.
-std::vector<Planned> plan_cases(const std::vector<Case>& cases, const Context& ctx);
+/// or once over all) and applies the filters and BenchOptions::only.
+std::vector<Planned> plan_cases(const std::vector<Case>& cases, const BenchContext& ctx);
 
 /// Called before each planned case runs: (index, count, planned).
 using Progress = std::function<void(size_t, size_t, const Planned&)>;
 
 /// Runs what plan_cases planned, in order; skipped ones become results too.
-std::vector<Result> run_cases(Backend& backend, const Context& ctx, const std::vector<Planned>& plan,
+std::vector<Result> run_cases(Backend& backend, const BenchContext& ctx, const std::vector<Planned>& plan,
                               const Progress& progress);
 
 /// Stored form of a result (skipped results are not stored).

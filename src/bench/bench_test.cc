@@ -68,7 +68,7 @@ std::set<std::string> applies(const std::vector<Planned>& plan) {
 }
 
 TEST(BenchRegistry, DefaultCasesAndKeys) {
-  Options o;
+  BenchOptions o;
   o.sizes = {1024, 2048};
   std::vector<std::string> keys;
   for (const auto& c : bench_cases(o)) keys.push_back(c.key);
@@ -128,7 +128,7 @@ TEST(BenchRegistry, FiltersSayWhyACaseIsSkipped) {
   };
   for (auto& r : rows) {
     SCOPED_TRACE(r.description);
-    Context ctx{&r.machine, devices_of(r.machine), Options{}};
+    BenchContext ctx{&r.machine, devices_of(r.machine), BenchOptions{}};
     if (ctx.devices.size() > 1) ctx.devices.resize(1);
     auto got = skips(plan_cases(bench_cases(ctx.options), ctx));
     std::map<std::string, std::string> more = r.skipped;
@@ -144,7 +144,7 @@ TEST(BenchRegistry, FiltersSayWhyACaseIsSkipped) {
 
 TEST(BenchRegistry, MemoryFilter) {
   Machine m = machine::h200();
-  Context ctx{&m, devices_of(m), Options{}};
+  BenchContext ctx{&m, devices_of(m), BenchOptions{}};
   ctx.devices[0].memory_total = 1ull << 29;  // 0.5 GiB
   ctx.options.sizes = {8192};
   auto got = skips(plan_cases(bench_cases(ctx.options), ctx));
@@ -156,7 +156,7 @@ TEST(BenchRegistry, MemoryFilter) {
 
 TEST(BenchRegistry, PairsAndAllOverSeveralGpus) {
   Machine m = machine::h100(3).with_nvlink();
-  Context ctx{&m, devices_of(m), Options{}};
+  BenchContext ctx{&m, devices_of(m), BenchOptions{}};
   ctx.options.only = {"p2p", "nccl"};
   auto plan = plan_cases(bench_cases(ctx.options), ctx);
   std::vector<std::string> targets;
@@ -183,7 +183,7 @@ TEST(BenchRegistry, PairsAndAllOverSeveralGpus) {
 
 TEST(BenchRegistry, OnlySelectsByKeyOrPrefix) {
   Machine m = machine::h200();
-  Context ctx{&m, devices_of(m), Options{}};
+  BenchContext ctx{&m, devices_of(m), BenchOptions{}};
   ctx.options.only = {"gemm_bf16", "memcpy_d2d"};
   EXPECT_EQ(applies(plan_cases(bench_cases(ctx.options), ctx)),
             (std::set<std::string>{"gemm_bf16_4096", "gemm_bf16_8192", "memcpy_d2d"}));
@@ -193,7 +193,7 @@ TEST(BenchRegistry, OnlySelectsByKeyOrPrefix) {
 
 TEST(BenchRun, ParametersReachTheBackend) {
   Machine m = machine::h200(2).with_nvlink();
-  Context ctx{&m, devices_of(m), Options{}};
+  BenchContext ctx{&m, devices_of(m), BenchOptions{}};
   ctx.options.sizes = {4096};
   ctx.options.only = {"gemm_fp8", "h2d_pageable", "launch_roundtrip", "p2p_via_host", "nccl"};
   ctx.devices.back().ordinal = 5;  // CUDA ordinals need not be NVML indices
@@ -226,7 +226,7 @@ TEST(BenchRun, ParametersReachTheBackend) {
 
 TEST(BenchRun, FiguresFromSamples) {
   Machine m = machine::h200(4).with_nvlink();
-  Context ctx{&m, devices_of(m), Options{}};
+  BenchContext ctx{&m, devices_of(m), BenchOptions{}};
   ctx.options.sizes = {8192};
   ctx.options.only = {"gemm_bf16", "memcpy_d2d", "h2d_pinned", "launch_overhead", "nccl"};
   ctx.devices.resize(4);
@@ -249,17 +249,17 @@ TEST(BenchRun, FiguresFromSamples) {
 
 TEST(BenchRun, WrongAndFailedResults) {
   Machine m = machine::h200();
-  Context ctx{&m, devices_of(m), Options{}};
+  BenchContext ctx{&m, devices_of(m), BenchOptions{}};
   ctx.options.only = {"gemm_bf16_4096", "memcpy_d2d", "copy_kernel"};
   FakeBackend b;
   b.status["gemm"] = GPUENV_BENCH_WRONG;
   b.status["memcpy_d2d"] = GPUENV_BENCH_ERROR;
   auto results = run_cases(b, ctx, plan_cases(bench_cases(ctx.options), ctx), nullptr);
   ASSERT_EQ(results.size(), 3u);
-  EXPECT_EQ(results[0].status, Status::kWrong);
+  EXPECT_EQ(results[0].status, BenchStatus::kWrong);
   EXPECT_TRUE(results[0].failed());
-  EXPECT_EQ(results[1].status, Status::kOk);
-  EXPECT_EQ(results[2].status, Status::kError);
+  EXPECT_EQ(results[1].status, BenchStatus::kOk);
+  EXPECT_EQ(results[2].status, BenchStatus::kError);
   EXPECT_FALSE(results[2].value);
   auto wrong = to_measurement(results[0], "2025-01-02T03:04:05Z");
   ASSERT_TRUE(wrong);
@@ -271,7 +271,7 @@ TEST(BenchRun, WrongAndFailedResults) {
 
 TEST(BenchRun, Measurements) {
   Machine m = machine::h200(2).with_nvlink();
-  Context ctx{&m, devices_of(m), Options{}};
+  BenchContext ctx{&m, devices_of(m), BenchOptions{}};
   ctx.options.only = {"memcpy_d2d", "p2p", "nccl"};
   FakeBackend b;
   std::vector<Measurement> ms;
@@ -290,7 +290,7 @@ TEST(BenchRun, Measurements) {
   EXPECT_EQ(ms[6].gpu_uuid, "");
   EXPECT_FALSE(ms[6].peer_uuid);
   Result skipped;
-  skipped.status = Status::kSkipped;
+  skipped.status = BenchStatus::kSkipped;
   EXPECT_FALSE(to_measurement(skipped, "x"));
 }
 
@@ -298,7 +298,7 @@ TEST(BenchRun, MigDeviceHasNoPeak) {
   Machine m = machine::a100_mig();
   Device d{0, "NVIDIA A100-SXM4-80GB MIG 2g.20gb", m.gpus[0].mig_devices[0].uuid, {8, 0}, 28, 20ull << 30};
   d.uuid.replace(0, 4, "GPU-");  // CUDA spells MIG UUIDs GPU-...
-  Context ctx{&m, {d}, Options{}};
+  BenchContext ctx{&m, {d}, BenchOptions{}};
   bool mig = false;
   EXPECT_EQ(ctx.gpu_of(d, &mig), &m.gpus[0]);
   EXPECT_TRUE(mig);
@@ -326,14 +326,14 @@ TEST(BenchRun, ParseSizes) {
 }
 
 TEST(BenchRun, CheckCases) {
-  Options o;
+  BenchOptions o;
   std::vector<std::string> quick, lng;
   for (const auto& c : check_cases(o, false)) quick.push_back(c.key);
   for (const auto& c : check_cases(o, true)) lng.push_back(c.key);
   EXPECT_EQ(quick, (std::vector<std::string>{"check_gemm", "check_copy"}));
   EXPECT_EQ(lng, (std::vector<std::string>{"check_gemm", "check_copy", "sustained_gemm", "memtest"}));
   Machine t4 = machine::t4();
-  Context ctx{&t4, devices_of(t4), o};
+  BenchContext ctx{&t4, devices_of(t4), o};
   FakeBackend b;
   run_cases(b, ctx, plan_cases(check_cases(o, true), ctx), nullptr);
   ASSERT_EQ(b.calls.size(), 4u);

@@ -6,50 +6,43 @@
 #include "bench/bench.h"
 #include "bench/peaks.h"
 #include "bench/stats.h"
+#include "sys/bytes.h"
 
 namespace gpuenv::bench {
 namespace {
 
 using Skip = std::optional<std::string>;
 
-std::string gib(std::uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
-  return buf;
-}
-
-std::string cc_text(ComputeCapability cc) { return std::to_string(cc.major) + "." + std::to_string(cc.minor); }
-
 Skip needs_cc(const Device& d, ComputeCapability min, const std::string& what) {
   if (d.cc >= min) return std::nullopt;
-  return what + " needs compute capability " + cc_text(min) + " or newer (this GPU: " + cc_text(d.cc) + ")";
+  return what + " needs compute capability " + cc_string(min) + " or newer (this GPU: " + cc_string(d.cc) + ")";
 }
 
 // Leaves a fifth of the memory to the context, cuBLASLt's workspace and others.
 Skip needs_memory(const Device& d, std::uint64_t bytes) {
   if (d.memory_total == 0 || static_cast<double>(bytes) <= 0.8 * static_cast<double>(d.memory_total))
     return std::nullopt;
-  return "needs " + gib(bytes) + " of device memory (this GPU has " + gib(d.memory_total) + ")";
+  return "needs " + gib_text(bytes) + " of device memory (this GPU has " + gib_text(d.memory_total) + ")";
 }
 
-std::optional<GpuPeaks> peaks_of(const Context& ctx, const Device& d) {
+std::optional<GpuPeaks> peaks_of(const BenchContext& ctx, const Device& d) {
   bool mig = false;
   const Gpu* g = ctx.gpu_of(d, &mig);
   if (mig) return std::nullopt;  // a slice of the GPU
   return peaks_for(g && g->name ? *g->name : d.name);
 }
 
-std::optional<double> host_link_peak(const Context& ctx, const Device& d) {
+std::optional<double> host_link_peak(const BenchContext& ctx, const Device& d) {
   const Gpu* g = ctx.gpu_of(d);
   if (!g || d.name.find("GH200") != std::string::npos || d.name.find("GB200") != std::string::npos)
     return std::nullopt;  // Grace parts reach the host over NVLink-C2C, not PCIe
   return pcie_peak_gbps(g->pcie);
 }
 
-gpuenv_bench_params params(const Context& ctx, const char* op, const Device& d) {
+gpuenv_bench_params params(const BenchContext& ctx, const char* op, const Device& d) {
   gpuenv_bench_params p;
   std::memset(&p, 0, sizeof p);
-  const Options& o = ctx.options;
+  const BenchOptions& o = ctx.options;
   p.op = op;
   p.device = d.ordinal;
   p.peer = -1;
@@ -65,8 +58,8 @@ gpuenv_bench_params params(const Context& ctx, const char* op, const Device& d) 
 
 Result from_plugin(const gpuenv_bench_result& pr, Metric metric) {
   Result r;
-  static const Status kStatus[] = {Status::kOk, Status::kSkipped, Status::kWrong, Status::kError};
-  r.status = pr.status >= 0 && pr.status <= 3 ? kStatus[pr.status] : Status::kError;
+  static const BenchStatus kStatus[] = {BenchStatus::kOk, BenchStatus::kSkipped, BenchStatus::kWrong, BenchStatus::kError};
+  r.status = pr.status >= 0 && pr.status <= 3 ? kStatus[pr.status] : BenchStatus::kError;
   r.message = std::string(pr.message, strnlen(pr.message, sizeof pr.message));
   r.detail = std::string(pr.detail, strnlen(pr.detail, sizeof pr.detail));
   r.metric = metric;
@@ -95,7 +88,7 @@ Case gemm_case(const std::string& dtype, int n) {
   Case c;
   c.key = "gemm_" + dtype + "_" + std::to_string(n);
   c.description = "cuBLASLt GEMM " + dtype + " " + std::to_string(n) + "^3";
-  c.filter = [dtype, n](const Context&, const Target& t) -> Skip {
+  c.filter = [dtype, n](const BenchContext&, const Target& t) -> Skip {
     const Device& d = t.devices.at(0);
     if (dtype == "tf32" || dtype == "bf16")
       if (auto s = needs_cc(d, {8, 0}, dtype)) return s;
@@ -103,7 +96,7 @@ Case gemm_case(const std::string& dtype, int n) {
       if (auto s = needs_cc(d, {8, 9}, "fp8 e4m3")) return s;
     return needs_memory(d, gemm_bytes(dtype, n));
   };
-  c.run = [dtype, n](Backend& b, const Context& ctx, const Target& t) {
+  c.run = [dtype, n](Backend& b, const BenchContext& ctx, const Target& t) {
     const Device& d = t.devices.at(0);
     gpuenv_bench_params p = params(ctx, "gemm", d);
     p.dtype = dtype.c_str();
@@ -118,10 +111,10 @@ Case device_copy_case(const char* op, const std::string& description) {
   Case c;
   c.key = op;
   c.description = description;
-  c.filter = [](const Context& ctx, const Target& t) {
+  c.filter = [](const BenchContext& ctx, const Target& t) {
     return needs_memory(t.devices.at(0), 2 * ctx.options.copy_bytes);
   };
-  c.run = [op](Backend& b, const Context& ctx, const Target& t) {
+  c.run = [op](Backend& b, const BenchContext& ctx, const Target& t) {
     const Device& d = t.devices.at(0);
     gpuenv_bench_params p = params(ctx, op, d);
     p.bytes = ctx.options.copy_bytes;
@@ -136,7 +129,7 @@ Case host_copy_case(const char* op, bool pinned) {
   c.key = std::string(op) + (pinned ? "_pinned" : "_pageable");
   c.description = std::string(op[0] == 'h' ? "host to device" : "device to host") +
                   (pinned ? ", pinned memory" : ", pageable memory");
-  c.run = [op, pinned](Backend& b, const Context& ctx, const Target& t) {
+  c.run = [op, pinned](Backend& b, const BenchContext& ctx, const Target& t) {
     const Device& d = t.devices.at(0);
     gpuenv_bench_params p = params(ctx, op, d);
     p.bytes = ctx.options.host_bytes;
@@ -150,7 +143,7 @@ Case launch_case(bool roundtrip) {
   Case c;
   c.key = roundtrip ? "launch_roundtrip" : "launch_overhead";
   c.description = roundtrip ? "empty kernel: launch and synchronize" : "empty kernels back to back, per launch";
-  c.run = [roundtrip](Backend& b, const Context& ctx, const Target& t) {
+  c.run = [roundtrip](Backend& b, const BenchContext& ctx, const Target& t) {
     gpuenv_bench_params p = params(ctx, "launch", t.devices.at(0));
     p.pinned = roundtrip ? 1 : 0;
     return run_plugin(b, p, Metric::kMicros, std::nullopt);
@@ -163,7 +156,7 @@ Case p2p_case(bool via_host) {
   c.key = via_host ? "p2p_via_host" : "p2p";
   c.description = via_host ? "GPU to GPU through pinned host memory" : "GPU to GPU copy (peer access)";
   c.scope = Scope::kPair;
-  c.run = [via_host](Backend& b, const Context& ctx, const Target& t) {
+  c.run = [via_host](Backend& b, const BenchContext& ctx, const Target& t) {
     gpuenv_bench_params p = params(ctx, via_host ? "p2p_via_host" : "p2p", t.devices.at(0));
     p.peer = t.devices.at(1).ordinal;
     p.bytes = ctx.options.host_bytes;
@@ -177,7 +170,7 @@ Case allreduce_case() {
   c.key = "nccl_all_reduce";
   c.description = "NCCL all-reduce, fp32 sum, bus bandwidth";
   c.scope = Scope::kAll;
-  c.run = [](Backend& b, const Context& ctx, const Target& t) {
+  c.run = [](Backend& b, const BenchContext& ctx, const Target& t) {
     gpuenv_bench_params p = params(ctx, "all_reduce", t.devices.at(0));
     p.ndevices = std::min<int>(t.devices.size(), GPUENV_BENCH_MAX_DEVICES);
     for (int i = 0; i < p.ndevices; ++i) p.devices[i] = t.devices[i].ordinal;
@@ -195,8 +188,8 @@ Case check_gemm_case(const char* key, const char* op, int n) {
   c.key = key;
   c.description = std::string(op) == "gemm" ? "GEMM " + std::to_string(n) + "^3, verified"
                                             : "sustained GEMMs " + std::to_string(n) + "^3, each result checked";
-  c.filter = [n](const Context&, const Target& t) { return needs_memory(t.devices.at(0), gemm_bytes("bf16", n)); };
-  c.run = [op, n](Backend& b, const Context& ctx, const Target& t) {
+  c.filter = [n](const BenchContext&, const Target& t) { return needs_memory(t.devices.at(0), gemm_bytes("bf16", n)); };
+  c.run = [op, n](Backend& b, const BenchContext& ctx, const Target& t) {
     const Device& d = t.devices.at(0);
     gpuenv_bench_params p = params(ctx, op, d);
     std::string dtype = check_dtype(d);
@@ -212,7 +205,7 @@ Case memtest_case() {
   Case c;
   c.key = "memtest";
   c.description = "memory pattern test over most of free memory";
-  c.run = [](Backend& b, const Context& ctx, const Target& t) {
+  c.run = [](Backend& b, const BenchContext& ctx, const Target& t) {
     gpuenv_bench_params p = params(ctx, "memtest", t.devices.at(0));
     return run_plugin(b, p, Metric::kErrors, std::nullopt);
   };
@@ -221,7 +214,7 @@ Case memtest_case() {
 
 }  // namespace
 
-std::vector<Case> bench_cases(const Options& o) {
+std::vector<Case> bench_cases(const BenchOptions& o) {
   std::vector<Case> cases;
   for (const char* dtype : {"bf16", "fp16", "tf32", "fp32", "fp8"})
     for (int n : o.sizes) cases.push_back(gemm_case(dtype, n));
@@ -239,10 +232,10 @@ std::vector<Case> bench_cases(const Options& o) {
   return cases;
 }
 
-std::vector<Case> check_cases(const Options&, bool long_check) {
+std::vector<Case> check_cases(const BenchOptions&, bool long_check) {
   std::vector<Case> cases = {check_gemm_case("check_gemm", "gemm", 2048),
                              device_copy_case("check_copy", "device copy, verified")};
-  cases.back().run = [](Backend& b, const Context& ctx, const Target& t) {
+  cases.back().run = [](Backend& b, const BenchContext& ctx, const Target& t) {
     gpuenv_bench_params p = params(ctx, "copy_kernel", t.devices.at(0));
     p.bytes = ctx.options.copy_bytes;
     auto peaks = peaks_of(ctx, t.devices.at(0));

@@ -123,8 +123,8 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   Context ctx;
   // CLI11 parses only the subcommand argv names, so only its options are
-  // built when it names one: from here to the action took 0.4 ms with all of
-  // them built, 0.06 ms with one. The others are still added, with their
+  // built when it names one: building all of them costs the start-up
+  // several times over (docs/performance.md). The others are still added, with their
   // help line, for `gpuenv --help`.
   const Command* named = named_command(argc, argv);
   configure_log(early_log_format(""), "");

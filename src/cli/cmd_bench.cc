@@ -34,7 +34,7 @@ bool stderr_is_terminal(bool quiet) {
 int show_history(Context* ctx, const BenchFlags& f) {
   Machine m;
   if (!ctx->load_machine(&m)) return kExitBadInput;
-  std::string path = store_path(*ctx, f.db), err, fp = store::fingerprint(m);
+  std::string path = store::chosen_path(f.db, ctx->cache_root()), err, fp = store::fingerprint(m);
   std::vector<store::HistoryRow> rows;
   auto db = store::Store::open_existing(path, &err);
   if (db && !db->history(fp, &rows, &err)) db.reset();
@@ -47,7 +47,7 @@ int show_history(Context* ctx, const BenchFlags& f) {
   return kExitOk;
 }
 
-bool bench_options(const BenchFlags& f, bench::Options* o) {
+bool bench_options(const BenchFlags& f, bench::BenchOptions* o) {
   std::string err;
   if (!bench::parse_sizes(f.sizes, &o->sizes, &err)) return log_message(Severity::kError, "usage", err), false;
   if (f.trials < 1 || f.trials > GPUENV_BENCH_MAX_SAMPLES)
@@ -70,14 +70,14 @@ int run_bench(Context* ctx, const BenchFlags& f) {
     log_message(Severity::kError, "usage", "bench measures this machine; --machine goes only with --history");
     return kExitUsage;
   }
-  bench::Options o;
+  bench::BenchOptions o;
   if (!bench_options(f, &o)) return kExitUsage;
   Machine m;
   ctx->load_machine(&m);
   BenchSession s;
   std::string err;
   if (!s.open(o.devices, &err)) return log_message(Severity::kError, "plugin", err), kExitFailure;
-  bench::Context bctx{&m, s.devices, o};
+  bench::BenchContext bctx{&m, s.devices, o};
   std::vector<bench::Case> cases = bench::bench_cases(o);
   bench::RunInfo info{store::describe_machine(m), store::fingerprint(m), utc_now(), 0, {}, {}, s.devices};
   auto t0 = std::chrono::steady_clock::now();
@@ -85,8 +85,8 @@ int run_bench(Context* ctx, const BenchFlags& f) {
   end_progress(f.json);
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!f.no_store) {
-    info.store_path = store_path(*ctx, f.db);
-    info.run_id = store_results(*info.store_path, new_run(m, "bench", info.started_at), results);
+    info.store_path = store::chosen_path(f.db, ctx->cache_root());
+    info.run_id = store_results(*info.store_path, store::new_run(m, "bench", info.started_at), results);
     if (!info.run_id) info.store_path.reset();
   }
   std::string out =
@@ -111,10 +111,6 @@ bool BenchSession::open(const std::optional<std::vector<int>>& only, std::string
   return !devices.empty();
 }
 
-std::string store_path(const Context& ctx, const std::string& db_flag) {
-  return db_flag.empty() ? store::path_in(ctx.cache_root()) : db_flag;
-}
-
 std::optional<std::int64_t> store_results(const std::string& path, const store::Run& run,
                                           const std::vector<bench::Result>& results) {
   std::vector<Measurement> ms;
@@ -127,11 +123,6 @@ std::optional<std::int64_t> store_results(const std::string& path, const store::
   if (db && db->add_run(run, ms, &id, &err)) return id;
   log_message(Severity::kWarning, "store", "results not stored: " + err, {{"path", path}});
   return std::nullopt;
-}
-
-store::Run new_run(const Machine& m, const std::string& command, const std::string& started_at) {
-  return {store::fingerprint(m), store::describe_machine(m),   command,     started_at,
-          GPUENV_VERSION,        m.host.hostname.value_or(""), std::nullopt};
 }
 
 bench::Progress terminal_progress(bool quiet) {

@@ -29,16 +29,10 @@ struct BenchSession {
   bool open(const std::optional<std::vector<int>>& only, std::string* err);
 };
 
-/// --db FILE, else gpuenv.db under the cache root (store/cache_root.h).
-std::string store_path(const Context& ctx, const std::string& db_flag);
-
 /// Stores the results that ran (not the skipped) as one run; the run id, or
 /// nullopt with a warning printed.
 std::optional<std::int64_t> store_results(const std::string& path, const store::Run& run,
                                           const std::vector<bench::Result>& results);
-
-/// A store::Run for this machine, started now.
-store::Run new_run(const Machine& m, const std::string& command, const std::string& started_at);
 
 /// Shows progress on stderr when it is a terminal.
 bench::Progress terminal_progress(bool quiet);

@@ -22,8 +22,8 @@ struct CheckFlags {
   std::string db;
 };
 
-bench::Options check_options(const CheckFlags& f) {
-  bench::Options o;
+bench::BenchOptions check_options(const CheckFlags& f) {
+  bench::BenchOptions o;
   o.warmup = 1;
   o.trials = 3;
   o.min_trial_s = 0.005;
@@ -47,7 +47,7 @@ struct GpuChecks {
 
 void run_gpu_checks(Context* ctx, const Machine& m, const CheckFlags& f, GpuChecks* out,
                     std::vector<bench::CheckItem>* items) {
-  bench::Options o = check_options(f);
+  bench::BenchOptions o = check_options(f);
   BenchSession s;
   std::string err;
   if (!s.open(o.devices, &err)) {
@@ -59,7 +59,7 @@ void run_gpu_checks(Context* ctx, const Machine& m, const CheckFlags& f, GpuChec
   if (f.long_check &&
       !watch.start(ctx->sense_options().nvml_library, watchable(s.devices), std::chrono::milliseconds(500), &unwatched))
     items->push_back({"NVML watch", bench::CheckOutcome::kWarn, "clocks and ECC not watched: " + unwatched.message});
-  bench::Context bctx{&m, s.devices, o};
+  bench::BenchContext bctx{&m, s.devices, o};
   std::vector<bench::Case> cases = bench::check_cases(o, f.long_check);
   out->results = bench::run_cases(*s.backend, bctx, bench::plan_cases(cases, bctx), terminal_progress(f.json));
   end_progress(f.json);
@@ -78,7 +78,7 @@ int run_check(Context* ctx, const CheckFlags& f) {
   ctx->common.health = true;  // ECC, row remapping, clocks, fabric: decide/health.h judges them
   Machine m;
   if (!ctx->load_machine(&m)) return kExitBadInput;
-  if (ctx->common.machine_file.empty()) sense_measurements(store_path(*ctx, f.db), &m);
+  if (ctx->common.machine_file.empty()) sense_measurements(store::chosen_path(f.db, ctx->cache_root()), &m);
   Plan plan = decide(m, ctx->plan_options(m));
   std::vector<bench::CheckItem> items = bench::machine_items(m, plan);
   GpuChecks gpu;
@@ -86,9 +86,9 @@ int run_check(Context* ctx, const CheckFlags& f) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   bool ok = bench::passed(items);
   if (!f.no_store && !gpu.results.empty()) {
-    store::Run run = new_run(m, "check", started);
+    store::Run run = store::new_run(m, "check", started);
     run.passed = ok;
-    store_results(store_path(*ctx, f.db), run, gpu.results);
+    store_results(store::chosen_path(f.db, ctx->cache_root()), run, gpu.results);
   }
   std::string out = f.json ? bench::check_json(items, f.long_check, seconds, gpu.results, gpu.watched)
                            : bench::render_check(items, f.long_check, seconds, ctx->style(stdout));

@@ -20,6 +20,7 @@
 #include "decide/decide.h"
 #include "sense/kubelet/pod_resources.h"
 #include "sense/nvml/nvml_sampler.h"
+#include "sys/signals.h"
 
 namespace gpuenv {
 namespace {
@@ -71,12 +72,7 @@ HttpResponse respond(const std::string& path, const Sources& from, const Exporte
 }
 
 void block_stop_signals() {
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);  // the sampler thread inherits it
+  sys::block_signals({SIGTERM, SIGINT, SIGHUP});  // the sampler thread inherits it
   signal(SIGPIPE, SIG_IGN);                    // a scraper that hangs up is no reason to die
 }
 

@@ -7,6 +7,7 @@
 #include "act/init.h"
 #include "act/init_user.h"
 #include "act/run.h"
+#include "sys/signals.h"
 #include "act/supervise.h"
 #include "cli/cmd_container.h"
 #include "model/exit_codes.h"
@@ -20,7 +21,7 @@ struct InitFlags {
 };
 
 // How long sensing may take before init gives up (GPUENV_SENSE_TIMEOUT_S,
-// default 60 s: a healthy 8-GPU machine senses in well under a second).
+// default 60 s, far beyond what a healthy machine needs).
 int sense_limit_ms() {
   int seconds = std::atoi(env_or("GPUENV_SENSE_TIMEOUT_S", "60").c_str());
   return (seconds > 0 ? seconds : 60) * 1000;
@@ -30,7 +31,7 @@ int sense_limit_ms() {
 // command would have (128+sig), or with 1 when sensing hangs.
 [[noreturn]] void end_while_sensing(const std::function<void(const LogEvent&)>& log, int sig) {
   if (sig != 0) {
-    log(error_event(signal_name(sig) + " while sensing the machine: exiting before the command started"));
+    log(error_event(sys::signal_name(sig) + " while sensing the machine: exiting before the command started"));
   } else {
     log(error_event("sensing the machine did not finish in " + std::to_string(sense_limit_ms() / 1000) +
                     " s (a hung NVIDIA driver or an unreadable file); nvidia-smi on the host shows whether "
@@ -51,7 +52,7 @@ void prepare_cache(const Plan& plan, const std::string& root, const PythonUserBa
   std::vector<std::string> dirs = cache_dirs_in_plan(plan, root);
   if (!py.dir.empty()) dirs.push_back(py.dir + "/bin");  // on PATH from the start: sshd keeps it
   for (const auto& dir : dirs)
-    if (!make_dirs(dir, 0755, &err)) problems.push_back(err), err.clear();
+    if (!sys::make_dirs(dir, 0755, &err)) problems.push_back(err), err.clear();
   if (who.kind == InitUser::Kind::kDrop || who.kind == InitUser::Kind::kSshd)
     hand_cache_root(root, who.account, &problems);
   for (const auto& p : problems)

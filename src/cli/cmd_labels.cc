@@ -17,6 +17,7 @@
 #include "model/text.h"
 #include "sys/fs.h"
 #include "sys/file_write.h"
+#include "sys/signals.h"
 
 namespace gpuenv {
 namespace {
@@ -106,11 +107,9 @@ int one_round(Context* ctx, const LabelFlags& f) {
 // so does a default output whose features.d has no parent; another failed
 // write is reported and tried again next round.
 int loop(Context* ctx, const LabelFlags& f) {
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  const std::vector<int> kStop = {SIGTERM, SIGINT};
+  sys::block_signals(kStop);
+  sigset_t stop = sys::signal_set(kStop);
   for (;;) {
     int code = one_round(ctx, f);
     if (code == kExitBadInput || (code != kExitOk && no_features_parent(f))) return code;

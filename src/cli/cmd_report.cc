@@ -3,7 +3,8 @@
 
 #include "act/render/job_report.h"
 #include "act/log.h"
-#include "cli/cmd_bench.h"
+#include "cli/context.h"
+#include "store/store.h"
 #include "model/exit_codes.h"
 #include "decide/verdict.h"
 #include "sys/file_write.h"
@@ -59,7 +60,7 @@ int run_report(Context* ctx, const ReportFlags& f) {
     print_error("report: JOB must be a job id (a number the job table lists), not \"" + f.job + "\"");
     return kExitUsage;
   }
-  std::string err, path = store_path(*ctx, f.db);
+  std::string err, path = store::chosen_path(f.db, ctx->cache_root());
   auto db = store::Store::open_existing(path, &err);
   std::vector<Job> jobs;
   std::vector<std::string> skipped;

@@ -1,7 +1,7 @@
 #include "cli/cmd_run.h"
 
 #include "act/watched_run.h"
-#include "cli/cmd_bench.h"
+#include "store/store.h"
 
 namespace gpuenv {
 
@@ -23,7 +23,7 @@ void add_run_flags(CLI::App* sub, RunFlags* f) {
 int run_command(Context* ctx, const RunFlags& f, const std::function<void(const Plan&)>& warn) {
   RunRequest r;
   r.argv = ctx->command;
-  r.store = store_path(*ctx, f.db);
+  r.store = store::chosen_path(f.db, ctx->cache_root());
   r.tune = f.tune_spec();
   r.no_tune = f.no_tune;
   r.no_watch = f.no_watch;
@@ -36,7 +36,7 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
 }
 
 std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv) {
-  return feedback_section(store_path(*ctx, f.db), f.tune_spec(), argv);
+  return feedback_section(store::chosen_path(f.db, ctx->cache_root()), f.tune_spec(), argv);
 }
 
 }  // namespace gpuenv

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   int rc = check_stdout(guarded_run(argc, argv));
 #ifndef GPUENV_ASAN
   // A one-shot process: skip the libraries' exit-time teardown. NVML's
-  // takes ~3 ms of detect's ~25 on an H200, and the kernel releases its
+  // is a noticeable part of detect's time, and the kernel releases its
   // handles when the process ends anyway. Every object of ours is gone by
   // now; only the C streams need flushing. (LeakSanitizer needs the normal
   // exit, so sanitizer builds take it.)

@@ -5,6 +5,7 @@
 #include <initializer_list>
 
 #include "model/text.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {
@@ -173,13 +174,11 @@ static std::optional<std::pair<int, int>> tasks_entry(const std::string& item) {
 
 std::optional<int> slurm_tasks_on_node(const std::string& s, int node) {
   std::optional<int> found;
-  for (size_t pos = 0; pos <= s.size();) {
-    size_t end = std::min(s.find(',', pos), s.size());
-    auto entry = tasks_entry(s.substr(pos, end - pos));
+  for (std::string_view item : split(s, ',')) {
+    auto entry = tasks_entry(std::string(item));
     if (!entry) return std::nullopt;  // the whole value must be Slurm's form
     if (!found && node >= 0 && node < entry->second) found = entry->first;
     node -= entry->second;
-    pos = end + 1;
   }
   return found;
 }

@@ -5,27 +5,10 @@
 #include <unordered_set>
 #include <utility>
 
+#include "sys/text.h"
+
 namespace gpuenv {
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) break;
-    start = at + 1;
-  }
-  return out;
-}
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
-}
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -78,7 +61,7 @@ Lookup by_ordinal(const std::vector<VisibleDevice>& all, const std::string& tok)
 
 // CUDA 11's MIG-GPU-<gpu uuid>/<gpu instance>/<compute instance> form.
 Lookup by_legacy_mig(const Machine& m, const std::string& tok) {
-  std::vector<std::string> parts = split(tok.substr(4), '/');
+  std::vector<std::string_view> parts = split(std::string_view(tok).substr(4), '/');
   if (parts.size() != 3) return fail("no device has the UUID " + tok);
   for (const auto& g : m.gpus) {
     if (g.problem || g.uuid != parts[0]) continue;
@@ -124,11 +107,11 @@ Visibility visible_devices(const Machine& m, const std::string* cvd) {
     return v;
   }
   v.restricted = true;
-  if (trim(*cvd).empty()) return v;  // "": no device at all
+  if (trim(*cvd, " \t").empty()) return v;  // "": no device at all
   auto problem = [&](const std::string& what) { v.problem = "CUDA_VISIBLE_DEVICES=" + *cvd + ": " + what; };
   std::set<std::pair<const Gpu*, const MigDevice*>> listed;
-  for (const std::string& raw : split(*cvd, ',')) {
-    std::string tok = trim(raw);
+  for (std::string_view raw : split(*cvd, ',')) {
+    std::string tok(trim(raw, " \t"));
     Lookup hit = lookup(m, all, tok);
     if (hit.device && !listed.insert({hit.device->gpu, hit.device->mig}).second) {
       // A repeated device makes the driver drop the whole list.

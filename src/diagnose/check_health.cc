@@ -84,9 +84,9 @@ std::vector<Finding> check_memory_in_use(const Machine& m, const Options& o) {
     known = true;
     std::uint64_t used = total - free;
     if (used < total / 10) continue;
-    out.push_back(warning(gpu_label(g) + " has " + diag::bytes_text(used) + " of its " +
-                              diag::bytes_text(total) + " in use by other processes: torch can "
-                              "allocate only the " + diag::bytes_text(free) + " left",
+    out.push_back(warning(gpu_label(g) + " has " + bytes_text(used) + " of its " +
+                              bytes_text(total) + " in use by other processes: torch can "
+                              "allocate only the " + bytes_text(free) + " left",
                           "`nvidia-smi --query-compute-apps=pid,process_name,used_memory "
                           "--format=csv` lists them; stop them, or choose another GPU with "
                           "CUDA_VISIBLE_DEVICES"));

@@ -32,7 +32,7 @@ std::vector<Finding> check_shm(const Machine& m, const Options&) {
   }
   if (!m.host.shm_bytes) return {};
   std::uint64_t size = *m.host.shm_bytes;
-  std::string seen = "/dev/shm is " + diag::bytes_text(size);
+  std::string seen = "/dev/shm is " + bytes_text(size);
   if (size >= kGiB) return {ok(seen)};
   std::string fix = shm_fix(m);
   return {warning(seen + ": DataLoader workers pass batches through it and die with \"Bus "
@@ -48,7 +48,7 @@ std::vector<Finding> check_memlock(const Machine& m, const Options&) {
                                      : "raise it: `memlock unlimited` in "
                                        "/etc/security/limits.conf, or LimitMEMLOCK=infinity "
                                        "for a systemd service";
-  return {warning("the locked-memory limit is " + diag::bytes_text(limit) + " with " +
+  return {warning("the locked-memory limit is " + bytes_text(limit) + " with " +
                       std::to_string(m.host.ib_devices.size()) +
                       " InfiniBand/RoCE device(s): NCCL's IB transport registers (locks) its "
                       "buffers and fails or falls back to sockets",

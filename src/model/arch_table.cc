@@ -90,10 +90,6 @@ std::optional<TensorFormats> tensor_formats(ComputeCapability cc) {
   return std::nullopt;
 }
 
-std::string cc_string(ComputeCapability cc) {
-  return std::to_string(cc.major) + "." + std::to_string(cc.minor);
-}
-
 std::string family_name(ComputeCapability cc) {
   const ArchInfo* a = arch_info(cc);
   return a ? a->family : "unknown (cc " + cc_string(cc) + ")";

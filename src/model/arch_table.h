@@ -53,7 +53,4 @@ std::optional<TensorFormats> tensor_formats(ComputeCapability cc);
 /// "Ampere", or "unknown (cc 13.0)" for a capability not in the table.
 std::string family_name(ComputeCapability cc);
 
-/// "8.6"
-std::string cc_string(ComputeCapability cc);
-
 }  // namespace gpuenv

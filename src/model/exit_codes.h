@@ -3,6 +3,8 @@
 // the codes of the programs it starts (run, init, serve).
 #pragma once
 
+#include "sys/subprocess.h"  // the shell's 126 and 127, whose one home is sys/
+
 namespace gpuenv {
 
 enum ExitCode : int {
@@ -14,8 +16,8 @@ enum ExitCode : int {
   kExitInspectPtxJit = 4,  // inspect: every GPU runs the code, some only by JIT-compiling PTX
   kExitDriverFails = 5,  // detect: NVIDIA software is installed but fails (decide/health.h driver_fails)
   kExitServeConfig = 78,  // init, serve: the service cannot be set up (sysexits' EX_CONFIG)
-  kExitCannotExecute = 126,   // run, init, serve: the command is there but cannot be run
-  kExitCommandNotFound = 127,  // run, init, serve: no such command
+  kExitCannotExecute = sys::kExitCannotExecute,      // 126, run, init, serve: the command is there but cannot be run
+  kExitCommandNotFound = sys::kExitCommandNotFound,  // 127, run, init, serve: no such command
   kExitSignalBase = 128,  // init: 128+N when signal N ended the command (as a shell says)
 };
 

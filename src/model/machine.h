@@ -24,6 +24,11 @@ struct ComputeCapability {
   friend auto operator<=>(const ComputeCapability&, const ComputeCapability&) = default;
 };
 
+/// "8.6": how the capability is written everywhere (text, JSON, logs).
+inline std::string cc_string(ComputeCapability cc) {
+  return std::to_string(cc.major) + "." + std::to_string(cc.minor);
+}
+
 /// A failure of a sensing step: what failed, and what the user can do.
 struct Problem {
   std::string source;   // "nvml", "cuda", "host"

@@ -29,7 +29,7 @@ json problems_json(const std::vector<Problem>& ps) {
 
 json cc_json(const std::optional<ComputeCapability>& cc) {
   if (!cc) return nullptr;
-  return std::to_string(cc->major) + "." + std::to_string(cc->minor);
+  return cc_string(*cc);
 }
 
 json gpu_json(const Gpu& g) {

@@ -3,14 +3,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "sys/fs.h"
-
-extern char** environ;
+#include "sys/subprocess.h"
 
 namespace gpuenv {
 namespace {
@@ -59,22 +57,12 @@ bool capture_output(const std::vector<std::string>& argv, const CaptureLimits& l
                     std::string* err) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return *err = fs::errno_text("pipe"), false;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  sys::SpawnIo io;
+  io.null_stdin = true, io.stdout_fd = fds[1], io.null_stderr = true;
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  bool started = sys::spawn(argv, io, &pid, err);
   close(fds[1]);
-  if (rc != 0) {
-    close(fds[0]);
-    return *err = fs::errno_text("posix_spawn", argv[0], rc), false;
-  }
+  if (!started) return close(fds[0]), false;
   long deadline = now_ms() + limits.timeout_ms;
   std::string why = drain(fds[0], limits, deadline, out);
   close(fds[0]);
@@ -83,9 +71,8 @@ bool capture_output(const std::vector<std::string>& argv, const CaptureLimits& l
   if (why.empty() && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && now_ms() >= deadline)
     why = "no answer within " + std::to_string(limits.timeout_ms) + " ms";
   if (!why.empty()) return *err = argv[0] + ": " + why, false;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
-  *err = argv[0] + (WIFEXITED(status) ? " exited with status " + std::to_string(WEXITSTATUS(status))
-                                      : " was killed by signal " + std::to_string(WTERMSIG(status)));
+  if (sys::exited_ok(status)) return true;
+  *err = argv[0] + " " + sys::exit_text(status);
   return false;
 }
 

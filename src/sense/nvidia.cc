@@ -43,7 +43,7 @@ void close_nvidia_files_on_exec() {
 
 // False when NVML cannot answer: no library, or init or the count fails.
 //
-// No nvmlShutdown (~6 ms on an H200 host): sensing is one-shot, and the
+// No nvmlShutdown (it costs time, docs/performance.md): sensing is one-shot, and the
 // process's exit releases NVML. The library stays mapped (load_nvml uses
 // RTLD_NODELETE) and its device files are closed on exec. An
 // NvmlSession (`check --long`'s watcher, sense/nvml/nvml_session.h) has
@@ -145,7 +145,7 @@ void add_cuda(const CudaReport& cuda, bool nvml_answered, Machine* m) {
 
 }  // namespace
 
-// With --cuda, cuInit (~180 ms) runs beside NVML's queries rather than
+// With --cuda, cuInit (slow) runs beside NVML's queries rather than
 // after them; as the fallback it runs once NVML has failed.
 void sense_nvidia(const SenseOptions& opts, Machine* m) {
   CudaReport cuda;

@@ -10,7 +10,7 @@
 namespace gpuenv {
 
 struct SenseOptions {
-  // Query the CUDA driver too (cuInit: ~180 ms per GPU). Off on the default
+  // Query the CUDA driver too (cuInit is slow: docs/performance.md). Off on the default
   // detect path; on when NVML is unavailable (Jetson, broken NVML) the CUDA
   // driver is tried as a fallback regardless.
   bool with_cuda = false;
@@ -26,9 +26,7 @@ struct SenseOptions {
   // The persistence and compute modes, the power limit, the PCIe link
   // (generation, width), the maximum SM and memory clocks, the active NVLink
   // links and P2P over NVLink: no rule needs them, and they are NVML's
-  // slowest queries (on an H200 the first PCIe query ~2 ms, each clock
-  // ~4 ms, each mode and the power limit ~1 ms, the 18 link states 1-2 ms,
-  // NVLink P2P 2 ms a pair). The fast paths (detect's summary, env,
+  // slowest queries (docs/performance.md). The fast paths (detect's summary, env,
   // explain, run) leave them out; detect --json and doctor read them.
   bool with_details = true;
   // The interpreter whose torch to read (--python); empty: $VIRTUAL_ENV,
@@ -36,7 +34,7 @@ struct SenseOptions {
   std::string python;
   // doctor: read the CUDA code libtorch_cuda.so carries.
   bool with_torch_kernels = false;
-  // doctor: ask the interpreter for its sys.path (~20 ms, torch is not
+  // doctor: ask the interpreter for its sys.path (torch is not
   // imported), which sees $PYTHONPATH, .pth files and editable installs;
   // the file-only emulation stays the fallback and the only way under a
   // test root.

@@ -21,5 +21,9 @@ std::string path_in(const std::string& cache_root) {
   return (cache_root.back() == '/' ? cache_root : cache_root + "/") + "gpuenv.db";
 }
 
+std::string chosen_path(const std::string& db_flag, const std::string& cache_root) {
+  return db_flag.empty() ? path_in(cache_root) : db_flag;
+}
+
 }  // namespace store
 }  // namespace gpuenv

@@ -21,5 +21,8 @@ namespace store {
 /// The measurement store under a cache root: ROOT/gpuenv.db; "" for "".
 std::string path_in(const std::string& cache_root);
 
+/// The store a command uses: --db FILE when given, else path_in(cache_root).
+std::string chosen_path(const std::string& db_flag, const std::string& cache_root);
+
 }  // namespace store
 }  // namespace gpuenv

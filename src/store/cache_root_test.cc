@@ -40,5 +40,11 @@ TEST(CacheRoot, TheStoreLivesUnderTheRoot) {
   EXPECT_EQ(store::path_in(""), "");
 }
 
+TEST(CacheRoot, DbFlagWinsOverTheRoot) {
+  EXPECT_EQ(store::chosen_path("/tmp/x.db", "/cache"), "/tmp/x.db");
+  EXPECT_EQ(store::chosen_path("", "/cache"), "/cache/gpuenv.db");
+  EXPECT_EQ(store::chosen_path("", ""), "");
+}
+
 }  // namespace
 }  // namespace gpuenv

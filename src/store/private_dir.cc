@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "sys/file_write.h"
 #include "sys/fs.h"
 #include "sys/safe_dir.h"
 
@@ -29,11 +30,7 @@ bool make_private_dir(const std::string& dir, std::string* err) {
   if (std::string why = unsafe_dir(dir); !why.empty()) return *err = why, false;
   struct stat st;
   if (stat(dir.c_str(), &st) == 0) return true;
-  std::string parent = fs::dirname(dir);
-  if (parent != dir && !make_private_dir(parent, err)) return false;
-  if (mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) return true;
-  *err = fs::errno_text("mkdir", dir);
-  return false;
+  return sys::make_dirs(dir, 0700, err);  // the rule walked every level, the missing ones too
 }
 
 bool check_store_file(const std::string& path, bool create, bool* exists, std::string* err) {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "sys/fs.h"
+#include "store/fingerprint.h"
 #include "store/private_dir.h"
 #include "store/sqlite_stmt.h"
 
@@ -353,6 +354,11 @@ bool Store::count(std::int64_t* n, std::string* err) {
   if (!s.ok() || s.step() != SQLITE_ROW) return *err = sqlite_error(db_, path_), false;
   *n = sqlite3_column_int64(s.get(), 0);
   return true;
+}
+
+Run new_run(const Machine& m, const std::string& command, const std::string& started_at) {
+  return {fingerprint(m), describe_machine(m),          command,     started_at,
+          GPUENV_VERSION, m.host.hostname.value_or(""), std::nullopt};
 }
 
 }  // namespace gpuenv::store

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/job.h"
+#include "model/machine.h"
 #include "model/measurement.h"
 #include "model/tune_profile.h"
 #include "store/cache_root.h"
@@ -31,6 +32,10 @@ struct Run {
   std::string hostname;
   std::optional<bool> passed;  // check's verdict
 };
+
+/// A Run of `command` for this machine (its fingerprint and description,
+/// this gpuenv's version, the host name), started at `started_at`.
+Run new_run(const Machine& m, const std::string& command, const std::string& started_at);
 
 /// A stored measurement with the run it came from.
 struct HistoryRow {

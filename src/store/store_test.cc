@@ -35,6 +35,21 @@ Run run(const std::string& fp = "fp-1", const std::string& at = "2025-01-01T00:0
   return {fp, "1x NVIDIA H200", "bench", at, "0.1.0", "host", std::nullopt};
 }
 
+TEST(Store, ANewRunNamesThisMachineAndVersion) {
+  Machine m = machine::h200(2);
+  m.host.hostname = "node-7";
+  store::Run r = new_run(m, "check", "2025-01-01T00:00:00Z");
+  EXPECT_EQ(r.fingerprint, fingerprint(m));
+  EXPECT_EQ(r.machine, describe_machine(m));
+  EXPECT_EQ(r.command, "check");
+  EXPECT_EQ(r.started_at, "2025-01-01T00:00:00Z");
+  EXPECT_EQ(r.gpuenv_version, GPUENV_VERSION);
+  EXPECT_EQ(r.hostname, "node-7");
+  EXPECT_EQ(r.passed, std::nullopt);
+  m.host.hostname.reset();
+  EXPECT_EQ(new_run(m, "bench", "t").hostname, "");
+}
+
 TEST(Store, CreatesItsDirectoryAndKeepsRuns) {
   std::string dir = temp_dir() + "/a/b";
   std::string err;

@@ -13,13 +13,13 @@ namespace {
 
 using nlohmann::json;
 
-const char* status_name(Status s) {
+const char* status_name(BenchStatus s) {
   switch (s) {
-    case Status::kOk:
+    case BenchStatus::kOk:
       return "ok";
-    case Status::kSkipped:
+    case BenchStatus::kSkipped:
       return "skipped";
-    case Status::kWrong:
+    case BenchStatus::kWrong:
       return "wrong";
     default:
       return "error";
@@ -35,7 +35,7 @@ std::string percent_text(const Result& r) {
 std::string result_row(const Result& r, const Style& st) {
   std::string value = r.value ? format_value(*r.value, r.unit()) : "-";
   std::string note =
-      r.failed() ? std::string(r.status == Status::kWrong ? "WRONG: " : "FAILED: ") + r.message : r.detail;
+      r.failed() ? std::string(r.status == BenchStatus::kWrong ? "WRONG: " : "FAILED: ") + r.message : r.detail;
   if (r.failed() && st.color) note = "\033[31m" + note + "\033[0m";
   return fmt::format("{:<5} {:<18} {:>16} {:>22}  {}\n", target_label(r), r.key, value, percent_text(r),
                      printable(note));
@@ -71,7 +71,7 @@ std::string p2p_matrix(const std::vector<Result>& results, const std::vector<Dev
   for (const auto& r : results)
     if (r.key == "p2p" && r.scope == Scope::kPair && r.target.devices.size() == 2)
       cell[{r.target.devices[0].ordinal, r.target.devices[1].ordinal}] =
-          r.value ? fmt::format("{:.0f}", *r.value) : (r.status == Status::kSkipped ? "n/a" : "FAIL");
+          r.value ? fmt::format("{:.0f}", *r.value) : (r.status == BenchStatus::kSkipped ? "n/a" : "FAIL");
   if (cell.empty()) return "";
   std::string out = "\np2p GB/s (row: from, column: to)\n     ";
   for (const auto& d : devices) out += fmt::format("{:>7}", d.ordinal);
@@ -111,12 +111,12 @@ std::string format_value(double v, const std::string& unit) {
 std::string render_results(const RunInfo& info, const std::vector<Result>& results, const Style& st) {
   std::string out = fmt::format("gpuenv bench: {} ({})\n", printable(info.machine), info.fingerprint);
   for (const auto& d : info.devices)
-    out += fmt::format("  CUDA device {}: {}  cc {}.{}  {}\n", d.ordinal, printable(d.name), d.cc.major, d.cc.minor,
+    out += fmt::format("  CUDA device {}: {}  cc {}  {}\n", d.ordinal, printable(d.name), cc_string(d.cc),
                        printable(d.uuid));
   out += fmt::format("\n{:<5} {:<18} {:>16} {:>22}  {}\n", "GPU", "case", "result", "of spec peak", "method");
   std::string skipped;
   for (const auto& r : results) {
-    if (r.status == Status::kSkipped)
+    if (r.status == BenchStatus::kSkipped)
       skipped += fmt::format("  {:<5} {:<18} {}\n", target_label(r), r.key, printable(r.message));
     else
       out += result_row(r, st);
@@ -134,7 +134,7 @@ std::string results_json(const RunInfo& info, const std::vector<Result>& results
     devices.push_back({{"ordinal", d.ordinal},
                        {"name", d.name},
                        {"uuid", d.uuid},
-                       {"compute_capability", fmt::format("{}.{}", d.cc.major, d.cc.minor)},
+                       {"compute_capability", cc_string(d.cc)},
                        {"multiprocessors", d.multiprocessors},
                        {"memory_total_bytes", d.memory_total}});
   for (const auto& r : results) rs.push_back(result_json(r));

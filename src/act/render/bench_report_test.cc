@@ -9,7 +9,7 @@ namespace {
 
 Device dev(int i) { return {i, "NVIDIA H200", "GPU-" + std::to_string(i), {9, 0}, 132, 1}; }
 
-Result p2p(int a, int b, std::optional<double> v, Status s = Status::kOk) {
+Result p2p(int a, int b, std::optional<double> v, BenchStatus s = BenchStatus::kOk) {
   Result r;
   r.key = "p2p", r.scope = Scope::kPair, r.target.devices = {dev(a), dev(b)}, r.value = v, r.status = s;
   return r;
@@ -33,10 +33,10 @@ TEST(BenchReport, TableWithP2pMatrixAndSkips) {
   gemm.key = "gemm_bf16_8192", gemm.metric = Metric::kTflops, gemm.value = 703.4, gemm.peak = 989.4;
   gemm.target.devices = {dev(0)}, gemm.detail = "verified";
   Result skipped;
-  skipped.key = "gemm_fp8_8192", skipped.status = Status::kSkipped, skipped.message = "no fp8";
+  skipped.key = "gemm_fp8_8192", skipped.status = BenchStatus::kSkipped, skipped.message = "no fp8";
   skipped.target.devices = {dev(1)};
   std::string t = render_results(
-      info, {gemm, p2p(0, 1, 394), p2p(1, 0, 395), p2p(0, 2, std::nullopt, Status::kWrong), skipped}, Style{});
+      info, {gemm, p2p(0, 1, 394), p2p(1, 0, 395), p2p(0, 2, std::nullopt, BenchStatus::kWrong), skipped}, Style{});
   EXPECT_NE(t.find("0     gemm_bf16_8192          703 TFLOP/s    71 % of 989 TFLOP/s  verified"), std::string::npos)
       << t;
   std::string matrix =

@@ -26,7 +26,7 @@ std::string opt_str(const std::optional<std::string>& s, const char* unknown = "
 }
 
 std::string cc_str(const std::optional<ComputeCapability>& cc) {
-  return cc ? fmt::format("{}.{}", cc->major, cc->minor) : "?";
+  return cc ? cc_string(*cc) : "?";
 }
 
 std::string cuda_version_str(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
@@ -100,17 +100,6 @@ nlohmann::ordered_json launcher_json(const LaunchEnv& l) {
 }
 
 }  // namespace
-
-std::string human_bytes(std::uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 5) {
-    v /= 1024;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, units[u]);
-}
 
 std::string cpu_list(const std::vector<int>& cpus_in) {
   std::vector<int> cpus = cpus_in;

@@ -9,15 +9,13 @@
 #include "act/render/printable.h"
 #include "model/machine.h"
 #include "model/plan.h"
+#include "sys/bytes.h"  // human_bytes, for the reports
 
 namespace gpuenv {
 
 struct Style {
   bool color = false;  // ANSI colour: only on a TTY and without NO_COLOR
 };
-
-/// "1.5 GiB", "64.0 MiB", "512 B".
-std::string human_bytes(std::uint64_t bytes);
 
 /// CPU list in the kernel's range syntax: {0,1,2,3,8} -> "0-3,8".
 std::string cpu_list(const std::vector<int>& cpus);

@@ -17,6 +17,7 @@
 
 #include "act/serve/http_server_limits.h"
 #include "sys/fs.h"
+#include "sys/signals.h"
 
 namespace gpuenv {
 namespace {
@@ -156,7 +157,7 @@ int listen_on(const ListenAddress& address, bool dual_stack, ListenAddress* boun
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (address.ipv6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
   // Accepted sockets inherit it: evhttp writes the head and the body apart,
-  // and Nagle would hold the body for the client's delayed ACK (40 ms).
+  // and Nagle would hold the body for the client's delayed ACK.
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   const std::string name = format_listen_address(address);
   if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, kBacklog) != 0) {
@@ -219,12 +220,7 @@ bool serve_http(int fd, const HttpHandler& handler, const std::function<void()>&
     guard->detach();
     return *err = "libevent: cannot handle SIGTERM, SIGINT and SIGHUP", false;
   }
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGHUP);
-  pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
+  sys::unblock_signals({SIGTERM, SIGINT, SIGHUP});
   ready();
   event_base_dispatch(base.get());
   guard->detach();

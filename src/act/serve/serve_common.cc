@@ -3,9 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,9 +13,9 @@
 #include <cstring>
 
 #include "sys/fs.h"
+#include "sys/subprocess.h"
 #include "sys/safe_dir.h"
-
-extern char** environ;
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {
@@ -47,20 +45,6 @@ bool own_account(const std::string& requested, Account* out, std::string* err) {
          out->name;
   return false;
 }
-
-std::vector<char*> c_argv(const std::vector<std::string>& argv) {
-  std::vector<char*> out;
-  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
-
-bool is_executable_file(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
-}
-
-
 
 std::string parent_dir(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -103,13 +87,6 @@ bool usable_dir(const std::string& dir, const Account& a, const std::vector<gid_
 }
 
 }  // namespace
-
-std::string trim(const std::string& s) {
-  const char* space = " \t\r\n";
-  size_t b = s.find_first_not_of(space);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(space) - b + 1);
-}
 
 bool lookup_account(const std::string& name, Account* out, std::string* err) {
   std::vector<char> buf(16384);
@@ -160,45 +137,28 @@ bool drop_privileges(const Account& a, std::string* err) {
 }
 
 std::string find_on_path(const std::vector<std::string>& names) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (const auto& name : names) {
-    size_t start = 0;
-    while (start <= dirs.size()) {
-      size_t end = dirs.find(':', start);
-      if (end == std::string::npos) end = dirs.size();
-      std::string dir = dirs.substr(start, end - start);
-      std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-      if (is_executable_file(candidate)) return candidate;
-      start = end + 1;
-    }
-  }
+  std::string path = sys::search_path();
+  for (const auto& name : names)
+    if (auto found = sys::find_on_path(name, path, sys::is_executable_file)) return *found;
   return "";
 }
 
 bool run_program(const std::vector<std::string>& argv, std::string* err) {
-  std::vector<char*> args = c_argv(argv);
+  sys::SpawnIo io;
+  io.search_path = true;
   pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
-  if (rc != 0) {
-    *err = fs::errno_text("posix_spawnp", argv[0], rc);
-    return false;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
-  *err = argv[0] + (WIFEXITED(status) ? " exited with status " + std::to_string(WEXITSTATUS(status))
-                                      : " was killed by signal " + std::to_string(WTERMSIG(status)));
+  if (!sys::spawn(argv, io, &pid, err)) return false;
+  int status = sys::wait_for(pid);
+  if (status < 0) return *err = fs::errno_text("waitpid", argv[0]), false;
+  if (sys::exited_ok(status)) return true;
+  *err = argv[0] + " " + sys::exit_text(status);
   return false;
 }
 
 int exec_program(const std::vector<std::string>& argv, std::string* err) {
-  std::vector<char*> args = c_argv(argv);
-  execvp(args[0], args.data());
-  int e = errno;
-  *err = "cannot run " + argv[0] + ": " + std::strerror(e);
-  return e == ENOENT ? 127 : 126;
+  int e = sys::exec(argv);
+  *err = "cannot run " + (argv.empty() ? std::string("(no command)") : argv[0]) + ": " + std::strerror(e);
+  return sys::exec_status(e);
 }
 
 int open_regular(const std::string& path, struct stat* st, std::string* err) {
@@ -239,17 +199,12 @@ bool check_private_dir(const std::string& dir, std::string* resolved, std::strin
 std::string user_search_path(const std::string& value, const Account& a) {
   std::vector<gid_t> groups = groups_of(a);
   std::vector<std::string> kept;
-  size_t start = 0;
-  while (start <= value.size()) {
-    size_t end = std::min(value.find(':', start), value.size());
-    std::string dir = value.substr(start, end - start);
+  for (std::string_view entry : split(value, ':')) {
+    std::string dir(entry);
     bool seen = std::find(kept.begin(), kept.end(), dir) != kept.end();
     if (!seen && usable_dir(dir, a, groups)) kept.push_back(dir);
-    start = end + 1;
   }
-  std::string out;
-  for (const auto& dir : kept) out += (out.empty() ? "" : ":") + dir;
-  return out;
+  return join(kept, ":");
 }
 
 }  // namespace gpuenv

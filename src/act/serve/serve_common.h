@@ -27,9 +27,6 @@ struct Account {
   std::string shell;
 };
 
-/// `s` without the spaces, tabs, CRs and newlines around it.
-std::string trim(const std::string& s);
-
 /// Looks a user up by name (getpwnam).
 bool lookup_account(const std::string& name, Account* out, std::string* err);
 
@@ -57,11 +54,6 @@ bool run_program(const std::vector<std::string>& argv, std::string* err);
 /// Replaces this process with argv (looked up on PATH). Returns only when
 /// that fails: 127 (not found) or 126, with *err.
 int exec_program(const std::vector<std::string>& argv, std::string* err);
-
-/// `mkdir -p` and the exclusive create, from the one home of careful
-/// writes (sys/file_write.h), under their old names here.
-using sys::create_exclusive;
-using sys::make_dirs;
 
 /// Opens `path` read-only for a file that someone less privileged may
 /// control: never through a symlink in its last component (O_NOFOLLOW),

@@ -18,7 +18,7 @@ mode_t mode_of(const std::string& path) {
 
 void make_exe(const std::string& path) {
   std::string err;
-  ASSERT_TRUE(create_exclusive(path, "#!/bin/sh\n", 0755, &err)) << err;
+  ASSERT_TRUE(sys::create_exclusive(path, "#!/bin/sh\n", 0755, &err)) << err;
 }
 
 class ScopedPath {
@@ -48,7 +48,7 @@ TEST_F(ServeCommon, CreateExclusiveHasTheModeWhateverTheUmask) {
   std::string file = temp_dir() + "/secret";
   mode_t old = umask(0);
   std::string err;
-  bool ok = create_exclusive(file, "s3cret", 0600, &err);
+  bool ok = sys::create_exclusive(file, "s3cret", 0600, &err);
   umask(old);
   ASSERT_TRUE(ok) << err;
   EXPECT_EQ(mode_of(file), 0600u);
@@ -59,24 +59,24 @@ TEST_F(ServeCommon, CreateExclusiveHasTheModeWhateverTheUmask) {
 
 TEST_F(ServeCommon, CreateExclusiveRefusesAnExistingFileOrSymlink) {
   std::string dir = temp_dir(), err;
-  ASSERT_TRUE(create_exclusive(dir + "/f", "1", 0600, &err));
-  EXPECT_FALSE(create_exclusive(dir + "/f", "2", 0600, &err));
+  ASSERT_TRUE(sys::create_exclusive(dir + "/f", "1", 0600, &err));
+  EXPECT_FALSE(sys::create_exclusive(dir + "/f", "2", 0600, &err));
   EXPECT_NE(err.find("open(" + dir + "/f): File exists"), std::string::npos) << err;
   ASSERT_EQ(symlink("/tmp/gpuenv-elsewhere", (dir + "/link").c_str()), 0);
-  EXPECT_FALSE(create_exclusive(dir + "/link", "2", 0600, &err));
+  EXPECT_FALSE(sys::create_exclusive(dir + "/link", "2", 0600, &err));
   EXPECT_NE(access("/tmp/gpuenv-elsewhere", F_OK), 0);
 }
 
 TEST_F(ServeCommon, MakeDirsCreatesEachLevelWithTheMode) {
   std::string dir = temp_dir(), err;
   mode_t old = umask(0022);
-  bool ok = make_dirs(dir + "/a/b/c", 0700, &err);
+  bool ok = sys::make_dirs(dir + "/a/b/c", 0700, &err);
   umask(old);
   ASSERT_TRUE(ok) << err;
   EXPECT_EQ(mode_of(dir + "/a"), 0700u);
   EXPECT_EQ(mode_of(dir + "/a/b/c"), 0700u);
-  EXPECT_TRUE(make_dirs(dir + "/a/b/c", 0700, &err)) << "existing dirs are fine";
-  EXPECT_FALSE(make_dirs("/proc/gpuenv-no/x", 0755, &err));
+  EXPECT_TRUE(sys::make_dirs(dir + "/a/b/c", 0700, &err)) << "existing dirs are fine";
+  EXPECT_FALSE(sys::make_dirs("/proc/gpuenv-no/x", 0755, &err));
 }
 
 TEST_F(ServeCommon, FindOnPathTriesNamesInOrderThenDirs) {
@@ -84,7 +84,7 @@ TEST_F(ServeCommon, FindOnPathTriesNamesInOrderThenDirs) {
   make_exe(d2 + "/first");
   make_exe(d1 + "/second");
   std::string err;
-  ASSERT_TRUE(create_exclusive(d1 + "/first", "not executable", 0644, &err));
+  ASSERT_TRUE(sys::create_exclusive(d1 + "/first", "not executable", 0644, &err));
   ScopedPath path(d1 + ":" + d2);
   EXPECT_EQ(find_on_path({"first", "second"}), d2 + "/first");
   EXPECT_EQ(find_on_path({"second", "first"}), d1 + "/second");

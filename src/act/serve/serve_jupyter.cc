@@ -12,6 +12,7 @@
 #include "act/log.h"
 #include "act/run.h"
 #include "act/serve/serve_common.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {
@@ -48,8 +49,8 @@ bool use_file_token(const std::string& path, std::string* token, std::string* er
 }
 
 bool new_token_file(const std::string& path, std::string* token, std::string* err) {
-  return generate_token(token, err) && make_dirs(dir_of(path), 0700, err) &&
-         create_exclusive(path, *token, 0600, err);
+  return generate_token(token, err) && sys::make_dirs(dir_of(path), 0700, err) &&
+         sys::create_exclusive(path, *token, 0600, err);
 }
 
 // GPUENV_JUPYTER_TOKEN, else Jupyter's own JUPYTER_TOKEN.
@@ -160,7 +161,7 @@ bool ensure_token_file(const std::string& path, const std::string& env_token, st
     *token = env_token;
     *source = TokenSource::kEnv;
     return check_token(env_token, "GPUENV_JUPYTER_TOKEN (or JUPYTER_TOKEN)", err) &&
-           make_dirs(dir_of(path), 0700, err) && write_file_atomic(path, env_token, 0600, err);
+           sys::make_dirs(dir_of(path), 0700, err) && write_file_atomic(path, env_token, 0600, err);
   }
   struct stat st;
   if (lstat(path.c_str(), &st) == 0) {

@@ -103,7 +103,7 @@ TEST_F(ServeJupyter, GeneratesA0600FileWithoutNewlineWhateverTheUmask) {
 
 TEST_F(ServeJupyter, AFileTokenIsTrimmedAndTightened) {
   std::string file = temp_dir() + "/token", token, err;
-  ASSERT_TRUE(create_exclusive(file, "  " + kLong + "\n", 0644, &err));
+  ASSERT_TRUE(sys::create_exclusive(file, "  " + kLong + "\n", 0644, &err));
   TokenSource source;
   ASSERT_TRUE(ensure_token_file(file, "", &token, &source, &err)) << err;
   EXPECT_EQ(token, kLong);
@@ -113,7 +113,7 @@ TEST_F(ServeJupyter, AFileTokenIsTrimmedAndTightened) {
 
 TEST_F(ServeJupyter, AnEnvTokenReplacesTheFile) {
   std::string file = temp_dir() + "/token", token, err;
-  ASSERT_TRUE(create_exclusive(file, "old", 0600, &err));
+  ASSERT_TRUE(sys::create_exclusive(file, "old", 0600, &err));
   TokenSource source;
   ASSERT_TRUE(ensure_token_file(file, kLong, &token, &source, &err)) << err;
   EXPECT_EQ(source, TokenSource::kEnv);
@@ -125,7 +125,7 @@ TEST_F(ServeJupyter, AnEnvTokenReplacesTheFile) {
 
 TEST_F(ServeJupyter, AnEmptyTokenFileIsAnError) {
   std::string file = temp_dir() + "/token", token, err;
-  ASSERT_TRUE(create_exclusive(file, "\n", 0600, &err));
+  ASSERT_TRUE(sys::create_exclusive(file, "\n", 0600, &err));
   TokenSource source;
   EXPECT_FALSE(ensure_token_file(file, "", &token, &source, &err));
   EXPECT_NE(err.find(file + ": expected one token"), std::string::npos) << err;
@@ -148,7 +148,7 @@ TEST_F(ServeJupyter, AChosenTokenNeeds32Characters) {
     }
     EXPECT_NE(access(file.c_str(), F_OK), 0) << "nothing written";
   }
-  ASSERT_TRUE(create_exclusive(file, "short-token\n", 0600, &err));
+  ASSERT_TRUE(sys::create_exclusive(file, "short-token\n", 0600, &err));
   EXPECT_FALSE(ensure_token_file(file, "", &token, &source, &err));
   EXPECT_NE(err.find(file + ": the token is 11 characters long"), std::string::npos) << err;
 }
@@ -157,7 +157,7 @@ TEST_F(ServeJupyter, TheTokenFileMustBeARegularFileNotALinkNorAFifo) {
   std::string dir = temp_dir(), token, err;
   TokenSource source;
   std::string target = dir + "/target";
-  ASSERT_TRUE(create_exclusive(target, kLong, 0644, &err));
+  ASSERT_TRUE(sys::create_exclusive(target, kLong, 0644, &err));
   ASSERT_EQ(symlink(target.c_str(), (dir + "/link").c_str()), 0);
   EXPECT_FALSE(ensure_token_file(dir + "/link", "", &token, &source, &err));
   EXPECT_NE(err.find(dir + "/link is a symbolic link"), std::string::npos) << err;
@@ -166,7 +166,7 @@ TEST_F(ServeJupyter, TheTokenFileMustBeARegularFileNotALinkNorAFifo) {
   err.clear();
   EXPECT_FALSE(ensure_token_file(dir + "/fifo", "", &token, &source, &err)) << "and does not hang";
   EXPECT_NE(err.find(dir + "/fifo: not a regular file (a FIFO)"), std::string::npos) << err;
-  ASSERT_TRUE(create_exclusive(dir + "/big", std::string(kMaxTokenFileBytes + 1, 'x'), 0600, &err));
+  ASSERT_TRUE(sys::create_exclusive(dir + "/big", std::string(kMaxTokenFileBytes + 1, 'x'), 0600, &err));
   err.clear();
   EXPECT_FALSE(ensure_token_file(dir + "/big", "", &token, &source, &err));
   EXPECT_NE(err.find("is larger than 4096 bytes"), std::string::npos) << err;

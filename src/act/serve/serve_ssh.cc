@@ -14,6 +14,7 @@
 #include "act/log.h"
 #include "act/serve/serve_common.h"
 #include "sys/fs.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {
@@ -94,9 +95,9 @@ bool check_not_locked(const Account& a, std::string* err) {
 // Creates both directories and checks that only root (or gpuenv's own user)
 // can change them; from here on the paths are the resolved ones.
 bool prepare_dirs(SshPaths* p, std::string* err) {
-  if (geteuid() == 0 && !make_dirs("/run/sshd", 0755, err)) return false;  // sshd's privsep dir
-  return make_dirs(p->run_dir, 0755, err) && check_private_dir(p->run_dir, &p->run_dir, err) &&
-         make_dirs(p->host_key_dir, 0700, err) &&
+  if (geteuid() == 0 && !sys::make_dirs("/run/sshd", 0755, err)) return false;  // sshd's privsep dir
+  return sys::make_dirs(p->run_dir, 0755, err) && check_private_dir(p->run_dir, &p->run_dir, err) &&
+         sys::make_dirs(p->host_key_dir, 0700, err) &&
          check_private_dir(p->host_key_dir, &p->host_key_dir, err);
 }
 
@@ -305,7 +306,7 @@ void add_key_lines(const std::string& text, const std::string& source, KeyLines*
   size_t start = 0;
   for (int number = 1; start < text.size(); ++number) {
     size_t end = std::min(text.find('\n', start), text.size());
-    std::string line = trim(text.substr(start, end - start));
+    std::string line(trim(std::string_view(text).substr(start, end - start)));
     start = end + 1;
     if (line.empty() || line[0] == '#') continue;
     std::string why = public_key_problem(line);

@@ -3,6 +3,7 @@
 #include "decide/arch.h"
 #include "decide/rules/rules.h"
 #include "decide/torch_version.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {
@@ -11,11 +12,8 @@ const std::string kNew = "PYTORCH_ALLOC_CONF";       // torch 2.9+
 const std::string kOld = "PYTORCH_CUDA_ALLOC_CONF";  // every torch still reads it
 const std::string kExpand = "expandable_segments:True";
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t,");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t,") - b + 1);
-}
+// An entry or value without the blanks and stray commas around it.
+std::string stripped(std::string_view s) { return std::string(trim(s, " \t,")); }
 
 // "a:1,roundup_power2_divisions:[256:1,>:2],b:2" -> its entries; commas
 // inside [...] belong to the entry.
@@ -26,21 +24,21 @@ std::vector<std::string> entries(const std::string& conf) {
   for (char c : conf) {
     depth += c == '[' ? 1 : c == ']' ? -1 : 0;
     if (c == ',' && depth <= 0) {
-      out.push_back(trim(cur));
+      out.push_back(stripped(cur));
       cur.clear();
     } else {
       cur += c;
     }
   }
-  out.push_back(trim(cur));
+  out.push_back(stripped(cur));
   return out;
 }
 
 std::optional<std::string> value_of(const std::string& conf, const std::string& key) {
   for (const auto& e : entries(conf)) {
     size_t colon = e.find(':');
-    if (trim(e.substr(0, colon)) == key)
-      return colon == std::string::npos ? "" : trim(e.substr(colon + 1));
+    if (stripped(e.substr(0, colon)) == key)
+      return colon == std::string::npos ? "" : stripped(e.substr(colon + 1));
   }
   return std::nullopt;
 }
@@ -119,7 +117,7 @@ Decision rule_allocator(const Machine& m, const Options& o) {
   if (v.devices.empty()) return d;
   auto t = torch_version(m);
   std::string name = pick_name(t, o);
-  std::string base = o.getenv(name) ? trim(*o.getenv(name)) : "";
+  std::string base = o.getenv(name) ? stripped(*o.getenv(name)) : "";
   auto stop = blocker(m, v, t);
   if (!stop) stop = user_blocker(name, base);
   if (stop) {

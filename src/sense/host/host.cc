@@ -391,9 +391,8 @@ bool numa_from_sysfs(const Ctx& ctx, std::vector<NumaNode>* nodes,
   return true;
 }
 
-// sysfs first, everywhere: two small files a node (well under a
-// millisecond), where loading even a filtered hwloc topology took 6-13 ms
-// on an H200 host. Both give whole nodes (hwloc with INCLUDE_DISALLOWED)
+// sysfs first, everywhere: two small files a node, far cheaper than
+// loading even a filtered hwloc topology (docs/performance.md). Both give whole nodes (hwloc with INCLUDE_DISALLOWED)
 // and the same memory (MemTotal of the node's meminfo). hwloc remains for
 // a live system without /sys/devices/system/node (a kernel without NUMA).
 void sense_numa(const Ctx& ctx) {

@@ -10,16 +10,6 @@ namespace gpuenv {
 
 namespace {
 
-std::vector<std::string_view> split(std::string_view text, char sep) {
-  std::vector<std::string_view> out;
-  for (;;) {
-    std::size_t at = text.find(sep);
-    out.push_back(text.substr(0, at));
-    if (at == std::string_view::npos) return out;
-    text.remove_prefix(at + 1);
-  }
-}
-
 // Fields separated by runs of spaces or tabs.
 std::vector<std::string_view> fields(std::string_view text) {
   std::vector<std::string_view> out;
@@ -220,13 +210,6 @@ bool torch_string(std::string_view name, std::string_view value,
 }
 
 }  // namespace
-
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  std::size_t start = text.find_first_not_of(kSpace);
-  if (start == std::string_view::npos) return {};
-  return text.substr(start, text.find_last_not_of(kSpace) - start + 1);
-}
 
 bool parse_cpu_list(std::string_view text, std::vector<int>* cpus,
                     std::string* err) {

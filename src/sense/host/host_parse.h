@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sys/text.h"  // trim, split
+
 namespace gpuenv {
 
 /// CPU indices at or above this are rejected (Linux's NR_CPUS tops out at
@@ -21,9 +23,6 @@ inline constexpr int kMaxCpus = 65536;
 /// unlimited memory.limit_in_bytes as LONG_MAX rounded down to the page
 /// size (9223372036854771712 with 4 KiB pages), so no exact match works.
 inline constexpr std::uint64_t kUnlimitedMemory = std::uint64_t{1} << 62;
-
-/// `text` without leading and trailing spaces, tabs, CRs and newlines.
-std::string_view trim(std::string_view text);
 
 /// A kernel CPU list ("0-3,8,10-11\n", as in cpulist, cpuset.cpus,
 /// Cpus_allowed_list) as sorted, unique indices. An empty list is valid (a

@@ -1,5 +1,5 @@
 // sense_torch: the torch that python3 would import, found by reading files
-// only (starting Python costs ~1 s with torch, and may not be possible).
+// only (starting Python with torch is slow, and may not be possible).
 //
 // The interpreter: SenseOptions::python (--python), else $VIRTUAL_ENV, else
 // $CONDA_PREFIX, else the first python3 on $PATH. For --python and $PATH: a
@@ -17,6 +17,7 @@
 
 #include "sense/capture.h"
 #include "sys/fs.h"
+#include "sys/subprocess.h"
 #include "sense/host/host_parse.h"
 #include "sense/sense.h"
 #include "sense/python/torch_kernels.h"
@@ -142,12 +143,8 @@ void add_python(Search* s, const std::string& python, const std::string& resolve
 
 // The first `name` on $PATH that could run, as named there.
 std::optional<std::string> on_path(const Search& s, const std::string& name) {
-  std::string path = env("PATH");
-  for (std::size_t i = 0; i <= path.size();) {
-    std::size_t colon = std::min(path.find(':', i), path.size());
-    std::string dir = path.substr(i, colon - i);
-    i = colon + 1;
-    if (dir.empty() || dir[0] != '/') continue;
+  for (const std::string& dir : sys::path_entries(env("PATH"))) {
+    if (dir[0] != '/') continue;  // a relative entry ("", ".") is no place to look for it
     std::string python = fs::normalize(dir) + "/" + name;
     if (resolve_python(s, python)) return python;
   }
