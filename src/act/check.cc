@@ -91,11 +91,11 @@ std::vector<CheckItem> result_items(const std::vector<Result>& results) {
   std::vector<CheckItem> out;
   for (const auto& r : results) {
     CheckItem item{"GPU " + target_label(r) + " " + r.key, CheckOutcome::kPass, ""};
-    if (r.status == Status::kSkipped) {
+    if (r.status == BenchStatus::kSkipped) {
       item.verdict = CheckOutcome::kWarn, item.message = "skipped: " + r.message;
     } else if (r.failed()) {
       item.verdict = CheckOutcome::kFail;
-      item.message = (r.status == Status::kWrong ? "wrong result: " : "failed: ") + r.message;
+      item.message = (r.status == BenchStatus::kWrong ? "wrong result: " : "failed: ") + r.message;
     } else {
       item.message = (r.value ? format_value(*r.value, r.unit()) + ", " : "") + r.detail;
     }

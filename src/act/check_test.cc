@@ -58,7 +58,7 @@ TEST(CheckVerdict, SickGpusFail) {
   EXPECT_TRUE(passed(machine_items(sick, {})));
 }
 
-Result result(const std::string& key, Status s, std::optional<double> value = std::nullopt) {
+Result result(const std::string& key, BenchStatus s, std::optional<double> value = std::nullopt) {
   Result r;
   r.key = key, r.status = s, r.value = value, r.message = "why", r.detail = "how", r.metric = Metric::kTflops;
   r.target.devices = {{0, "NVIDIA H200", "GPU-x", {9, 0}, 132, 1}};
@@ -66,8 +66,8 @@ Result result(const std::string& key, Status s, std::optional<double> value = st
 }
 
 TEST(CheckVerdict, Results) {
-  expect_items(result_items({result("check_gemm", Status::kOk, 500), result("check_copy", Status::kSkipped),
-                             result("sustained_gemm", Status::kWrong), result("memtest", Status::kError)}),
+  expect_items(result_items({result("check_gemm", BenchStatus::kOk, 500), result("check_copy", BenchStatus::kSkipped),
+                             result("sustained_gemm", BenchStatus::kWrong), result("memtest", BenchStatus::kError)}),
                {{"GPU 0 check_gemm", CheckOutcome::kPass, "500 TFLOP/s, how"},
                 {"GPU 0 check_copy", CheckOutcome::kWarn, "skipped: why"},
                 {"GPU 0 sustained_gemm", CheckOutcome::kFail, "wrong result: why"},
@@ -131,7 +131,7 @@ TEST(CheckVerdict, RenderAndJson) {
   EXPECT_NE(text.find("gpuenv check --quick: passed in 2.5 s"), std::string::npos) << text;
   items.push_back({"GPU 0 memtest", CheckOutcome::kFail, "bad"});
   EXPECT_NE(render_check(items, true, 1, Style{}).find("gpuenv check --long: FAILED"), std::string::npos);
-  auto j = nlohmann::json::parse(check_json(items, true, 1, {result("memtest", Status::kError)}, {watched(0, 0, 0)}));
+  auto j = nlohmann::json::parse(check_json(items, true, 1, {result("memtest", BenchStatus::kError)}, {watched(0, 0, 0)}));
   EXPECT_EQ(j["passed"], false);
   EXPECT_EQ(j["level"], "long");
   EXPECT_EQ(j["checks"][2]["verdict"], "fail");

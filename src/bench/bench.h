@@ -68,9 +68,6 @@ struct BenchContext {
 };
 
 enum class BenchStatus { kOk, kSkipped, kWrong, kError };
-/// act/check.cc's old name, until it moves to BenchStatus (another branch
-/// edits that file).
-using Status = BenchStatus;
 
 /// How the samples (seconds per operation) become the figure.
 enum class Metric {

@@ -125,7 +125,7 @@ std::optional<std::string> read_pci_file(const NvmlQuery& q, const std::optional
 }
 
 // local_cpulist: the CPUs of the GPU's NUMA node (what NVML's CPU affinity
-// reports, and it costs NVML ~10 ms a GPU to say). False: ask NVML.
+// reports, and slow for NVML to say: docs/performance.md). False: ask NVML.
 bool sysfs_cpu_affinity(const NvmlQuery& q, const Gpu& g, std::optional<std::vector<int>>* cpus) {
   std::optional<std::string> text = read_pci_file(q, g.pci_bus_id, "local_cpulist");
   std::vector<int> list;
@@ -217,8 +217,7 @@ void query_gpu(const Nvml& nvml, const NvmlQuery& q, nvml::Device handle, Gpu* g
   NvmlCaller call(nvml, gpu_subject(static_cast<unsigned>(g->index)), problems, g);
   query_identity(call, nvml.fn, handle, g);
   query_mig(call, nvml.fn, handle, g);
-  // No rule needs these, and together they cost ~5 ms a GPU on an H200
-  // (each of the modes and the power limit ~1 ms, 18 NVLink states 1-2 ms).
+  // No rule needs these, and NVML is slow to answer them (docs/performance.md).
   if (q.with_details) {
     query_modes(call, nvml.fn, handle, g);
     query_limits(call, nvml.fn, handle, g);
@@ -249,8 +248,7 @@ std::string pair_subject(const Gpu& a, const Gpu& b) {
 }
 
 // The topology level from sysfs's PCI tree, else from NVML. NVML's query
-// costs ~17 ms on the 2x H200 machine (it builds its topology first), the
-// files a few microseconds. Run once the GPUs' own queries have given their
+// is slow (it builds its topology first), the files are not. Run once the GPUs' own queries have given their
 // bus ids, so a pair asks NVML nothing about a single GPU.
 std::optional<std::string> pair_topology(const Nvml& nvml, const NvmlQuery& q, const Gpu& a,
                                          const Gpu& b, nvml::Device da, nvml::Device db,
@@ -277,7 +275,7 @@ GpuPair query_pair(const Nvml& nvml, const NvmlQuery& q, const Gpu& a, const Gpu
   int read = 0, nvlink = 0;
   if (call(nvml.fn.p2p_status, da, db, nvml::kP2pCapsRead, &read))
     p.p2p_read = p2p_status_name(read);
-  // Over NVLink: only doctor's P2P check reads it (2 ms on the 2x H200).
+  // Over NVLink: only doctor's P2P check reads it.
   if (q.with_details && call(nvml.fn.p2p_status, da, db, nvml::kP2pCapsNvlink, &nvlink))
     p.p2p_nvlink = p2p_status_name(nvlink);
   return p;
