@@ -19,7 +19,7 @@ struct Series {
   Getter get;
 };
 
-struct Metric {
+struct DeviceMetric {
   const char* name;
   Type type;
   const char* help;
@@ -48,8 +48,8 @@ std::vector<Series> clock_event_series() {
   return out;
 }
 
-const std::vector<Metric>& device_metrics() {
-  static const std::vector<Metric> kMetrics = {
+const std::vector<DeviceMetric>& device_metrics() {
+  static const std::vector<DeviceMetric> kMetrics = {
       {"gpuenv_gpu_up", Type::kGauge, "1 when the device answered NVML this round, 0 when it is lost",
        {one([](const DeviceReading& d) { return std::optional<double>(d.up ? 1 : 0); })}},
       {"gpuenv_gpu_utilization_ratio", Type::kGauge,
@@ -112,8 +112,8 @@ std::vector<Series> activity_series() {
   return out;
 }
 
-const std::vector<Metric>& xid_metrics() {
-  static const std::vector<Metric> kMetrics = {
+const std::vector<DeviceMetric>& xid_metrics() {
+  static const std::vector<DeviceMetric> kMetrics = {
       {"gpuenv_gpu_xid_last", Type::kGauge,
        "The last Xid error the GPU raised since the exporter started; 0 none (NVML events)",
        {one(FIELD(xid_last))}},
@@ -222,7 +222,7 @@ const std::vector<DcgmMetric>& dcgm_metrics() {
 #undef RATIO
 #undef FIELD
 
-Family device_family(const Metric& m, const std::vector<DeviceReading>& devices,
+Family device_family(const DeviceMetric& m, const std::vector<DeviceReading>& devices,
                      const std::vector<prometheus::Labels>& labels) {
   Family f{m.name, m.type, m.help, {}};
   for (std::size_t i = 0; i < devices.size(); ++i)
@@ -275,8 +275,8 @@ void gpuenv_families(const Readings& r, const PodDevices& pods, std::vector<Fami
     labels.push_back(device_labels(d));
     add_pod_labels(d, r.devices, pods, &labels.back());
   }
-  for (const Metric& m : device_metrics()) out->push_back(device_family(m, r.devices, labels));
-  for (const Metric& m : xid_metrics()) out->push_back(device_family(m, r.devices, labels));
+  for (const DeviceMetric& m : device_metrics()) out->push_back(device_family(m, r.devices, labels));
+  for (const DeviceMetric& m : xid_metrics()) out->push_back(device_family(m, r.devices, labels));
 }
 
 void dcgm_families(const Readings& r, const ExporterInfo& info, const PodDevices& pods,

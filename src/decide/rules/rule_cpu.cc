@@ -27,7 +27,7 @@ std::string cpu_list(const std::vector<int>& cpus) {
   return out;
 }
 
-struct Context {
+struct CpuContext {
   const Machine& m;
   Visibility visible;
   LaunchEnv launch;
@@ -36,7 +36,7 @@ struct Context {
 
 // Without a launcher, one process per device CUDA enumerates: MIG devices
 // count once, since one process uses one of them.
-int local_processes(const Context& c) {
+int local_processes(const CpuContext& c) {
   if (c.launch.local_world_size) return *c.launch.local_world_size;
   return std::max<int>(1, enumerated_devices(c.visible));
 }
@@ -47,7 +47,7 @@ std::optional<int> usable_cpus(const Host& h) {
 }
 
 // With a cgroup quota, each process's fair share of it; nullopt without one.
-std::optional<int> quota_share(const Context& c) {
+std::optional<int> quota_share(const CpuContext& c) {
   const std::optional<double>& q = c.m.host.cgroup_cpu_quota;
   if (!q || !(*q > 0)) return std::nullopt;
   int quota = static_cast<int>(std::ceil(std::min(*q, 1e6)));
@@ -87,7 +87,7 @@ std::optional<Usable> usable_cores(const Host& h) {
   return Usable{quota, "a cgroup CPU quota of " + std::string(text) + " CPUs (" + in + ")"};
 }
 
-Setting omp_share(const Context& c, const Usable& usable) {
+Setting omp_share(const CpuContext& c, const Usable& usable) {
   int threads = std::max(1, usable.count / c.processes);
   // Without a visible GPU the one process is not a GPU process.
   bool gpu = !c.visible.devices.empty() || c.launch.local_world_size;
@@ -107,14 +107,14 @@ std::vector<int> intersect(const std::vector<int>& a, const std::vector<int>& b)
 }
 
 // The CPUs near rank r's GPU that this process may use; nullopt if unknown.
-std::optional<std::vector<int>> local_cpus(const Context& c, int rank) {
+std::optional<std::vector<int>> local_cpus(const CpuContext& c, int rank) {
   const Gpu* g = c.visible.devices[rank].gpu;
   if (!g->cpu_affinity || !c.m.host.affinity_cpus) return std::nullopt;
   return intersect(*g->cpu_affinity, *c.m.host.affinity_cpus);
 }
 
 // Local ranks (in order) whose GPUs share `cpus`; `rank` is among them.
-std::vector<int> peers(const Context& c, const std::vector<int>& cpus) {
+std::vector<int> peers(const CpuContext& c, const std::vector<int>& cpus) {
   std::vector<int> out;
   int ranks = std::min<int>(c.processes, c.visible.devices.size());
   for (int r = 0; r < ranks; ++r)
@@ -173,7 +173,7 @@ struct Threads {
   std::string why;
 };
 
-bool rank_has_gpu(const Context& c, int rank, Decision* d) {
+bool rank_has_gpu(const CpuContext& c, int rank, Decision* d) {
   int visible = static_cast<int>(c.visible.devices.size());
   if (rank < visible && rank < c.processes) return true;
   std::string msg = c.launch.local_rank_var + "=" + std::to_string(rank) + " but " + std::to_string(visible) +
@@ -193,7 +193,7 @@ Note no_cpus(const std::string& gpu, bool known) {
 // Slurm bound this task to the one GPU it sees: the CPUs near that GPU are
 // all its to use (tasks whose GPUs share a NUMA node share them), and its
 // threads are its fair share of this process's cores.
-std::optional<Threads> bind_bound_gpu(const Context& c, Decision* d) {
+std::optional<Threads> bind_bound_gpu(const CpuContext& c, Decision* d) {
   std::string gpu = device_label(c.visible.devices[0]);
   std::optional<std::vector<int>> cpus = local_cpus(c, 0);
   if (!cpus || cpus->empty()) {
@@ -215,7 +215,7 @@ std::optional<Threads> bind_bound_gpu(const Context& c, Decision* d) {
 // Under Slurm, which visible device is this task's: its only one when Slurm
 // bound it, else the one at its local rank, as under torchrun; nullopt (with
 // a note) when a task has several GPUs, as a task that starts torchrun does.
-std::optional<int> slurm_device(const Context& c, Decision* d) {
+std::optional<int> slurm_device(const CpuContext& c, Decision* d) {
   int visible = static_cast<int>(c.visible.devices.size());
   if (c.launch.bound_gpus && visible == 1) return 0;
   if (visible <= c.processes) return *c.launch.local_rank;
@@ -227,7 +227,7 @@ std::optional<int> slurm_device(const Context& c, Decision* d) {
 }
 
 // Binds this rank; returns its threads, or nullopt (with a note).
-std::optional<Threads> bind_rank(const Context& c, Decision* d) {
+std::optional<Threads> bind_rank(const CpuContext& c, Decision* d) {
   std::optional<int> device = *c.launch.local_rank;
   if (c.launch.engine == Engine::kSlurm) device = slurm_device(c, d);
   if (!device) return std::nullopt;
@@ -248,7 +248,7 @@ std::optional<Threads> bind_rank(const Context& c, Decision* d) {
                                              : "one thread per CPU of this rank's slice"};
 }
 
-void bound_threads(const Context& c, const Threads& per_rank, Decision* d) {
+void bound_threads(const CpuContext& c, const Threads& per_rank, Decision* d) {
   int threads = per_rank.count;
   std::string why = per_rank.why;
   if (auto share = quota_share(c); share && *share < threads) {
@@ -258,7 +258,7 @@ void bound_threads(const Context& c, const Threads& per_rank, Decision* d) {
   d->settings.push_back(omp_setting(threads, count(threads, "thread", "threads") + ": " + why));
 }
 
-void warn_malformed(const Context& c, Decision* d) {
+void warn_malformed(const CpuContext& c, Decision* d) {
   const auto& bad = c.launch.malformed;
   if (bad.count(c.launch.local_rank_var))
     d->notes.push_back(
@@ -271,7 +271,7 @@ void warn_malformed(const Context& c, Decision* d) {
 }
 
 // Slurm gave each task SLURM_CPUS_PER_TASK CPUs: no more threads than that.
-void cap_to_slurm_cpus(const Context& c, Decision* d) {
+void cap_to_slurm_cpus(const CpuContext& c, Decision* d) {
   if (!c.launch.cpus_per_task) return;
   for (auto& s : d->settings)
     if (s.name == "OMP_NUM_THREADS" && std::stoi(s.value) > *c.launch.cpus_per_task) {
@@ -286,7 +286,7 @@ void cap_to_slurm_cpus(const Context& c, Decision* d) {
 
 Decision rule_cpu(const Machine& m, const Options& o) {
   Decision d;
-  Context c{m, visible_devices(m, o), launch_env(o)};
+  CpuContext c{m, visible_devices(m, o), launch_env(o)};
   c.processes = local_processes(c);
   warn_malformed(c, &d);
   std::optional<Usable> usable = usable_cores(m.host);
