@@ -74,9 +74,14 @@ Facts facts(const JobContext& c, const Timeline& t, const std::optional<JobSpeed
   f.all = t.totals();
   bool mem_known = f.all[kMemMib].n > 0;
   const auto& points = t.points();
+  // The hook's first step, when it saw one, is where the loop began: NVML's
+  // utilisation trails by up to a second, so a GPU still busy with the job
+  // before (a check, another run) would open the window during start-up.
+  double loop_from = speed && speed->first_step_s ? *speed->first_step_s : 0;
   std::size_t first = points.size(), last = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     f.samples += points[i].samples;
+    if (points[i].t1 < loop_from) continue;
     if (worked(points[i]) && (!mem_known || held_memory(points[i]))) first = std::min(first, i), last = i;
   }
   for (std::size_t i = 0; i < points.size(); ++i) {

@@ -218,5 +218,30 @@ TEST(Verdict, StartupIsNotCounted) {
   EXPECT_EQ(judge(c, t)[0].name, "busy");
 }
 
+// NVML's utilisation trails by up to a second: a GPU still busy with the
+// job before reads busy while this one builds its model (memory held, no
+// kernels). The hook's first step, when there is one, opens the window.
+TEST(Verdict, StartupAfterABusyGpuIsNotCountedWhenTheHookSawTheFirstStep) {
+  JobContext c;
+  c.gpus.push_back({"GPU-x", "H200", 143771.0, 5, 16, 1980.0, 700.0});
+  Timeline t;
+  for (int i = 0; i < 40; ++i) {
+    JobSample s;
+    s.t = i;
+    s.v[kUtilPct] = i == 0 ? 100 : i < 10 ? 0 : 99;  // the job before, then start-up, then the loop
+    s.v[kMemMib] = 20000;
+    s.v[kTopCpuCores] = 1.0;
+    t.add(s);
+  }
+  EXPECT_NE(judge(c, t, std::nullopt)[0].name, "busy") << "without the hook, start-up counts";
+  JobSpeed speed;
+  speed.steps = 300;
+  speed.first_step_s = 9.5;
+  std::vector<Verdict> v = judge(c, t, speed);
+  ASSERT_FALSE(v.empty());
+  EXPECT_EQ(v[0].name, "busy") << v[0].evidence;
+  EXPECT_EQ(v[0].figures.at("util_pct"), 99);
+}
+
 }  // namespace
 }  // namespace gpuenv
