@@ -90,7 +90,8 @@ TEST_F(NvmlSamplerTest, NvlinkTrafficIsARateFromTheSecondRoundOnGpusWithNvlinkOn
   EXPECT_EQ(r[2].devices[6].nvlink_tx_bytes, (1000000ull + 2 * 512000) * 1024);
   EXPECT_EQ(r[2].devices[1].nvlink_tx_bytes, std::nullopt);  // NVML has no counters for it
   EXPECT_EQ(r[2].devices[1].nvlink_bytes_per_second, std::nullopt);
-  for (const DeviceReading& m : rounds(scenario("a100_mig"), 2)[1].devices)
+  std::vector<Readings> mig = rounds(scenario("a100_mig"), 2);
+  for (const DeviceReading& m : mig[1].devices)
     EXPECT_EQ(m.nvlink_bytes_per_second, std::nullopt) << "no counters in the scenario, none on a MIG device";
 }
 
