@@ -8,20 +8,13 @@
 #include <cstdio>
 
 #include "sys/error_text.h"
+#include "sys/fs.h"
 #include "sys/safe_dir.h"
 
 namespace gpuenv::sys {
 namespace {
 
 constexpr char kElsewhere[] = "write to a directory that only you or root can change";
-
-std::string dir_of(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 const char* kind_of(mode_t mode) {
   if (S_ISLNK(mode)) return "a symbolic link";
@@ -84,9 +77,9 @@ bool is_stdout(const std::string& path) { return path == "-" || path == "/dev/st
 
 bool write_file_atomic(const std::string& path, const std::string& content, mode_t mode,
                        std::string* err) {
-  if (!ensure_dir(dir_of(path), err) || !replaceable(path, err)) return false;
+  if (!ensure_dir(fs::dirname(path), err) || !replaceable(path, err)) return false;
   // A dot-file: readers of a directory (NFD's features.d) skip it.
-  std::string tmp = dir_of(path) + "/." + base_of(path) + ".tmp.XXXXXX";
+  std::string tmp = fs::dirname(path) + "/." + fs::basename(path) + ".tmp.XXXXXX";
   int fd = mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) return *err = errno_text("mkstemp", tmp), false;
   std::string e;

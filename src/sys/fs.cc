@@ -145,6 +145,26 @@ bool read_file(const std::string& path, std::string* text, std::string* err) {
   return false;
 }
 
+bool read_file_nofollow(const std::string& path, std::size_t max_bytes, std::string* out, std::string* err) {
+  struct stat st;
+  int fd = open_regular_nofollow(path, &st, err);
+  if (fd < 0) return false;
+  out->clear();
+  char buf[4096];
+  ssize_t n = 0;
+  while (out->size() <= max_bytes && (n = read(fd, buf, sizeof buf)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    out->append(buf, static_cast<std::size_t>(n));
+  }
+  int e = errno;
+  close(fd);
+  if (out->size() > max_bytes) *err = path + " is larger than " + std::to_string(max_bytes) + " bytes";
+  else if (n < 0) *err = errno_text("read", path, e);
+  else return true;
+  return false;
+}
+
 bool read_head(const std::string& path, std::size_t max, std::string* text, std::string* err) {
   return read_up_to(path, max, text, err);
 }

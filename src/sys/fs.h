@@ -63,6 +63,10 @@ int open_regular_nofollow(const std::string& path, struct stat* st, std::string*
 /// ("open(path): reason") on failure, including files over kMaxFileBytes.
 bool read_file(const std::string& path, std::string* text, std::string* err);
 
+/// A whole file a less privileged user may control (open_regular_nofollow),
+/// refusing one over max_bytes ("PATH is larger than N bytes").
+bool read_file_nofollow(const std::string& path, std::size_t max_bytes, std::string* out, std::string* err);
+
 /// The first `max` bytes of a regular file (all of it if shorter), read as
 /// read_file does.
 bool read_head(const std::string& path, std::size_t max, std::string* text, std::string* err);

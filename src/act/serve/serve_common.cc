@@ -46,11 +46,6 @@ bool own_account(const std::string& requested, Account* out, std::string* err) {
   return false;
 }
 
-std::string parent_dir(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
-}
-
 std::vector<gid_t> groups_of(const Account& a) {
   int n = 64;
   std::vector<gid_t> groups(n);
@@ -80,7 +75,7 @@ bool usable_dir(const std::string& dir, const Account& a, const std::vector<gid_
   if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_mode & S_IWOTH) ||
       (st.st_uid != 0 && st.st_uid != a.uid))
     return false;
-  for (std::string d = real;; d = parent_dir(d)) {
+  for (std::string d = real;; d = fs::dirname(d)) {
     if (stat(d.c_str(), &st) != 0 || !allowed(st, a, groups, S_IXOTH)) return false;
     if (d == "/") return true;
   }
@@ -159,30 +154,6 @@ int exec_program(const std::vector<std::string>& argv, std::string* err) {
   int e = sys::exec(argv);
   *err = "cannot run " + (argv.empty() ? std::string("(no command)") : argv[0]) + ": " + std::strerror(e);
   return sys::exec_status(e);
-}
-
-int open_regular(const std::string& path, struct stat* st, std::string* err) {
-  return fs::open_regular_nofollow(path, st, err);
-}
-
-bool read_file(const std::string& path, size_t max_bytes, std::string* out, std::string* err) {
-  struct stat st;
-  int fd = open_regular(path, &st, err);
-  if (fd < 0) return false;
-  out->clear();
-  char buf[4096];
-  ssize_t n = 0;
-  while (out->size() <= max_bytes && (n = read(fd, buf, sizeof buf)) != 0) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    out->append(buf, static_cast<size_t>(n));
-  }
-  int e = errno;
-  close(fd);
-  if (out->size() > max_bytes) *err = path + " is larger than " + std::to_string(max_bytes) + " bytes";
-  else if (n < 0) *err = fs::errno_text("read", path, e);
-  else return true;
-  return false;
 }
 
 bool check_private_dir(const std::string& dir, std::string* resolved, std::string* err) {

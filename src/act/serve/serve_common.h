@@ -55,15 +55,6 @@ bool run_program(const std::vector<std::string>& argv, std::string* err);
 /// that fails: 127 (not found) or 126, with *err.
 int exec_program(const std::vector<std::string>& argv, std::string* err);
 
-/// Opens `path` read-only for a file that someone less privileged may
-/// control: never through a symlink in its last component (O_NOFOLLOW),
-/// never blocking on a FIFO (O_NONBLOCK), and only a regular file. Returns
-/// the descriptor (its stat in *st), or -1 with *err.
-int open_regular(const std::string& path, struct stat* st, std::string* err);
-
-/// Reads a whole file through open_regular, refusing one over max_bytes.
-bool read_file(const std::string& path, size_t max_bytes, std::string* out, std::string* err);
-
 /// Checks that only root and this process's user can change `dir`: the one
 /// safe-directory rule (sys/safe_dir.h) with sticky directories refused, as
 /// sshd's StrictModes refuses them above its files; then resolves it

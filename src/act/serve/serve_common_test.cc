@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "container_support.h"
+#include "sys/fs.h"
 
 namespace gpuenv {
 namespace {
@@ -53,7 +54,7 @@ TEST_F(ServeCommon, CreateExclusiveHasTheModeWhateverTheUmask) {
   ASSERT_TRUE(ok) << err;
   EXPECT_EQ(mode_of(file), 0600u);
   std::string back;
-  ASSERT_TRUE(read_file(file, 100, &back, &err)) << err;
+  ASSERT_TRUE(fs::read_file_nofollow(file, 100, &back, &err)) << err;
   EXPECT_EQ(back, "s3cret");
 }
 

@@ -12,26 +12,17 @@
 #include "act/log.h"
 #include "act/run.h"
 #include "act/serve/serve_common.h"
+#include "sys/fs.h"
 #include "sys/text.h"
 
 namespace gpuenv {
 namespace {
 
-std::string base_name(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string dir_of(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // Best effort: a read-only mount keeps its mode.
 void tighten(const std::string& path) {
   struct stat st;
   std::string ignored;
-  int fd = open_regular(path, &st, &ignored);
+  int fd = fs::open_regular_nofollow(path, &st, &ignored);
   if (fd < 0) return;
   if ((st.st_mode & 07777) != 0600) fchmod(fd, 0600);
   close(fd);
@@ -39,7 +30,7 @@ void tighten(const std::string& path) {
 
 bool use_file_token(const std::string& path, std::string* token, std::string* err) {
   std::string raw;
-  if (!read_file(path, kMaxTokenFileBytes, &raw, err)) return false;
+  if (!fs::read_file_nofollow(path, kMaxTokenFileBytes, &raw, err)) return false;
   *token = trim(raw);
   if (!check_token(*token, path, err)) return false;
   tighten(path);
@@ -49,7 +40,7 @@ bool use_file_token(const std::string& path, std::string* token, std::string* er
 }
 
 bool new_token_file(const std::string& path, std::string* token, std::string* err) {
-  return generate_token(token, err) && sys::make_dirs(dir_of(path), 0700, err) &&
+  return generate_token(token, err) && sys::make_dirs(fs::dirname(path), 0700, err) &&
          sys::create_exclusive(path, *token, 0600, err);
 }
 
@@ -114,7 +105,7 @@ std::string jupyter_url(const std::string& program, const JupyterOptions& o) {
   std::string host = o.ip;
   if (host.empty() || host == "0.0.0.0" || host == "::" || host == "*") host = "127.0.0.1";
   else if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  std::string name = base_name(program);
+  std::string name = fs::basename(program);
   std::string path = name == "jupyter-lab" ? "/lab" : name == "jupyter-notebook" ? "/tree" : "/";
   return "http://" + host + ":" + std::to_string(o.port) + path;
 }
@@ -161,7 +152,7 @@ bool ensure_token_file(const std::string& path, const std::string& env_token, st
     *token = env_token;
     *source = TokenSource::kEnv;
     return check_token(env_token, "GPUENV_JUPYTER_TOKEN (or JUPYTER_TOKEN)", err) &&
-           sys::make_dirs(dir_of(path), 0700, err) && write_file_atomic(path, env_token, 0600, err);
+           sys::make_dirs(fs::dirname(path), 0700, err) && write_file_atomic(path, env_token, 0600, err);
   }
   struct stat st;
   if (lstat(path.c_str(), &st) == 0) {

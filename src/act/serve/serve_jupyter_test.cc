@@ -8,6 +8,7 @@
 
 #include "act/serve/serve_common.h"
 #include "container_support.h"
+#include "sys/fs.h"
 
 namespace gpuenv {
 namespace {
@@ -19,7 +20,7 @@ mode_t mode_of(const std::string& path) {
 
 std::string contents(const std::string& path) {
   std::string out, err;
-  read_file(path, 1 << 20, &out, &err);
+  fs::read_file_nofollow(path, 1 << 20, &out, &err);
   return out;
 }
 

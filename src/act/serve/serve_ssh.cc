@@ -66,7 +66,7 @@ void report_rejected(const std::vector<std::string>& rejected) {
 bool gather_keys(const SshOptions& o, KeyLines* keys, std::string* err) {
   if (!o.authorized_keys_file.empty()) {
     std::string text;
-    if (!read_file(o.authorized_keys_file, kMaxAuthorizedKeysBytes, &text, err)) {
+    if (!fs::read_file_nofollow(o.authorized_keys_file, kMaxAuthorizedKeysBytes, &text, err)) {
       *err = "--authorized-keys: " + *err;
       return false;
     }
@@ -105,7 +105,7 @@ bool prepare_dirs(SshPaths* p, std::string* err) {
 // ignores a key others can read).
 bool check_host_key(const std::string& path, std::string* err) {
   struct stat st;
-  int fd = open_regular(path, &st, err);
+  int fd = fs::open_regular_nofollow(path, &st, err);
   if (fd < 0) return false;
   if (st.st_uid != geteuid())
     *err = path + " is owned by uid " + std::to_string(st.st_uid) + ", not " +

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sys/fs.h"
+
 namespace gpuenv {
 
 namespace {
@@ -99,17 +101,12 @@ std::vector<std::string> relative_parts(std::string_view root,
   return parts;
 }
 
-std::string join_path(std::string dir, const std::string& name) {
-  if (dir.empty() || dir.back() != '/') dir += '/';
-  return dir + name;
-}
-
 CgroupLocation location(int version, const CgroupEntry& e, const MountInfo& m) {
   std::vector<std::string> parts = relative_parts(m.root, e.path);
   CgroupLocation loc{version, {}};
   for (std::size_t n = parts.size();; --n) {
     std::string dir = m.mount_point;
-    for (std::size_t i = 0; i < n; ++i) dir = join_path(dir, parts[i]);
+    for (std::size_t i = 0; i < n; ++i) dir = fs::join(dir.empty() ? "/" : dir, parts[i]);
     loc.dirs.push_back(dir);
     if (n == 0) return loc;
   }
