@@ -1,7 +1,6 @@
 #include "bench/peaks.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 
 namespace gpuenv::bench {
@@ -49,14 +48,6 @@ bool same_name(std::string_view a, std::string_view b) {
          });
 }
 
-// Per lane and direction, after line coding (8b/10b to Gen2, 128b/130b
-// from Gen3, FLIT mode at Gen6).
-std::optional<double> lane_gbps(int gen) {
-  static constexpr std::array<double, 6> kLane = {0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
-  if (gen < 1 || gen > static_cast<int>(kLane.size())) return std::nullopt;
-  return kLane[gen - 1];
-}
-
 }  // namespace
 
 std::optional<GpuPeaks> peaks_for(std::string_view gpu_name) {
@@ -76,7 +67,7 @@ std::optional<double> gemm_peak(const GpuPeaks& p, std::string_view dtype) {
 
 std::optional<double> pcie_peak_gbps(const PcieLink& link) {
   if (!link.gen_max || !link.width_max || *link.width_max <= 0) return std::nullopt;
-  auto lane = lane_gbps(*link.gen_max);
+  auto lane = pcie_lane_gbps(*link.gen_max);
   if (!lane) return std::nullopt;
   return *lane * *link.width_max;
 }

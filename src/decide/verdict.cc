@@ -306,9 +306,8 @@ std::optional<Verdict> memory_headroom(const Facts& f) {
 }  // namespace
 
 double pcie_link_mbs(int gen, int width) {
-  static constexpr double kLaneMBs[] = {0, 250, 500, 985, 1969, 3938, 7563};
-  if (gen < 1 || gen > 6 || width < 1) return 0;
-  return kLaneMBs[gen] * width;
+  std::optional<double> lane = pcie_lane_gbps(gen);
+  return lane && width >= 1 ? std::round(*lane * 1000) * width : 0;
 }
 
 int suggested_workers(std::optional<int> cpus_per_gpu) {

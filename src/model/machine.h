@@ -43,6 +43,15 @@ struct PcieLink {
   friend bool operator==(const PcieLink&, const PcieLink&) = default;
 };
 
+/// One PCIe lane, one direction, after line coding (8b/10b to Gen2,
+/// 128b/130b from Gen3, FLIT mode at Gen6), in GB/s (1e9 bytes); nullopt
+/// for a generation out of 1-6.
+inline std::optional<double> pcie_lane_gbps(int gen) {
+  constexpr double kLane[] = {0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
+  if (gen < 1 || gen > 6) return std::nullopt;
+  return kLane[gen - 1];
+}
+
 struct MigDevice {
   int index = 0;  // position under its parent GPU
   std::string uuid;  // "MIG-..."
