@@ -84,11 +84,12 @@ bool NvmlSession::all_listed(const std::vector<NvmlGpu>& listed, const std::vect
   return true;
 }
 
-bool NvmlSession::find(const std::string& uuid, NvmlGpu* out, Problem* err) const {
+bool NvmlSession::find(const std::vector<std::string>& uuids, std::vector<NvmlGpu>* out, Problem* err) const {
   std::vector<NvmlGpu> listed;
-  if (!gpus(&listed, err)) return false;
-  if (!all_listed(listed, {uuid}, err)) return false;
-  *out = *std::find_if(listed.begin(), listed.end(), [&](const NvmlGpu& g) { return g.uuid == uuid; });
+  if (!gpus(&listed, err) || !all_listed(listed, uuids, err)) return false;
+  out->clear();
+  for (const std::string& uuid : uuids)
+    out->push_back(*std::find_if(listed.begin(), listed.end(), [&](const NvmlGpu& g) { return g.uuid == uuid; }));
   return true;
 }
 

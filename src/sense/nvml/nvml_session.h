@@ -46,9 +46,9 @@ class NvmlSession {
   /// Every GPU whose handle and UUID NVML gives, in NVML order. False only
   /// when NVML cannot count the GPUs or lacks nvmlDeviceGetUUID.
   bool gpus(std::vector<NvmlGpu>* out, Problem* err) const;
-  /// The GPU with this UUID; a UUID NVML does not list is
-  /// nvml_gpu_not_found.
-  bool find(const std::string& uuid, NvmlGpu* out, Problem* err) const;
+  /// The GPUs with these UUIDs, in their order, from one listing; a UUID
+  /// NVML does not list is nvml_gpu_not_found.
+  bool find(const std::vector<std::string>& uuids, std::vector<NvmlGpu>* out, Problem* err) const;
   /// False with nvml_gpu_not_found for the first UUID of `uuids` that
   /// `listed` (gpus()'s answer) lacks.
   static bool all_listed(const std::vector<NvmlGpu>& listed, const std::vector<std::string>& uuids, Problem* err);

@@ -51,8 +51,12 @@ TEST_F(NvmlSessionTest, FindsGpusByUuidInNvmlOrder) {
   ASSERT_EQ(gpus.size(), 2u);
   EXPECT_EQ(gpus[0].uuid, kFirst);
   EXPECT_EQ(gpus[1].uuid, kSecond);
-  NvmlGpu g;
-  ASSERT_TRUE(s.find(kSecond, &g, &err)) << err.message;
+  std::vector<NvmlGpu> found;
+  ASSERT_TRUE(s.find({kSecond, kFirst}, &found, &err)) << err.message;
+  ASSERT_EQ(found.size(), 2u);  // in the order asked
+  EXPECT_EQ(found[1].uuid, kFirst);
+  const NvmlGpu& g = found[0];
+  EXPECT_EQ(g.uuid, kSecond);
   EXPECT_EQ(g.index, 1u);
   EXPECT_EQ(g.handle, gpus[1].handle);
   nvml::Device by_index = nullptr;
@@ -66,8 +70,8 @@ TEST_F(NvmlSessionTest, AUuidNvmlDoesNotListIsTheErrorTablesGpuNotFound) {
   NvmlSession s;
   Problem err;
   ASSERT_TRUE(s.open(kFakeNvml, &err)) << err.message;
-  NvmlGpu g;
-  EXPECT_FALSE(s.find(kSecond, &g, &err));
+  std::vector<NvmlGpu> found;
+  EXPECT_FALSE(s.find({kSecond}, &found, &err));
   EXPECT_EQ(err.code, "nvml_gpu_not_found");
   EXPECT_EQ(err.source, "nvml");
   EXPECT_NE(err.message.find(kSecond), std::string::npos) << err.message;

@@ -37,12 +37,12 @@ struct NvmlWatch::Impl {
   std::vector<WatchedGpu> gpus;
 
   bool find(const std::vector<std::string>& uuids, Problem* err) {
-    for (const std::string& want : uuids) {
-      NvmlGpu found;
-      if (!session.find(want, &found, err)) return false;
-      handles.push_back(found.handle);
+    std::vector<NvmlGpu> found;
+    if (!session.find(uuids, &found, err)) return false;
+    for (const NvmlGpu& f : found) {
+      handles.push_back(f.handle);
       WatchedGpu g;
-      g.uuid = want;
+      g.uuid = f.uuid;
       gpus.push_back(std::move(g));
     }
     return true;
