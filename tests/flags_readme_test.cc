@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "cli/context.h"
+#include "cli/commands.h"
 #include "process.h"
 
 namespace gpuenv::testing {

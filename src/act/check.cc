@@ -8,9 +8,9 @@
 
 #include "act/render/bench_report.h"
 #include "decide/health.h"
-#include "model/clock_events.h"
+#include "model/hardware/clock_events.h"
 #include "model/json_opt.h"
-#include "model/text.h"
+#include "sys/text.h"
 
 namespace gpuenv::bench {
 namespace {

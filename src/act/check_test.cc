@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "builders.h"
-#include "model/clock_events.h"
+#include "model/hardware/clock_events.h"
 
 namespace gpuenv::bench {
 namespace {
@@ -60,7 +60,7 @@ TEST(CheckVerdict, SickGpusFail) {
 
 Result result(const std::string& key, BenchStatus s, std::optional<double> value = std::nullopt) {
   Result r;
-  r.key = key, r.status = s, r.value = value, r.message = "why", r.detail = "how", r.metric = Metric::kTflops;
+  r.key = key, r.status = s, r.value = value, r.message = "why", r.detail = "how", r.metric = FigureKind::kTflops;
   r.target.devices = {{0, "NVIDIA H200", "GPU-x", {9, 0}, 132, 1}};
   return r;
 }

@@ -4,7 +4,7 @@
 #include <functional>
 #include <optional>
 
-#include "model/clock_events.h"
+#include "model/hardware/clock_events.h"
 
 namespace gpuenv {
 namespace {

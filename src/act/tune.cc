@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "decide/tune_search.h"
-#include "model/text.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {

@@ -22,7 +22,7 @@
 #include "decide/tune_search.h"
 #include "decide/verdict.h"
 #include "model/exit_codes.h"
-#include "model/text.h"
+#include "sys/text.h"
 #include "sense/nvml/job_watch.h"
 #include "sense/python/python_hook.h"
 #include "sense/python/speed_report.h"

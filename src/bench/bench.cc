@@ -57,11 +57,11 @@ const Gpu* BenchContext::gpu_of(const Device& d, bool* mig) const {
 
 std::string Result::unit() const {
   switch (metric) {
-    case Metric::kTflops:
+    case FigureKind::kTflops:
       return "TFLOP/s";
-    case Metric::kMicros:
+    case FigureKind::kMicros:
       return "us";
-    case Metric::kErrors:
+    case FigureKind::kErrors:
       return "errors";
     default:
       return "GB/s";
@@ -71,21 +71,21 @@ std::string Result::unit() const {
 void finish(Result* r) {
   r->value.reset();
   if (r->status != BenchStatus::kOk && r->status != BenchStatus::kWrong) return;
-  if (r->metric == Metric::kErrors) {
+  if (r->metric == FigureKind::kErrors) {
     r->value = static_cast<double>(r->mismatches);
     return;
   }
   auto mid = median(r->samples);
   if (!mid) return;
-  if (r->metric == Metric::kMicros) {
+  if (r->metric == FigureKind::kMicros) {
     r->value = *mid * 1e6;
     return;
   }
   auto per_s = rate(r->work, *mid);
   if (!per_s) return;
-  if (r->metric == Metric::kTflops) r->value = *per_s / 1e12;
-  if (r->metric == Metric::kGBps) r->value = *per_s / 1e9;
-  if (r->metric == Metric::kAllReduceBus)
+  if (r->metric == FigureKind::kTflops) r->value = *per_s / 1e12;
+  if (r->metric == FigureKind::kGBps) r->value = *per_s / 1e9;
+  if (r->metric == FigureKind::kAllReduceBus)
     if (auto bus = allreduce_busbw(*per_s / 1e9, static_cast<int>(r->target.devices.size()))) r->value = bus;
 }
 

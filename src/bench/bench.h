@@ -70,7 +70,7 @@ struct BenchContext {
 enum class BenchStatus { kOk, kSkipped, kWrong, kError };
 
 /// How the samples (seconds per operation) become the figure.
-enum class Metric {
+enum class FigureKind {
   kTflops,        // work = FLOPs
   kGBps,          // work = bytes read + written
   kMicros,        // seconds per operation, shown in microseconds
@@ -87,7 +87,7 @@ struct Result {
   BenchStatus status = BenchStatus::kOk;
   std::string message;  // why skipped or failed
   std::string detail;   // method, verification
-  Metric metric = Metric::kGBps;
+  FigureKind metric = FigureKind::kGBps;
   std::vector<double> samples;
   double work = 0;
   double error = -1;

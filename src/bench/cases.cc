@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "bench/bench.h"
-#include "bench/peaks.h"
+#include "model/hardware/gpu_peaks.h"
 #include "bench/stats.h"
 #include "sys/bytes.h"
 
@@ -34,9 +34,8 @@ std::optional<GpuPeaks> peaks_of(const BenchContext& ctx, const Device& d) {
 
 std::optional<double> host_link_peak(const BenchContext& ctx, const Device& d) {
   const Gpu* g = ctx.gpu_of(d);
-  if (!g || d.name.find("GH200") != std::string::npos || d.name.find("GB200") != std::string::npos)
-    return std::nullopt;  // Grace parts reach the host over NVLink-C2C, not PCIe
-  return pcie_peak_gbps(g->pcie);
+  if (!g) return std::nullopt;
+  return host_link_peak_gbps(d.name, g->pcie);
 }
 
 gpuenv_bench_params params(const BenchContext& ctx, const char* op, const Device& d) {
@@ -56,7 +55,7 @@ gpuenv_bench_params params(const BenchContext& ctx, const char* op, const Device
   return p;
 }
 
-Result from_plugin(const gpuenv_bench_result& pr, Metric metric) {
+Result from_plugin(const gpuenv_bench_result& pr, FigureKind metric) {
   Result r;
   static const BenchStatus kStatus[] = {BenchStatus::kOk, BenchStatus::kSkipped, BenchStatus::kWrong, BenchStatus::kError};
   r.status = pr.status >= 0 && pr.status <= 3 ? kStatus[pr.status] : BenchStatus::kError;
@@ -71,7 +70,7 @@ Result from_plugin(const gpuenv_bench_result& pr, Metric metric) {
   return r;
 }
 
-Result run_plugin(Backend& b, const gpuenv_bench_params& p, Metric metric, std::optional<double> peak) {
+Result run_plugin(Backend& b, const gpuenv_bench_params& p, FigureKind metric, std::optional<double> peak) {
   Result r = from_plugin(b.run(p), metric);
   r.peak = peak;
   return r;
@@ -102,7 +101,7 @@ Case gemm_case(const std::string& dtype, int n) {
     p.dtype = dtype.c_str();
     p.m = p.n = p.k = n;
     auto peaks = peaks_of(ctx, d);
-    return run_plugin(b, p, Metric::kTflops, peaks ? gemm_peak(*peaks, dtype) : std::nullopt);
+    return run_plugin(b, p, FigureKind::kTflops, peaks ? gemm_peak(*peaks, dtype) : std::nullopt);
   };
   return c;
 }
@@ -119,7 +118,7 @@ Case device_copy_case(const char* op, const std::string& description) {
     gpuenv_bench_params p = params(ctx, op, d);
     p.bytes = ctx.options.copy_bytes;
     auto peaks = peaks_of(ctx, d);
-    return run_plugin(b, p, Metric::kGBps, peaks ? std::optional(peaks->memory_gbps) : std::nullopt);
+    return run_plugin(b, p, FigureKind::kGBps, peaks ? std::optional(peaks->memory_gbps) : std::nullopt);
   };
   return c;
 }
@@ -134,7 +133,7 @@ Case host_copy_case(const char* op, bool pinned) {
     gpuenv_bench_params p = params(ctx, op, d);
     p.bytes = ctx.options.host_bytes;
     p.pinned = pinned ? 1 : 0;
-    return run_plugin(b, p, Metric::kGBps, host_link_peak(ctx, d));
+    return run_plugin(b, p, FigureKind::kGBps, host_link_peak(ctx, d));
   };
   return c;
 }
@@ -146,7 +145,7 @@ Case launch_case(bool roundtrip) {
   c.run = [roundtrip](Backend& b, const BenchContext& ctx, const Target& t) {
     gpuenv_bench_params p = params(ctx, "launch", t.devices.at(0));
     p.pinned = roundtrip ? 1 : 0;
-    return run_plugin(b, p, Metric::kMicros, std::nullopt);
+    return run_plugin(b, p, FigureKind::kMicros, std::nullopt);
   };
   return c;
 }
@@ -160,7 +159,7 @@ Case p2p_case(bool via_host) {
     gpuenv_bench_params p = params(ctx, via_host ? "p2p_via_host" : "p2p", t.devices.at(0));
     p.peer = t.devices.at(1).ordinal;
     p.bytes = ctx.options.host_bytes;
-    return run_plugin(b, p, Metric::kGBps, std::nullopt);
+    return run_plugin(b, p, FigureKind::kGBps, std::nullopt);
   };
   return c;
 }
@@ -175,7 +174,7 @@ Case allreduce_case() {
     p.ndevices = std::min<int>(t.devices.size(), GPUENV_BENCH_MAX_DEVICES);
     for (int i = 0; i < p.ndevices; ++i) p.devices[i] = t.devices[i].ordinal;
     p.bytes = ctx.options.allreduce_bytes;
-    return run_plugin(b, p, Metric::kAllReduceBus, std::nullopt);
+    return run_plugin(b, p, FigureKind::kAllReduceBus, std::nullopt);
   };
   return c;
 }
@@ -196,7 +195,7 @@ Case check_gemm_case(const char* key, const char* op, int n) {
     p.dtype = dtype == "bf16" ? "bf16" : "fp16";
     p.m = p.n = p.k = n;
     auto peaks = peaks_of(ctx, d);
-    return run_plugin(b, p, Metric::kTflops, peaks ? gemm_peak(*peaks, dtype) : std::nullopt);
+    return run_plugin(b, p, FigureKind::kTflops, peaks ? gemm_peak(*peaks, dtype) : std::nullopt);
   };
   return c;
 }
@@ -207,7 +206,7 @@ Case memtest_case() {
   c.description = "memory pattern test over most of free memory";
   c.run = [](Backend& b, const BenchContext& ctx, const Target& t) {
     gpuenv_bench_params p = params(ctx, "memtest", t.devices.at(0));
-    return run_plugin(b, p, Metric::kErrors, std::nullopt);
+    return run_plugin(b, p, FigureKind::kErrors, std::nullopt);
   };
   return c;
 }
@@ -239,7 +238,7 @@ std::vector<Case> check_cases(const BenchOptions&, bool long_check) {
     gpuenv_bench_params p = params(ctx, "copy_kernel", t.devices.at(0));
     p.bytes = ctx.options.copy_bytes;
     auto peaks = peaks_of(ctx, t.devices.at(0));
-    return run_plugin(b, p, Metric::kGBps, peaks ? std::optional(peaks->memory_gbps) : std::nullopt);
+    return run_plugin(b, p, FigureKind::kGBps, peaks ? std::optional(peaks->memory_gbps) : std::nullopt);
   };
   if (long_check) {
     cases.push_back(check_gemm_case("sustained_gemm", "sustained_gemm", 8192));

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "act/render/printable.h"
-#include "cli/context.h"
+#include "cli/commands.h"
 #include "model/exit_codes.h"
 #include "sense/trace.h"
 

@@ -1,6 +1,7 @@
 // gpuenv bench: measure the GPUs (CUDA plugin), show each figure beside
 // its spec peak, and keep it in the store; --history shows the stored ones.
 #include "cli/cmd_bench.h"
+#include "cli/commands.h"
 
 #include <unistd.h>
 
@@ -11,7 +12,7 @@
 
 #include "act/render/bench_report.h"
 #include "model/exit_codes.h"
-#include "model/text.h"
+#include "sys/text.h"
 #include "store/fingerprint.h"
 
 namespace gpuenv {

@@ -16,9 +16,6 @@
 
 namespace gpuenv {
 
-std::function<int()> setup_bench(CLI::App* sub, Context* ctx);
-std::function<int()> setup_check(CLI::App* sub, Context* ctx);
-
 /// The loaded plugin, its backend and the CUDA devices it sees.
 struct BenchSession {
   BenchPlugin plugin;

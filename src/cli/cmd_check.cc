@@ -6,7 +6,8 @@
 
 #include "act/check.h"
 #include "cli/cmd_bench.h"
-#include "model/text.h"
+#include "cli/commands.h"
+#include "sys/text.h"
 #include "model/exit_codes.h"
 #include "decide/decide.h"
 #include "sense/measurements.h"

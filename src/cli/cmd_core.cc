@@ -3,6 +3,7 @@
 #include "act/run.h"
 #include "cli/cmd_run.h"
 #include "cli/context.h"
+#include "cli/commands.h"
 #include "model/exit_codes.h"
 #include "decide/decide.h"
 #include "decide/health.h"

@@ -5,6 +5,7 @@
 
 #include "act/render/doctor_report.h"
 #include "cli/context.h"
+#include "cli/commands.h"
 #include "model/exit_codes.h"
 #include "diagnose/doctor.h"
 

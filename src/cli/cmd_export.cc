@@ -16,6 +16,7 @@
 #include "act/log.h"
 #include "act/render/prometheus_text.h"
 #include "cli/context.h"
+#include "cli/commands.h"
 #include "model/exit_codes.h"
 #include "decide/decide.h"
 #include "sense/kubelet/pod_resources.h"

@@ -9,7 +9,7 @@
 #include "act/run.h"
 #include "sys/signals.h"
 #include "act/supervise.h"
-#include "cli/cmd_container.h"
+#include "cli/commands.h"
 #include "model/exit_codes.h"
 #include "decide/decide.h"
 

@@ -1,7 +1,7 @@
 // inspect: read each file's CUDA code (sense/fatbin/fatbin_file.h), judge it
 // against every GPU of the Machine (decide/kernel_verdict.h), print the
 // report (act/render/inspect_report.h) and choose the exit status.
-#include "cli/cmd_inspect.h"
+#include "cli/commands.h"
 
 #include "act/render/inspect_report.h"
 #include "model/exit_codes.h"

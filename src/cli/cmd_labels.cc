@@ -11,10 +11,11 @@
 
 #include "cli/cmd_bench.h"
 #include "cli/context.h"
+#include "cli/commands.h"
 #include "model/exit_codes.h"
 #include "decide/node_labels.h"
 #include "diagnose/doctor.h"
-#include "model/text.h"
+#include "sys/text.h"
 #include "sys/fs.h"
 #include "sys/file_write.h"
 #include "sys/signals.h"

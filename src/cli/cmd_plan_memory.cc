@@ -1,14 +1,14 @@
 // plan-memory: the model from flags or a Hugging Face config.json, the
 // training from flags, the GPUs from sensing or --machine; decide/memory/
 // does the arithmetic (docs/memory.md).
-#include "cli/cmd_plan_memory.h"
+#include "cli/commands.h"
 
 #include <map>
 #include <memory>
 
 #include "act/render/memory_report.h"
 #include "decide/memory/presets.h"
-#include "model/text.h"
+#include "sys/text.h"
 #include "model/exit_codes.h"
 #include "sys/fs.h"
 

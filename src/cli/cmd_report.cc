@@ -4,6 +4,7 @@
 #include "act/render/job_report.h"
 #include "act/log.h"
 #include "cli/context.h"
+#include "cli/commands.h"
 #include "store/store.h"
 #include "model/exit_codes.h"
 #include "decide/verdict.h"

@@ -3,7 +3,7 @@
 
 #include "act/serve/serve_jupyter.h"
 #include "act/serve/serve_ssh.h"
-#include "cli/cmd_container.h"
+#include "cli/commands.h"
 #include "model/exit_codes.h"
 #include "decide/decide.h"
 

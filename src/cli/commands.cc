@@ -1,8 +1,4 @@
-#include "cli/cmd_bench.h"
-#include "cli/cmd_container.h"
-#include "cli/cmd_inspect.h"
-#include "cli/cmd_plan_memory.h"
-#include "cli/context.h"
+#include "cli/commands.h"
 
 namespace gpuenv {
 

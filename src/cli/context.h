@@ -1,6 +1,6 @@
 // What every subcommand shares: the common flags and the steps from them to
 // a Machine, Options and a Plan. Commands live in cli/cmd_*.cc and are
-// listed in cli/commands.cc.
+// listed in cli/commands.h.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -77,33 +77,6 @@ class Context {
   std::string cache_root() const;
   Style style(FILE* stream) const;
 };
-
-/// A subcommand: `setup` adds its flags to `sub` and returns the action to
-/// run once the command line has been parsed (returns the exit code).
-struct Command {
-  const char* name;
-  const char* help;
-  std::function<int()> (*setup)(CLI::App* sub, Context* ctx);
-  /// The command ends with a program to run (Context::command); its own
-  /// flags come first. CLI11 never sees the program's arguments.
-  bool takes_command = false;
-};
-
-/// Every subcommand, in the order `gpuenv --help` lists them.
-const std::vector<Command>& commands();
-
-// The core commands (cli/cmd_core.cc).
-std::function<int()> setup_detect(CLI::App* sub, Context* ctx);
-std::function<int()> setup_env(CLI::App* sub, Context* ctx);
-std::function<int()> setup_explain(CLI::App* sub, Context* ctx);
-std::function<int()> setup_run(CLI::App* sub, Context* ctx);
-// cli/cmd_doctor.cc
-std::function<int()> setup_doctor(CLI::App* sub, Context* ctx);
-// cli/cmd_labels.cc
-std::function<int()> setup_labels(CLI::App* sub, Context* ctx);
-std::function<int()> setup_export(CLI::App* sub, Context* ctx);  // cli/cmd_export.cc
-// cli/cmd_report.cc
-std::function<int()> setup_report(CLI::App* sub, Context* ctx);
 
 /// How many columns `stream` shows when it is a terminal: its window size
 /// (TIOCGWINSZ), else $COLUMNS, else 80; 0 when it is not a terminal (a

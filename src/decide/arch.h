@@ -1,5 +1,5 @@
 // Naming devices by their architecture, over the hardware table in
-// model/arch_table.h (which this header brings in for its users).
+// model/hardware/arch_table.h (which this header brings in for its users).
 #pragma once
 
 #include <optional>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "decide/visible.h"
-#include "model/arch_table.h"
+#include "model/hardware/arch_table.h"
 #include "model/machine.h"
 
 namespace gpuenv {

@@ -1,6 +1,6 @@
 #include "decide/health.h"
 
-#include "model/clock_events.h"
+#include "model/hardware/clock_events.h"
 
 namespace gpuenv {
 namespace {

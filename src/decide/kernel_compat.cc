@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "decide/arch.h"
-#include "model/text.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {
@@ -62,36 +62,6 @@ KernelCompat jit(const KernelTarget& ptx, ComputeCapability gpu) {
 }
 
 }  // namespace
-
-std::optional<KernelTarget> parse_kernel_target(const std::string& name) {
-  KernelTarget t;
-  std::string rest;
-  if (name.rfind("sm_", 0) == 0) {
-    rest = name.substr(3);
-  } else if (name.rfind("compute_", 0) == 0) {
-    t.ptx = true;
-    rest = name.substr(8);
-  } else {
-    return std::nullopt;
-  }
-  if (!rest.empty() && (rest.back() == 'a' || rest.back() == 'f')) {
-    t.variant = rest.back() == 'a' ? TargetVariant::kArchSpecific : TargetVariant::kFamily;
-    rest.pop_back();
-  }
-  if (rest.size() < 2 || rest.size() > 3 || rest.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  t.cc = cc_from_arch(std::stoi(rest));
-  return t;
-}
-
-ComputeCapability cc_from_arch(int arch) { return {arch / 10, arch % 10}; }
-
-std::string kernel_target_name(const KernelTarget& t) {
-  std::string suffix = t.variant == TargetVariant::kArchSpecific ? "a"
-                       : t.variant == TargetVariant::kFamily     ? "f"
-                                                                 : "";
-  return (t.ptx ? "compute_" : "sm_") + std::to_string(t.cc.value()) + suffix;
-}
 
 bool cubin_runs_on(const KernelTarget& cubin, ComputeCapability gpu) {
   if (cubin.cc == gpu) return true;

@@ -8,31 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "model/hardware/kernel_target.h"
 #include "model/machine.h"
 
 namespace gpuenv {
-
-/// The suffix of a target: sm_90 (plain), sm_90a (arch-specific: only that
-/// exact capability), sm_100f (family-specific: that major, minor >= it).
-enum class TargetVariant { kPlain, kArchSpecific, kFamily };
-
-/// Code a binary carries for one target: a cubin (SASS) or PTX.
-struct KernelTarget {
-  bool ptx = false;  // false: a cubin
-  ComputeCapability cc;
-  TargetVariant variant = TargetVariant::kPlain;
-  friend bool operator==(const KernelTarget&, const KernelTarget&) = default;
-};
-
-/// 90 -> 9.0, 100 -> 10.0, 121 -> 12.1 (the number in sm_XY / compute_XY).
-ComputeCapability cc_from_arch(int arch);
-
-/// "sm_90a", "compute_100f", "sm_80".
-std::string kernel_target_name(const KernelTarget& t);
-
-/// Parses "sm_90", "sm_90a", "sm_100f", "compute_120" (kernel_target_name's
-/// output); nullopt for anything else.
-std::optional<KernelTarget> parse_kernel_target(const std::string& name);
 
 /// Whether a cubin built for `cubin` runs on a GPU of capability `gpu`:
 /// same major and minor <= the GPU's; `a` only on that exact capability;

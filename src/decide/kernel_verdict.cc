@@ -11,13 +11,8 @@ int kind_order(std::uint16_t kind) {
   return kind == kFatbinKindLtoIr ? 2 : 3;
 }
 
-TargetVariant variant_of(const FatbinEntry& e) {
-  if (e.arch_specific()) return TargetVariant::kArchSpecific;
-  return e.family_specific() ? TargetVariant::kFamily : TargetVariant::kPlain;
-}
-
 void add(TargetCounts* c, const FatbinEntry& e) {
-  TargetCount& t = c->targets[{kind_order(e.kind), e.arch, int(variant_of(e)), e.kind}];
+  TargetCount& t = c->targets[{kind_order(e.kind), e.arch, int(target_variant(e)), e.kind}];
   t.name = fatbin_target_name(e);
   ++t.count;
   ++c->entries;
@@ -44,8 +39,8 @@ std::vector<KernelTarget> kernel_targets(const FatbinFile& f, std::size_t first,
   for (std::size_t i = first; i < last; ++i) {
     const FatbinEntry& e = f.entries[i];
     if (e.relocatable != relocatable || kind_order(e.kind) > 1) continue;
-    if (seen.insert({e.kind == kFatbinKindPtx, e.arch, int(variant_of(e))}).second)
-      out.push_back({e.kind == kFatbinKindPtx, cc_from_arch(e.arch), variant_of(e)});
+    if (seen.insert({e.kind == kFatbinKindPtx, e.arch, int(target_variant(e))}).second)
+      out.push_back({e.kind == kFatbinKindPtx, cc_from_arch(e.arch), target_variant(e)});
   }
   return out;
 }

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <initializer_list>
 
-#include "model/text.h"
 #include "sys/text.h"
 
 namespace gpuenv {

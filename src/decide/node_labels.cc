@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "model/arch_table.h"
-#include "model/text.h"
+#include "model/hardware/arch_table.h"
+#include "sys/text.h"
 #include "decide/wheels.h"
 
 namespace gpuenv {

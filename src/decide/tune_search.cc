@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "model/text.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {

@@ -6,8 +6,8 @@
 #include <tuple>
 
 #include "decide/precision_tune.h"
-#include "model/clock_events.h"
-#include "model/text.h"
+#include "model/hardware/clock_events.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {

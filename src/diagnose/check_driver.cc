@@ -5,6 +5,7 @@
 #include "decide/visible.h"
 #include "diagnose/describe.h"
 #include "diagnose/doctor.h"
+#include "model/gpu_label.h"
 
 namespace gpuenv {
 namespace {

@@ -6,7 +6,8 @@
 #include "decide/visible.h"
 #include "diagnose/describe.h"
 #include "diagnose/doctor.h"
-#include "model/clock_events.h"
+#include "model/gpu_label.h"
+#include "model/hardware/clock_events.h"
 
 namespace gpuenv {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "model/machine.h"
-#include "model/text.h"
+#include "sys/text.h"
 #include "sys/bytes.h"
 
 namespace gpuenv::diag {

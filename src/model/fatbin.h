@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "model/hardware/kernel_target.h"
+
 namespace gpuenv {
 
 /// Entry kinds (entry header offset 0).
@@ -72,7 +74,11 @@ struct FatbinFile {
   bool relfatbin_only() const { return executable_sections == 0 && relocatable_sections > 0; }
 };
 
-/// "sm_90a" (cubin), "compute_100f" (PTX), "lto_90" (LTO-IR), "kind7_90".
+/// The entry's suffix: a, f or none.
+TargetVariant target_variant(const FatbinEntry& e);
+
+/// "sm_90a" (cubin), "compute_100f" (PTX): model/hardware/kernel_target.h's
+/// names; "lto_90" (LTO-IR), "kind7_90" for the kinds that are no target.
 std::string fatbin_target_name(const FatbinEntry& e);
 
 }  // namespace gpuenv

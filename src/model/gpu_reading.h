@@ -27,7 +27,7 @@ struct DeviceReading {
   std::optional<int> temperature_c;
   std::optional<double> power_watts, energy_joules;
   std::optional<std::uint64_t> sm_clock_hz, memory_clock_hz;
-  std::optional<std::uint64_t> clock_events;  // nvmlClocksEventReasons mask (model/clock_events.h)
+  std::optional<std::uint64_t> clock_events;  // nvmlClocksEventReasons mask (model/hardware/clock_events.h)
   std::optional<int> pcie_link_generation, pcie_link_width;
   std::optional<std::uint64_t> pcie_replay_errors;
   std::optional<std::uint64_t> ecc_corrected, ecc_uncorrected;  // volatile: since the driver loaded

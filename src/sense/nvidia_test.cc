@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "model/clock_events.h"
+#include "model/hardware/clock_events.h"
 #include "sense/nvml/nvml_errors.h"
 #include "sense/nvml/nvml_test_support.h"
 

@@ -4,7 +4,7 @@
 #include <ctime>
 
 #include "model/env_names.h"
-#include "model/text.h"
+#include "sys/text.h"
 #include "sense/measurements.h"
 #include "sense/parallel.h"
 #include "sense/trace.h"

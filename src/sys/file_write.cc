@@ -30,11 +30,7 @@ const char* kind_of(mode_t mode) {
 bool ensure_dir(const std::string& dir, std::string* err) {
   if (std::string why = unsafe_dir(dir, Sticky::kTrusted, kElsewhere); !why.empty())
     return *err = why, false;
-  struct stat st;
-  if (stat(dir.c_str(), &st) == 0) return true;
-  if (mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) return true;
-  *err = errno_text("mkdir", dir);
-  return false;
+  return make_dir(dir, 0755, err);
 }
 
 // A missing target or a regular file may be replaced; nothing else is.
@@ -113,16 +109,20 @@ bool create_exclusive(const std::string& path, const std::string& content, mode_
   return ok;
 }
 
+bool make_dir(const std::string& dir, mode_t mode, std::string* err) {
+  if (mkdir(dir.c_str(), mode) == 0) {
+    chmod(dir.c_str(), mode);  // exactly `mode`, whatever the umask
+    return true;
+  }
+  if (errno == EEXIST) return true;
+  *err = errno_text("mkdir", dir);
+  return false;
+}
+
 bool make_dirs(const std::string& dir, mode_t mode, std::string* err) {
   for (size_t pos = 1; pos <= dir.size(); ++pos) {
     if (pos < dir.size() && dir[pos] != '/') continue;
-    std::string part = dir.substr(0, pos);
-    if (mkdir(part.c_str(), mode) == 0) {
-      chmod(part.c_str(), mode);  // exactly `mode`, whatever the umask
-    } else if (errno != EEXIST) {
-      *err = errno_text("mkdir", part);
-      return false;
-    }
+    if (!make_dir(dir.substr(0, pos), mode, err)) return false;
   }
   return true;
 }

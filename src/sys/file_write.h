@@ -22,8 +22,8 @@ bool is_stdout(const std::string& path);
 /// Writes `content` to `path` through a temporary dot-file in the same
 /// directory (".NAME.tmp.XXXXXX", which directory readers skip) and
 /// rename(2), so a reader never sees half a file; the file gets `mode`
-/// whatever the umask. Creates the directory (0755) when it is missing, but
-/// not its parents. Refuses, with *err naming the path and the fix:
+/// whatever the umask. Creates the directory (make_dir, 0755) when it is
+/// missing, but not its parents. Refuses, with *err naming the path and the fix:
 /// a directory on the way that another user could steer (unsafe_dir with
 /// sticky directories trusted), and a target that exists but is not a
 /// regular file (a symbolic link, device, FIFO, socket or directory), which
@@ -42,7 +42,12 @@ bool write_output(const std::string& path, const std::string& content, mode_t mo
 bool create_exclusive(const std::string& path, const std::string& content, mode_t mode,
                       std::string* err);
 
-/// Creates directories like `mkdir -p`; those it creates get exactly `mode`.
+/// Creates one directory, which gets exactly `mode` whatever the umask; one
+/// that exists already is fine. The one home of mkdir(2).
+bool make_dir(const std::string& dir, mode_t mode, std::string* err);
+
+/// Creates directories like `mkdir -p` (make_dir for each level); those it
+/// creates get exactly `mode`.
 bool make_dirs(const std::string& dir, mode_t mode, std::string* err);
 
 }  // namespace gpuenv::sys

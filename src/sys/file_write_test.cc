@@ -139,5 +139,26 @@ TEST(FileWrite, CreateExclusiveNeverFollowsOrReplaces) {
   fs::remove_all(dir);
 }
 
+TEST(FileWrite, MakeDirGivesTheExactModeAndMakeDirsEveryLevel) {
+  std::string dir = temp_dir(), err;
+  mode_t old = umask(077);
+  EXPECT_TRUE(make_dir(dir + "/one", 0755, &err)) << err;
+  EXPECT_TRUE(make_dir(dir + "/one", 0700, &err)) << err;  // exists: fine, left as it is
+  EXPECT_FALSE(make_dir(dir + "/no/such", 0755, &err));  // one level only
+  EXPECT_EQ(err, "mkdir(" + dir + "/no/such): No such file or directory");
+  EXPECT_TRUE(make_dirs(dir + "/a/b/c", 0750, &err)) << err;
+  umask(old);
+  struct stat st;
+  ASSERT_EQ(stat((dir + "/one").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+  for (const char* level : {"/a", "/a/b", "/a/b/c"}) {
+    ASSERT_EQ(stat((dir + level).c_str(), &st), 0) << level;
+    EXPECT_EQ(st.st_mode & 07777, 0750u) << level;
+  }
+  EXPECT_TRUE(write_file_atomic(dir + "/new/file", "x", 0644, &err)) << err;  // makes its directory
+  EXPECT_FALSE(write_file_atomic(dir + "/x/y/file", "x", 0644, &err));     // but not its parents
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace gpuenv::sys

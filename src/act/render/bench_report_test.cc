@@ -30,7 +30,7 @@ TEST(BenchReport, TableWithP2pMatrixAndSkips) {
   RunInfo info{
       "2x NVIDIA H200, driver 580, CUDA 13.0", "fp-1", "t", 17.4, std::string("/db"), 3, {dev(0), dev(1), dev(2)}};
   Result gemm;
-  gemm.key = "gemm_bf16_8192", gemm.metric = Metric::kTflops, gemm.value = 703.4, gemm.peak = 989.4;
+  gemm.key = "gemm_bf16_8192", gemm.metric = FigureKind::kTflops, gemm.value = 703.4, gemm.peak = 989.4;
   gemm.target.devices = {dev(0)}, gemm.detail = "verified";
   Result skipped;
   skipped.key = "gemm_fp8_8192", skipped.status = BenchStatus::kSkipped, skipped.message = "no fp8";

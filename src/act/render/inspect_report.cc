@@ -7,7 +7,7 @@
 
 #include "act/render/machine_report.h"
 #include "decide/arch.h"
-#include "model/text.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {

@@ -7,7 +7,7 @@
 #include "act/render/printable.h"
 #include "model/job_json.h"
 #include "model/json_opt.h"
-#include "model/text.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {

@@ -5,7 +5,7 @@
 #include "decide/decide.h"
 #include "decide/memory/family.h"
 #include "decide/visible.h"
-#include "model/text.h"
+#include "sys/text.h"
 
 namespace gpuenv::memory {
 namespace {

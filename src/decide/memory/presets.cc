@@ -1,6 +1,6 @@
 #include "decide/memory/presets.h"
 
-#include "model/text.h"
+#include "sys/text.h"
 
 namespace gpuenv::memory {
 

@@ -20,6 +20,8 @@ Code code_for(ComputeCapability gpu, const WheelArchs& w) {
   return any_cubin_runs(w.some_sass, gpu) ? Code::kMaybeNative : Code::kNone;
 }
 
+// A directory name ("sm90-sm100"), not a target name (model/hardware/
+// kernel_target.h's "sm_90"): caches made under it stay found.
 std::string arch_key(const std::vector<ComputeCapability>& ccs) {
   std::string key;
   for (auto cc : ccs) key += (key.empty() ? "sm" : "-sm") + std::to_string(cc.value());

@@ -3,7 +3,7 @@
 #include "decide/launcher_env.h"
 #include "decide/rules/rules.h"
 #include "decide/visible.h"
-#include "model/text.h"
+#include "model/gpu_label.h"
 
 namespace gpuenv {
 namespace {

@@ -7,7 +7,7 @@
 #include "decide/rules/rule_measured.h"
 #include "decide/rules/rules.h"
 #include "decide/visible.h"
-#include "model/text.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {

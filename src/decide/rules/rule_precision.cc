@@ -1,5 +1,5 @@
 // precision: the autocast dtype and the FP8/FP4 tensor-core formats every
-// visible GPU supports (model/arch_table.h), published for scripts.
+// visible GPU supports (model/hardware/arch_table.h), published for scripts.
 // docs/rules/precision.md
 #include "decide/arch.h"
 #include "decide/rules/rules.h"

@@ -1,5 +1,5 @@
 // tf32: fp32 matmuls on TF32 tensor cores when every visible GPU has them
-// (model/arch_table.h: Ampere, cc 8.0, and newer). docs/rules/tf32.md
+// (model/hardware/arch_table.h: Ampere, cc 8.0, and newer). docs/rules/tf32.md
 #include "decide/arch.h"
 #include "decide/rules/rules.h"
 #include "decide/torch_version.h"

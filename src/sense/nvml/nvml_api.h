@@ -180,7 +180,7 @@ enum : int { kTemperatureGpu = 0 };
 enum : int { kMemoryErrorCorrected = 0, kMemoryErrorUncorrected = 1 };
 enum : int { kVolatileEcc = 0, kAggregateEcc = 1 };
 // nvmlClocksEventReasons (formerly nvmlClocksThrottleReasons): the bits of
-// the unsigned long long mask are declared once, in model/clock_events.h.
+// the unsigned long long mask are declared once, in model/hardware/clock_events.h.
 static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t));
 
 using DeviceGetHandleByUuidFn = Return (*)(const char*, Device*);

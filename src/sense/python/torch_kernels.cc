@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <tuple>
 
+#include "model/hardware/kernel_target.h"
 #include "sense/fatbin/fatbin_file.h"
 #include "sys/fs.h"
 #include "sense/host/host_parse.h"
@@ -20,24 +20,9 @@ constexpr int kMaxDepth = 6;
 constexpr const char* kLibtorchCuda[] = {"libtorch_cuda.so", "libtorch_cuda_cu.so",
                                          "libtorch_cuda_cpp.so"};
 
-// Cubins first, then architecture, then plain < a < f: the order of
-// "sm_90", "sm_90a", "sm_100f", "compute_90".
-std::tuple<int, int, int, std::string> target_order(const std::string& name) {
-  bool ptx = name.rfind("compute_", 0) == 0;
-  std::size_t i = name.find('_') + 1, end = i;
-  int arch = 0;
-  for (; end < name.size() && name[end] >= '0' && name[end] <= '9'; ++end)
-    arch = arch * 10 + (name[end] - '0');
-  std::string suffix = name.substr(end);
-  int variant = suffix.empty() ? 0 : suffix == "a" ? 1 : suffix == "f" ? 2 : 3;
-  return {ptx, arch, variant, name};
-}
-
 std::vector<std::string> sorted_targets(const std::set<std::string>& names) {
   std::vector<std::string> out(names.begin(), names.end());
-  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-    return target_order(a) < target_order(b);
-  });
+  std::sort(out.begin(), out.end(), target_listed_before);
   return out;
 }
 

@@ -1,8 +1,8 @@
-#include "bench/peaks.h"
+#include "model/hardware/gpu_peaks.h"
 
 #include <gtest/gtest.h>
 
-namespace gpuenv::bench {
+namespace gpuenv {
 namespace {
 
 TEST(BenchPeaks, KnownGpusByTheirNvmlNames) {
@@ -53,5 +53,15 @@ TEST(BenchPeaks, PcieLinkOneDirection) {
   EXPECT_EQ(pcie_peak_gbps(link(5, 0)), std::nullopt);
 }
 
+TEST(BenchPeaks, GraceSuperchipsReachTheHostOverC2cNotPcie) {
+  PcieLink gen5;
+  gen5.gen_max = 5, gen5.width_max = 16;
+  EXPECT_TRUE(reaches_host_over_c2c("NVIDIA GH200 480GB"));
+  EXPECT_TRUE(reaches_host_over_c2c("NVIDIA GB200"));
+  EXPECT_FALSE(reaches_host_over_c2c("NVIDIA H200"));
+  EXPECT_EQ(host_link_peak_gbps("NVIDIA GH200 480GB", gen5), std::nullopt);
+  EXPECT_NEAR(*host_link_peak_gbps("NVIDIA H200", gen5), 63.0, 0.01);
+}
+
 }  // namespace
-}  // namespace gpuenv::bench
+}  // namespace gpuenv

@@ -1,6 +1,6 @@
 // The hardware facts per compute capability, in one table that every rule
 // reads (docs/architectures.md renders it, with sources per column).
-#include "model/arch_table.h"
+#include "model/hardware/arch_table.h"
 
 namespace gpuenv {
 namespace {

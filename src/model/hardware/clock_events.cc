@@ -1,4 +1,4 @@
-#include "model/clock_events.h"
+#include "model/hardware/clock_events.h"
 
 namespace gpuenv {
 

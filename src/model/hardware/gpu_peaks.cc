@@ -1,9 +1,9 @@
-#include "bench/peaks.h"
+#include "model/hardware/gpu_peaks.h"
 
 #include <algorithm>
 #include <cctype>
 
-namespace gpuenv::bench {
+namespace gpuenv {
 namespace {
 
 constexpr std::nullopt_t kNone = std::nullopt;
@@ -72,4 +72,13 @@ std::optional<double> pcie_peak_gbps(const PcieLink& link) {
   return *lane * *link.width_max;
 }
 
-}  // namespace gpuenv::bench
+bool reaches_host_over_c2c(std::string_view gpu_name) {
+  return gpu_name.find("GH200") != std::string_view::npos || gpu_name.find("GB200") != std::string_view::npos;
+}
+
+std::optional<double> host_link_peak_gbps(std::string_view gpu_name, const PcieLink& link) {
+  if (reaches_host_over_c2c(gpu_name)) return std::nullopt;
+  return pcie_peak_gbps(link);
+}
+
+}  // namespace gpuenv

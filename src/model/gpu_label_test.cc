@@ -1,11 +1,11 @@
-#include "model/text.h"
+#include "model/gpu_label.h"
 
 #include <gtest/gtest.h>
 
 namespace gpuenv {
 namespace {
 
-TEST(Text, GpuLabelNamesTheGpuWhenItsNameIsKnown) {
+TEST(GpuLabel, GpuLabelNamesTheGpuWhenItsNameIsKnown) {
   Gpu g;
   g.index = 3;
   EXPECT_EQ(gpu_label(g), "GPU 3");

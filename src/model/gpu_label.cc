@@ -1,4 +1,4 @@
-#include "model/text.h"
+#include "model/gpu_label.h"
 
 namespace gpuenv {
 
