@@ -8,9 +8,10 @@
 #include <cmath>
 #include <set>
 
-#include "model/clock_events.h"
+#include "model/hardware/clock_events.h"
 #include "sys/fs.h"
 #include "sense/nvml/nvml_api.h"
+#include "sense/nvml/nvml_call.h"
 #include "sense/nvml/nvml_gpm.h"
 #include "sense/nvml/nvml_reading.h"
 #include "sense/nvml/nvml_session.h"
@@ -82,19 +83,21 @@ struct JobWatch::Impl {
     return true;
   }
 
+  // What the verdicts weigh the samples against, read through the calls
+  // every NVML reader shares (sense/nvml/nvml_call.h).
   JobGpu capacities(nvml::Device d, const std::string& uuid) const {
     const NvmlFunctions& fn = this->fn();
+    std::vector<Problem> ignored;  // the watcher reports nothing per call
+    NvmlCaller call(session.nvml(), "", &ignored);
     JobGpu g;
     g.uuid = uuid;
-    char name[nvml::kDeviceNameBufferSize] = {0};
-    nvml::Memory mem{};
-    unsigned v = 0;
-    if (fn.name.call && fn.name.call(d, name, sizeof name) == nvml::kSuccess) g.name = name;
-    if (fn.memory.call && fn.memory.call(d, &mem) == nvml::kSuccess) g.memory_total_mib = mem.total / (1024.0 * 1024.0);
-    if (fn.pcie_gen_current.call && fn.pcie_gen_current.call(d, &v) == nvml::kSuccess) g.pcie_gen = int(v);
-    if (fn.pcie_width_current.call && fn.pcie_width_current.call(d, &v) == nvml::kSuccess) g.pcie_width = int(v);
-    if (fn.power_limit.call && fn.power_limit.call(d, &v) == nvml::kSuccess) g.power_limit_w = v / 1000.0;
-    if (fn.max_clock.call && fn.max_clock.call(d, nvml::kClockSm, &v) == nvml::kSuccess) g.max_sm_mhz = v;
+    g.name = get_string(call, fn.name, d);
+    if (std::optional<MemoryInfo> mem = memory_info(call, fn, d)) g.memory_total_mib = mem->total / (1024.0 * 1024.0);
+    g.pcie_gen = get_int(call, fn.pcie_gen_current, d);
+    g.pcie_width = get_int(call, fn.pcie_width_current, d);
+    if (std::optional<std::uint32_t> mw = get_uint(call, fn.power_limit, d)) g.power_limit_w = *mw / 1000.0;
+    unsigned mhz = 0;
+    if (call(fn.max_clock, d, nvml::kClockSm, &mhz)) g.max_sm_mhz = mhz;
     return g;
   }
 
@@ -113,11 +116,11 @@ struct JobWatch::Impl {
       s->v[kThermal] = std::max(s->v[kThermal].value_or(0), (*mask & kThermalBits) ? 1.0 : 0.0);
       s->v[kPowerCap] = std::max(s->v[kPowerCap].value_or(0), (*mask & clock_event::kSwPowerCap) ? 1.0 : 0.0);
     }
-    unsigned v = 0;
-    if (fn.pcie_throughput.call && fn.pcie_throughput.call(d, nvml::kPcieUtilRxBytes, &v) == nvml::kSuccess)
-      add(&s->v[kPcieRxMBs], v * 1024.0 / 1e6);
-    if (fn.pcie_throughput.call && fn.pcie_throughput.call(d, nvml::kPcieUtilTxBytes, &v) == nvml::kSuccess)
-      add(&s->v[kPcieTxMBs], v * 1024.0 / 1e6);
+    std::vector<Problem> ignored;
+    NvmlCaller call(session.nvml(), "", &ignored);
+    unsigned kib_per_s = 0;
+    if (call(fn.pcie_throughput, d, nvml::kPcieUtilRxBytes, &kib_per_s)) add(&s->v[kPcieRxMBs], kib_per_s * 1024.0 / 1e6);
+    if (call(fn.pcie_throughput, d, nvml::kPcieUtilTxBytes, &kib_per_s)) add(&s->v[kPcieTxMBs], kib_per_s * 1024.0 / 1e6);
   }
 
   // NVML GPM between this sample and the last, averaged over the watched

@@ -11,6 +11,7 @@
 #include "sense/host/host_parse.h"
 #include "sense/nvml/nvml_call.h"
 #include "sense/nvml/nvml_errors.h"
+#include "sense/nvml/nvml_reading.h"
 #include "sense/parallel.h"
 #include "sense/trace.h"
 
@@ -156,24 +157,16 @@ void query_locality(NvmlCaller& call, const NvmlFunctions& f, const NvmlQuery& q
 
 // --- health (doctor) ----------------------------------------------------
 
-void query_ecc(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
+// ECC off: the counts mean nothing, whatever NVML answers for them.
+void query_ecc_mode(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
   int current = 0, pending = 0;
   if (call(f.ecc_mode, d, &current, &pending)) g->ecc_enabled = current == nvml::kFeatureEnabled;
-  if (g->ecc_enabled == false) return;  // no counts to read with ECC off
-  unsigned long long errors = 0;
-  if (call(f.total_ecc_errors, d, nvml::kMemoryErrorUncorrected, nvml::kVolatileEcc, &errors))
-    g->ecc_uncorrected_volatile = errors;
 }
 
-void query_memory_repair(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
+void query_retired_pages(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
   int retired = 0;
   if (call(f.retired_pages_pending, d, &retired))
     g->retired_pages_pending = retired == nvml::kFeatureEnabled;
-  unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
-  if (call(f.remapped_rows, d, &corrected, &uncorrected, &pending, &failure)) {
-    g->row_remap_pending = pending != 0;
-    g->row_remap_failure = failure != 0;
-  }
 }
 
 // The registration's status means something only once it completed.
@@ -184,14 +177,19 @@ void query_fabric(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu*
   if (info.state == nvml::kFabricStateCompleted) g->fabric_status = info.status;
 }
 
+// The live reading's health part (sense/nvml/nvml_reading.h), kept in the
+// Gpu, with what only a one-shot look asks: the ECC mode, pages pending
+// retirement and the fabric.
 void query_health(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
-  unsigned long long reasons = 0;
-  if (call(f.clocks_event_reasons, d, &reasons)) g->clocks_event_reasons = reasons;
-  unsigned celsius = 0;
-  if (call(f.temperature, d, nvml::kTemperatureGpu, &celsius) && celsius <= INT_MAX)
-    g->temperature_c = static_cast<int>(celsius);
-  query_ecc(call, f, d, g);
-  query_memory_repair(call, f, d, g);
+  query_ecc_mode(call, f, d, g);
+  DeviceReading r;
+  read_health(call, f, d, &r);
+  g->temperature_c = r.temperature_c;
+  g->clocks_event_reasons = r.clock_events;
+  if (g->ecc_enabled != false) g->ecc_uncorrected_volatile = r.ecc_uncorrected;
+  g->row_remap_pending = r.row_remap_pending;
+  g->row_remap_failure = r.row_remap_failure;
+  query_retired_pages(call, f, d, g);
   query_fabric(call, f, d, g);
 }
 

@@ -29,10 +29,8 @@ std::optional<std::uint64_t> clock_hz(NvmlCaller& call, const NvmlFunctions& f, 
 }
 
 void read_power(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
-  unsigned celsius = 0, milliwatts = 0;
+  unsigned milliwatts = 0;
   unsigned long long millijoules = 0;
-  if (call(f.temperature, d, nvml::kTemperatureGpu, &celsius) && celsius <= INT_MAX)
-    r->temperature_c = static_cast<int>(celsius);
   if (call(f.power_usage, d, &milliwatts)) r->power_watts = milliwatts / 1000.0;
   if (call(f.energy, d, &millijoules)) r->energy_joules = static_cast<double>(millijoules) / 1000.0;
 }
@@ -40,6 +38,15 @@ void read_power(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Device
 void read_clocks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
   r->sm_clock_hz = clock_hz(call, f, d, nvml::kClockSm);
   r->memory_clock_hz = clock_hz(call, f, d, nvml::kClockMem);
+}
+
+void read_temperature(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  unsigned celsius = 0;
+  if (call(f.temperature, d, nvml::kTemperatureGpu, &celsius) && celsius <= INT_MAX)
+    r->temperature_c = static_cast<int>(celsius);
+}
+
+void read_clock_events(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
   unsigned long long reasons = 0;
   if (call(f.clocks_event_reasons, d, &reasons)) r->clock_events = reasons;
 }
@@ -69,11 +76,17 @@ void read_usage(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Device
   read_memory(call, f, d, r);
 }
 
+void read_health(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  read_temperature(call, f, d, r);
+  read_clock_events(call, f, d, r);
+  read_memory_errors(call, f, d, r);
+}
+
 void read_live_state(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
   read_usage(call, f, d, r);
   read_power(call, f, d, r);
   read_clocks(call, f, d, r);
-  read_memory_errors(call, f, d, r);
+  read_health(call, f, d, r);
 }
 
 DeviceReading read_live_state(const Nvml& nvml, nvml::Device d) {

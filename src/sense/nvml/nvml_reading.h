@@ -2,7 +2,9 @@
 // (sense/nvml/nvml_sampler.h), `gpuenv check --long`'s watcher
 // (sense/nvml/nvml_watch.h) and `gpuenv run`'s job watcher
 // (sense/nvml/job_watch.h) all take their per-GPU values from here into a
-// DeviceReading (model/gpu_reading.h), and each keeps its own summary.
+// DeviceReading (model/gpu_reading.h), and each keeps its own summary; the
+// one-shot health that doctor and check judge (sense/nvml/nvml_device.cc)
+// is read_health's part of it.
 #pragma once
 
 #include "model/gpu_reading.h"
@@ -13,9 +15,12 @@ namespace gpuenv {
 /// Utilisation and memory: what a MIG device answers too.
 void read_usage(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r);
 
-/// A whole GPU's live state: read_usage's, then temperature, power and
-/// energy, the clocks and the reasons they are held back, and the ECC and
-/// row-remapping counters. What NVML does not answer stays unknown.
+/// The health every reader shares: the temperature, the reasons the clocks
+/// are held back, the volatile ECC counts and row remapping.
+void read_health(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r);
+
+/// A whole GPU's live state: read_usage's, then power and energy, the
+/// clocks, and read_health's. What NVML does not answer stays unknown.
 void read_live_state(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r);
 
 /// read_live_state for a watcher, which reports nothing per call: a failed
