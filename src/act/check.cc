@@ -10,6 +10,7 @@
 #include "decide/health.h"
 #include "model/hardware/clock_events.h"
 #include "model/json_opt.h"
+#include "model/json_text.h"
 #include "sys/text.h"
 
 namespace gpuenv::bench {
@@ -158,7 +159,7 @@ std::string check_json(const std::vector<CheckItem>& items, bool long_check, dou
   json j = {{"passed", passed(items)}, {"level", long_check ? "long" : "quick"},
             {"seconds", seconds},      {"checks", checks},
             {"results", rs},           {"watch", ws}};
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return json_document(j);
 }
 
 }  // namespace gpuenv::bench

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "act/render/printable.h"
+#include "model/json_text.h"
 
 namespace gpuenv {
 namespace {
@@ -52,7 +53,7 @@ std::string render_event(const LogEvent& e, LogFormat format, const std::string&
   ordered_json j = {{"time", time}, {"level", level_name(e.level)}, {"msg", e.msg}};
   if (!command.empty()) j["command"] = command;
   for (const auto& [k, v] : e.fields.items()) j[k] = v;
-  return json_printable(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
+  return json_printable(json_line(j)) + "\n";
 }
 
 void configure_log(LogFormat format, const std::string& command) {

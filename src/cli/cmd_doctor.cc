@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "model/exit_codes.h"
 #include "diagnose/doctor.h"
+#include "model/json_text.h"
 
 namespace gpuenv {
 namespace {
@@ -20,7 +21,7 @@ std::string list_checks(bool json) {
     out += std::string(c.name) + "\t" + c.summary + "\n";
     j.push_back({{"name", c.name}, {"summary", c.summary}});
   }
-  return json ? j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : out;
+  return json ? json_document(j) : out;
 }
 
 int exit_code(Status s, bool nagios) {

@@ -15,6 +15,7 @@
 #include "model/exit_codes.h"
 #include "decide/node_labels.h"
 #include "diagnose/doctor.h"
+#include "model/json_text.h"
 #include "sys/text.h"
 #include "sys/fs.h"
 #include "sys/file_write.h"
@@ -57,7 +58,7 @@ void say_no_features_parent() {
 std::string labels_json(const Labels& labels, const std::string& expiry) {
   nlohmann::ordered_json j = {{"expiry", expiry}, {"labels", nlohmann::ordered_json::object()}};
   for (const auto& [name, value] : labels) j["labels"][kLabelPrefix + name] = value;
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_document(j);
 }
 
 // The file's content, or false (with *err) when the machine cannot be read

@@ -5,6 +5,7 @@
 #include "act/log.h"
 #include "cli/context.h"
 #include "cli/commands.h"
+#include "model/json_text.h"
 #include "store/store.h"
 #include "model/exit_codes.h"
 #include "decide/verdict.h"
@@ -49,7 +50,7 @@ int show_one(const Job& job, const ReportFlags& f, const FirstRuns& firsts) {
     }
   }
   bool utf8 = utf8_locale(std::getenv("LC_ALL"), std::getenv("LC_CTYPE"), std::getenv("LANG"));
-  std::string out = f.json ? job_report_json(job, verdicts, firsts).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+  std::string out = f.json ? json_document(job_report_json(job, verdicts, firsts))
                            : render_job(job, verdicts, utf8, firsts);
   std::fputs(out.c_str(), stdout);
   return kExitOk;
@@ -85,7 +86,7 @@ int run_report(Context* ctx, const ReportFlags& f) {
   }
   if (one) return show_one(*one, f, first_runs(db.get(), {*one}));
   FirstRuns firsts = first_runs(db.get(), jobs);
-  std::string out = f.json ? jobs_json(jobs, firsts).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+  std::string out = f.json ? json_document(jobs_json(jobs, firsts))
                            : render_jobs_table(jobs, firsts);
   std::fputs(out.c_str(), stdout);
   return kExitOk;

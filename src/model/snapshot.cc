@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "model/json_opt.h"
+#include "model/json_text.h"
 #include "model/measurement_json.h"
 
 namespace gpuenv {
@@ -480,7 +481,7 @@ std::string machine_to_json(const Machine& m, int indent) {
             {"env", m.env}};
   measurements_to_json(m.measurements, &j);
   // ordered output keeps diffs of committed fixtures readable
-  return j.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
+  return json_document(j, indent);
 }
 
 bool machine_from_json(const std::string& text, Machine* out, std::string* err) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "model/job_json.h"
+#include "model/json_text.h"
 #include "store/sqlite_stmt.h"
 #include "store/store.h"
 
@@ -92,13 +93,12 @@ bool Store::add_job(const Job& job, std::int64_t* id, std::string* err) {
   s.text(1, job.started_at), s.real(2, job.duration_s);
   sqlite3_bind_int(s.get(), 3, job.exit_code);
   // JSON of outside text (argv, paths): replace invalid UTF-8 instead of throwing.
-  auto dump = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); };
-  s.text(4, dump(json(job.argv))), s.text(5, job.cwd), s.text(6, job.command_fp);
+  s.text(4, json_line(json(job.argv))), s.text(5, job.cwd), s.text(6, job.command_fp);
   s.text(7, job.script_path), s.text(8, job.script_fp), s.text(9, job.machine_fp), s.text(10, job.plan_json);
   bind_int(&s, 11, job.rank), bind_int(&s, 12, job.local_rank);
   s.text(13, job.hostname), s.text(14, job.gpuenv_version);
-  s.text(15, dump(context_to_json(job.context))), s.text(16, dump(timeline_to_json(job.timeline)));
-  if (job.speed) s.text(17, dump(speed_to_json(*job.speed)));
+  s.text(15, json_line(context_to_json(job.context))), s.text(16, json_line(timeline_to_json(job.timeline)));
+  if (job.speed) s.text(17, json_line(speed_to_json(*job.speed)));
   else sqlite3_bind_null(s.get(), 17);
   s.text(18, job.tuned);
   if (!exec("BEGIN IMMEDIATE", err)) return false;
@@ -191,7 +191,7 @@ bool Store::put_profile(const TuneProfile& p, const std::string& updated_at, std
   Stmt s(db_, "INSERT OR REPLACE INTO tune_profiles(command_fp, profile, updated_at) VALUES(?1, ?2, ?3)");
   if (!s.ok()) return *err = sqlite_error(db_, path_), false;
   s.text(1, p.command_fp);
-  s.text(2, profile_to_json(p).dump(-1, ' ', false, json::error_handler_t::replace));
+  s.text(2, json_line(profile_to_json(p)));
   s.text(3, updated_at);
   if (s.step() != SQLITE_DONE) return *err = sqlite_error(db_, path_ + ": tune_profiles"), false;
   return true;

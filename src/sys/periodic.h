@@ -1,6 +1,7 @@
 // The one shape of a thread that does a round of work every interval until
-// told to stop: `gpuenv export`'s NVML sampler, `gpuenv check --long`'s
-// watcher and `gpuenv run`'s job watcher are each one of these.
+// told to stop: `gpuenv export`'s NVML sampler and its kubelet pod-resources
+// watcher, `gpuenv check --long`'s watcher and `gpuenv run`'s job watcher are
+// each one of these.
 #pragma once
 
 #include <chrono>

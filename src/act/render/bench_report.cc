@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/stats.h"
+#include "model/json_text.h"
 #include "model/measurement_json.h"
 
 namespace gpuenv::bench {
@@ -147,7 +148,7 @@ std::string results_json(const RunInfo& info, const std::vector<Result>& results
             {"run_id", info.run_id ? json(*info.run_id) : json(nullptr)},
             {"devices", devices},
             {"results", rs}};
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return json_document(j);
 }
 
 std::string render_history(const std::string& machine, const std::vector<store::HistoryRow>& rows) {
@@ -181,7 +182,7 @@ std::string history_json(const std::string& machine, const std::string& fingerpr
     a.push_back(std::move(m));
   }
   json j = {{"machine", machine}, {"fingerprint", fingerprint}, {"measurements", a}};
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return json_document(j);
 }
 
 std::string progress_line(size_t index, size_t count, const Planned& p) {

@@ -1,4 +1,5 @@
 #include "act/render/doctor_report.h"
+#include "model/json_text.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -67,7 +68,7 @@ std::string doctor_to_json(const std::vector<Finding>& findings) {
                         {"warning", count(findings, Status::kWarning)},
                         {"ok", count(findings, Status::kOk)}}},
                       {"findings", list}};
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_document(j);
 }
 
 }  // namespace gpuenv

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "act/render/printable.h"
+#include "model/json_text.h"
 
 namespace gpuenv {
 
@@ -79,7 +80,7 @@ bool render_dotenv(const std::vector<Setting>& settings, std::string* out, std::
 void render_json(const std::vector<Setting>& settings, std::string* out) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const auto& s : settings) j[s.name] = s.value;
-  *out += j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  *out += json_document(j);
 }
 
 }  // namespace

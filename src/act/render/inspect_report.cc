@@ -7,6 +7,7 @@
 
 #include "act/render/machine_report.h"
 #include "decide/arch.h"
+#include "model/json_text.h"
 #include "sys/text.h"
 
 namespace gpuenv {
@@ -191,7 +192,7 @@ std::string render_inspect(const std::vector<InspectedFile>& files, const Machin
 std::string inspect_to_json(const std::vector<InspectedFile>& files, int exit_code) {
   json j = {{"files", json::array()}, {"exit_code", exit_code}};
   for (const auto& r : files) j["files"].push_back(file_json(r));
-  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return json_document(j);
 }
 
 }  // namespace gpuenv

@@ -8,6 +8,7 @@
 #include "decide/arch.h"
 #include "decide/launcher_env.h"
 #include "decide/health.h"
+#include "model/json_text.h"
 
 namespace gpuenv {
 namespace {
@@ -253,7 +254,7 @@ std::string plan_to_json(const Plan& plan) {
   if (plan.binding) binding = {{"cpus", plan.binding->cpus}, {"reason", plan.binding->reason}};
   ordered_json j = {{"settings", settings}, {"notes", notes}, {"cpu_binding", binding},
                     {"launcher", launcher_json(plan.launch)}};
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_document(j);
 }
 
 }  // namespace gpuenv

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "act/render/machine_report.h"
+#include "model/json_text.h"
 
 namespace gpuenv {
 namespace {
@@ -165,7 +166,7 @@ std::string memory_plan_to_json(const memory::MemoryPlan& p) {
                       {"fits", c.fits}, {"cost", c.cost}});
   j["advice"] = advice;
   j["notes"] = p.notes;
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return json_document(j);
 }
 
 }  // namespace gpuenv
