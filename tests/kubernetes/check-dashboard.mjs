@@ -1,8 +1,8 @@
 // Checks deploy/kubernetes/grafana-dashboard.json: it parses; it has a
 // Prometheus data-source variable that every panel and query uses, and node
 // and gpu variables that every gpuenv_gpu_* selector filters by; it draws
-// exactly the series in dashboard-metrics.txt, each of which docs/metrics.md
-// documents; and every query is valid PromQL (`promtool check rules` over a
+// exactly the series in dashboard-metrics.txt, which are exactly the gpuenv_
+// series docs/metrics.md documents; and every query is valid PromQL (`promtool check rules` over a
 // rules file made of the queries, with Grafana's variables filled in).
 //
 //   node check-dashboard.mjs DASHBOARD.json METRICS_MD   exit 0 ok, 1 problems
@@ -63,6 +63,9 @@ function checkNames(exprs, metricsMd) {
   }
   const doc = readFileSync(metricsMd, "utf8");
   for (const m of want) if (!new RegExp(`\\b${m}\\b`).test(doc)) problems.push(`${m}: not in ${metricsMd}`);
+  // Every series the exporter documents (a table row "| `gpuenv_...") is drawn.
+  for (const [, m] of doc.matchAll(/^\| `(gpuenv_\w+)/gm))
+    if (!want.has(m)) problems.push(`${m}: documented in ${metricsMd} but not in dashboard-metrics.txt: add a panel`);
 }
 
 function checkPromql(exprs) {

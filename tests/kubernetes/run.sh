@@ -85,6 +85,8 @@ mutate datasource 'p[3].datasource={type:"prometheus",uid:"my-prometheus"}'
 expect_fail "rejected: a panel with a fixed data source" 'is not ${datasource}' node "$here/check-dashboard.mjs" "$work/datasource.json" /nonexistent
 mutate mig 'p[0].targets[0].expr=p[0].targets[0].expr.replace(", mig=\"\"","")'
 expect_fail "rejected: a count of GPUs that counts MIG devices" 'without mig=""' node "$here/check-dashboard.mjs" "$work/mig.json" /nonexistent
+{ cat "$repo/docs/metrics.md"; echo '| `gpuenv_gpu_frobnication_ratio` | gauge | 0-1 | a series no panel draws |'; } >"$work/metrics-more.md"
+expect_fail "rejected: a documented series that no panel draws" "gpuenv_gpu_frobnication_ratio: documented" node "$here/check-dashboard.mjs" "$dash" "$work/metrics-more.md"
 echo '{"panels": [' >"$work/broken.json"
 expect_fail "rejected: a dashboard that is not JSON" "invalid:" node "$here/check-dashboard.mjs" "$work/broken.json" /nonexistent
 
