@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <cstdlib>
@@ -443,10 +444,15 @@ const DashboardQuery kDcgmDashboard[] = {
     {"GPU Framebuffer Mem Used", "max(DCGM_FI_DEV_FB_USED{Hostname=~\"$Hostname\", gpu=~\"$gpu\"}) by (Hostname, gpu, GPU_I_ID, GPU_I_PROFILE)", false},
 };
 
-std::string with_variables(std::string expr, const std::string& hostname, const std::string& gpu) {
-  for (auto [var, value] : {std::pair<std::string, std::string>{"$Hostname", hostname}, {"$gpu", gpu}})
+// Grafana's variables in `expr` replaced by their values.
+std::string with_values(std::string expr, const std::map<std::string, std::string>& values) {
+  for (const auto& [var, value] : values)
     for (std::size_t at; (at = expr.find(var)) != std::string::npos;) expr.replace(at, var.size(), value);
   return expr;
+}
+
+std::string with_variables(const std::string& expr, const std::string& hostname, const std::string& gpu) {
+  return with_values(expr, {{"$Hostname", hostname}, {"$gpu", gpu}});
 }
 
 // Three stand-in machines (a Hopper, an A100 in MIG mode, one with a lost
@@ -456,13 +462,16 @@ class RealPrometheus : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(access("/usr/bin/prometheus", X_OK), 0) << "no /usr/bin/prometheus: run `make deps`";
     for (const Exporter* e : {&hopper_, &a100_, &lost_}) ASSERT_TRUE(e->ready()) << "an exporter did not start";
+    // Each target with the node label that deploy/kubernetes's scrape config
+    // and ServiceMonitor give it, which gpuenv's own dashboard selects by.
     std::string targets;
-    for (const Exporter* e : {&hopper_, &a100_, &lost_})
-      targets += std::string(targets.empty() ? "" : ", ") + "'127.0.0.1:" + std::to_string(e->port()) + "'";
+    const std::pair<const Exporter*, const char*> nodes[] = {
+        {&hopper_, "hopper-node"}, {&a100_, "a100-mig-node"}, {&lost_, "lost-gpu-node"}};
+    for (auto [e, node] : nodes)
+      targets += "      - targets: ['127.0.0.1:" + std::to_string(e->port()) + "']\n        labels: {node: " + node + "}\n";
     std::string config = dir_.file("prometheus.yml",
                                    "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                                   "scrape_configs:\n  - job_name: gpuenv\n    static_configs:\n"
-                                   "      - targets: [" + targets + "]\n");
+                                   "scrape_configs:\n  - job_name: gpuenv\n    static_configs:\n" + targets);
     port_ = free_port();
     prom_ = std::make_unique<Background>(
         std::vector<std::string>{"/usr/bin/prometheus", "--config.file=" + config,
@@ -518,8 +527,55 @@ TEST_F(RealPrometheus, EveryQueryOfNvidiasDcgmExporterDashboardReturnsSeries) {
   EXPECT_EQ(on("a100-mig-node", fb_used), 1 + 3);
   EXPECT_EQ(series_count(port_, "DCGM_FI_DEV_FB_USED{Hostname=\"a100-mig-node\",GPU_I_PROFILE=\"2g.20gb\"}"), 3);
   EXPECT_EQ(on("hopper-node", kDcgmDashboard[6]), 8);
-  for (const DashboardQuery& q : kDcgmDashboard)  // no GPM before Hopper: absent, not zero
-    if (q.gpm) EXPECT_EQ(on("a100-mig-node", q), 0) << q.panel;
+  for (const DashboardQuery& q : kDcgmDashboard) {  // no GPM before Hopper: absent, not zero
+    if (q.gpm) {
+      EXPECT_EQ(on("a100-mig-node", q), 0) << q.panel;
+    }
+  }
+}
+
+// series_count, given up to five seconds: a rate() or a GPM ratio needs two
+// scrapes before it has a value.
+int series_count_soon(int port, const std::string& query) {
+  int n = series_count(port, query);
+  for (int waited = 0; n <= 0 && waited < 5000; waited += 250) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    n = series_count(port, query);
+  }
+  return n;
+}
+
+// gpuenv's own dashboard, every query as deploy/kubernetes/grafana-dashboard.json
+// holds it, with its variables set to All as Grafana writes them: each draws
+// something from the three machines (the Hopper stand-in answers GPM, has
+// NVLink traffic and Xids).
+TEST_F(RealPrometheus, EveryQueryOfGpuenvsOwnDashboardReturnsSeries) {
+  std::ifstream in(std::string(GPUENV_TESTS_DIR) + "/../deploy/kubernetes/grafana-dashboard.json");
+  nlohmann::json dash = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(dash.is_discarded());
+  std::vector<std::string> nodes = label_values(port_, "gpuenv_gpu_up", "node");  // the node variable
+  EXPECT_EQ(nodes, (std::vector<std::string>{"a100-mig-node", "hopper-node", "lost-gpu-node"}));
+  std::vector<std::string> gpus = label_values(port_, "gpuenv_gpu_up{node=~\"" + all_of(nodes) + "\"}", "gpu");
+  EXPECT_EQ(gpus, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"}));
+  std::map<std::string, std::string> all = {{"$__rate_interval", "1m"}, {"$node", all_of(nodes)}, {"$gpu", all_of(gpus)}};
+  int queries = 0;
+  for (const auto& panel : dash["panels"])
+    for (const auto& target : panel.value("targets", nlohmann::json::array())) {
+      std::string expr = with_values(target["expr"].get<std::string>(), all);
+      ++queries;
+      EXPECT_GT(series_count_soon(port_, expr), 0) << panel["title"] << ": " << expr;
+    }
+  EXPECT_GE(queries, 30);
+  // The stat panels count GPUs, not MIG devices: 8 + 1 + 2 up, the L4 lost.
+  std::string up = "sum(gpuenv_gpu_up{node=~\"$node\", gpu=~\"$gpu\", mig=\"\"})";
+  EXPECT_EQ(series_count(port_, with_values(up, all) + " == 11"), 1);
+  // GPM's panel: seven engines of each of the Hopper's eight GPUs (GPU 6
+  // runs a bf16 GEMM loop), none of the A100's or the L4s'.
+  std::string gpm = "gpuenv_gpu_activity_ratio{node=~\"$node\", gpu=~\"$gpu\"}";
+  std::string gpus_all = all_of(gpus);
+  EXPECT_EQ(series_count(port_, with_values(gpm, {{"$node", "hopper-node"}, {"$gpu", gpus_all}})), 8 * 7);
+  EXPECT_EQ(series_count(port_, with_values(gpm, {{"$node", "hopper-node"}, {"$gpu", "6"}}) + " == 0.94"), 1);
+  EXPECT_EQ(series_count(port_, with_values(gpm, {{"$node", "(a100-mig-node|lost-gpu-node)"}, {"$gpu", gpus_all}})), 0);
 }
 
 }  // namespace
