@@ -9,7 +9,7 @@
 namespace gpuenv {
 namespace {
 
-using prometheus::Family;
+using prometheus::MetricFamily;
 using prometheus::Type;
 using Getter = std::function<std::optional<double>(const DeviceReading&)>;
 
@@ -222,9 +222,9 @@ const std::vector<DcgmMetric>& dcgm_metrics() {
 #undef RATIO
 #undef FIELD
 
-Family device_family(const DeviceMetric& m, const std::vector<DeviceReading>& devices,
+MetricFamily device_family(const DeviceMetric& m, const std::vector<DeviceReading>& devices,
                      const std::vector<prometheus::Labels>& labels) {
-  Family f{m.name, m.type, m.help, {}};
+  MetricFamily f{m.name, m.type, m.help, {}};
   for (std::size_t i = 0; i < devices.size(); ++i)
     for (const Series& s : m.series)
       if (std::optional<double> v = s.get(devices[i])) {
@@ -235,17 +235,17 @@ Family device_family(const DeviceMetric& m, const std::vector<DeviceReading>& de
   return f;
 }
 
-Family dcgm_family(const DcgmMetric& m, const std::vector<DeviceReading>& devices,
+MetricFamily dcgm_family(const DcgmMetric& m, const std::vector<DeviceReading>& devices,
                    const std::vector<prometheus::Labels>& labels) {
-  Family f{m.name, m.type, m.help, {}};
+  MetricFamily f{m.name, m.type, m.help, {}};
   for (std::size_t i = 0; i < devices.size(); ++i)
     if (!(m.whole_gpu && devices[i].mig))
       if (std::optional<double> v = m.get(devices[i])) f.samples.push_back({labels[i], *v});
   return f;
 }
 
-Family plan_family(const ExporterInfo& info) {
-  Family f{"gpuenv_plan_info", Type::kGauge, "The environment gpuenv decided for this machine at start (1)",
+MetricFamily plan_family(const ExporterInfo& info) {
+  MetricFamily f{"gpuenv_plan_info", Type::kGauge, "The environment gpuenv decided for this machine at start (1)",
            {}};
   for (const auto& [setting, value] : info.plan) f.samples.push_back({{{"setting", setting}, {"value", value}}, 1});
   return f;
@@ -269,7 +269,7 @@ void add_pod_labels(const DeviceReading& d, const std::vector<DeviceReading>& de
   l->emplace_back("container", p->container);
 }
 
-void gpuenv_families(const Readings& r, const PodDevices& pods, std::vector<Family>* out) {
+void gpuenv_families(const Readings& r, const PodDevices& pods, std::vector<MetricFamily>* out) {
   std::vector<prometheus::Labels> labels;
   for (const DeviceReading& d : r.devices) {
     labels.push_back(device_labels(d));
@@ -280,7 +280,7 @@ void gpuenv_families(const Readings& r, const PodDevices& pods, std::vector<Fami
 }
 
 void dcgm_families(const Readings& r, const ExporterInfo& info, const PodDevices& pods,
-                   std::vector<Family>* out) {
+                   std::vector<MetricFamily>* out) {
   std::vector<prometheus::Labels> labels;
   for (const DeviceReading& d : r.devices) {
     labels.push_back(dcgm_labels(d, parent_of(d, r.devices), info.hostname, r.driver_version));
@@ -315,9 +315,9 @@ prometheus::Labels device_labels(const DeviceReading& d) {
   return l;
 }
 
-std::vector<Family> gpu_metric_families(const Readings& r, const ExporterInfo& info, double now,
+std::vector<MetricFamily> gpu_metric_families(const Readings& r, const ExporterInfo& info, double now,
                                         const PodDevices& pods) {
-  std::vector<Family> out;
+  std::vector<MetricFamily> out;
   if (info.gpuenv_names) gpuenv_families(r, pods, &out);
   if (info.dcgm_names) dcgm_families(r, info, pods, &out);
   out.push_back(plan_family(info));

@@ -19,7 +19,7 @@ namespace gpuenv {
 /// seconds: gpuenv_exporter_scrape_age_seconds is now - r.sampled_at. A
 /// device `pods` has assigned to a container gets dcgm-exporter's pod,
 /// namespace and container labels on its series.
-std::vector<prometheus::Family> gpu_metric_families(const Readings& r, const ExporterInfo& info, double now,
+std::vector<prometheus::MetricFamily> gpu_metric_families(const Readings& r, const ExporterInfo& info, double now,
                                                     const PodDevices& pods = PodDevices());
 
 /// The /metrics body: render(gpu_metric_families(r, info, now, pods)).

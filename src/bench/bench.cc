@@ -14,11 +14,11 @@ bool selected(const BenchOptions& o, const std::string& key) {
   return false;
 }
 
-std::vector<Target> targets(Scope scope, const std::vector<Device>& devices) {
+std::vector<Target> targets(CaseScope scope, const std::vector<Device>& devices) {
   std::vector<Target> out;
-  if (scope == Scope::kDevice) {
+  if (scope == CaseScope::kDevice) {
     for (const auto& d : devices) out.push_back({{d}});
-  } else if (scope == Scope::kPair) {
+  } else if (scope == CaseScope::kPair) {
     for (const auto& a : devices)
       for (const auto& b : devices)
         if (a.ordinal != b.ordinal) out.push_back({{a, b}});
@@ -93,7 +93,7 @@ std::vector<Planned> plan_cases(const std::vector<Case>& cases, const BenchConte
   std::vector<Planned> out;
   for (const auto& c : cases) {
     if (!selected(ctx.options, c.key)) continue;
-    if (c.scope != Scope::kDevice && ctx.devices.size() < 2) {
+    if (c.scope != CaseScope::kDevice && ctx.devices.size() < 2) {
       out.push_back({c, {ctx.devices}, "needs 2 or more GPUs (" + std::to_string(ctx.devices.size()) + " visible)"});
       continue;
     }
@@ -134,8 +134,8 @@ std::optional<Measurement> to_measurement(const Result& r, const std::string& me
   if (r.status == BenchStatus::kSkipped) return std::nullopt;
   Measurement m;
   m.key = r.key;
-  if (r.scope != Scope::kAll && !r.target.devices.empty()) m.gpu_uuid = r.target.devices[0].uuid;
-  if (r.scope == Scope::kPair && r.target.devices.size() == 2) m.peer_uuid = r.target.devices[1].uuid;
+  if (r.scope != CaseScope::kAll && !r.target.devices.empty()) m.gpu_uuid = r.target.devices[0].uuid;
+  if (r.scope == CaseScope::kPair && r.target.devices.size() == 2) m.peer_uuid = r.target.devices[1].uuid;
   m.value = r.status == BenchStatus::kOk ? r.value : std::nullopt;
   m.unit = r.unit();
   m.peak = r.peak;

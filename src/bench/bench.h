@@ -78,11 +78,11 @@ enum class FigureKind {
   kErrors,        // pass/fail test: the figure is the count of mismatches
 };
 
-enum class Scope { kDevice, kPair, kAll };
+enum class CaseScope { kDevice, kPair, kAll };
 
 struct Result {
   std::string key, description;
-  Scope scope = Scope::kDevice;
+  CaseScope scope = CaseScope::kDevice;
   Target target;
   BenchStatus status = BenchStatus::kOk;
   std::string message;  // why skipped or failed
@@ -108,7 +108,7 @@ using RunFn = std::function<Result(Backend&, const BenchContext&, const Target&)
 struct Case {
   std::string key;
   std::string description;
-  Scope scope = Scope::kDevice;
+  CaseScope scope = CaseScope::kDevice;
   FilterFn filter;  // nullopt: applies; else why it is skipped
   RunFn run;
 };

@@ -233,7 +233,7 @@ TEST(BenchRun, FiguresFromSamples) {
   FakeBackend b;
   std::map<std::string, Result> by_key;
   for (auto& r : run_cases(b, ctx, plan_cases(bench_cases(ctx.options), ctx), nullptr))
-    if (r.target.devices[0].ordinal == 0 || r.scope == Scope::kAll) by_key[r.key] = r;
+    if (r.target.devices[0].ordinal == 0 || r.scope == CaseScope::kAll) by_key[r.key] = r;
   const Result& gemm = by_key["gemm_bf16_8192"];
   EXPECT_EQ(gemm.unit(), "TFLOP/s");
   EXPECT_NEAR(*gemm.value, 2.0 * 8192 * 8192 * 8192 / 1e-3 / 1e12, 1e-6);  // median 1 ms

@@ -154,7 +154,7 @@ Case p2p_case(bool via_host) {
   Case c;
   c.key = via_host ? "p2p_via_host" : "p2p";
   c.description = via_host ? "GPU to GPU through pinned host memory" : "GPU to GPU copy (peer access)";
-  c.scope = Scope::kPair;
+  c.scope = CaseScope::kPair;
   c.run = [via_host](Backend& b, const BenchContext& ctx, const Target& t) {
     gpuenv_bench_params p = params(ctx, via_host ? "p2p_via_host" : "p2p", t.devices.at(0));
     p.peer = t.devices.at(1).ordinal;
@@ -168,7 +168,7 @@ Case allreduce_case() {
   Case c;
   c.key = "nccl_all_reduce";
   c.description = "NCCL all-reduce, fp32 sum, bus bandwidth";
-  c.scope = Scope::kAll;
+  c.scope = CaseScope::kAll;
   c.run = [](Backend& b, const BenchContext& ctx, const Target& t) {
     gpuenv_bench_params p = params(ctx, "all_reduce", t.devices.at(0));
     p.ndevices = std::min<int>(t.devices.size(), GPUENV_BENCH_MAX_DEVICES);

@@ -55,7 +55,7 @@ void say_no_features_parent() {
 }
 
 // --json: {"expiry": RFC 3339, "labels": {"gpuenv.dev/NAME": "VALUE", ...}}.
-std::string labels_json(const Labels& labels, const std::string& expiry) {
+std::string labels_json(const NodeLabels& labels, const std::string& expiry) {
   nlohmann::ordered_json j = {{"expiry", expiry}, {"labels", nlohmann::ordered_json::object()}};
   for (const auto& [name, value] : labels) j["labels"][kLabelPrefix + name] = value;
   return json_document(j);
@@ -72,7 +72,7 @@ bool render_round(Context* ctx, const LabelFlags& f, std::string* out, int* code
   }
   std::string verdict = status_name(worst(diagnose(m, ctx->plan_options(m))));
   std::vector<std::string> dropped;
-  Labels labels = node_labels(m, verdict, &dropped);
+  NodeLabels labels = node_labels(m, verdict, &dropped);
   for (const auto& why : dropped)
     log_message(Severity::kWarning, "label dropped", "labels: left out " + why, {{"label", why}});
   std::string expiry = utc_time(std::time(nullptr) + 3 * f.interval_s);

@@ -25,7 +25,7 @@ std::vector<const Gpu*> serving(const Machine& m) {
   return out;
 }
 
-void gpu_labels(const Gpu& g, Labels* l) {
+void gpu_labels(const Gpu& g, NodeLabels* l) {
   if (g.name) (*l)["gpu.product"] = label_value(*g.name);
   if (g.memory_total_bytes) (*l)["gpu.memory"] = std::to_string(*g.memory_total_bytes >> 20);
   if (!g.compute_capability) return;
@@ -40,7 +40,7 @@ void gpu_labels(const Gpu& g, Labels* l) {
 // same under GFD's names for the driver's version: cuda.driver.major/minor/rev.
 // The CUDA version the driver supports (13000) is GFD's cuda.runtime.major=13,
 // cuda.runtime.minor=0.
-void driver_labels(const Nvidia& n, Labels* l) {
+void driver_labels(const Nvidia& n, NodeLabels* l) {
   if (n.driver_version) {
     const char* names[] = {"major", "minor", "rev"};
     std::string v = *n.driver_version;
@@ -69,7 +69,7 @@ std::string mib(const std::optional<std::uint64_t>& bytes) { return bytes ? std:
 // GFD's labels of the MIG devices. single: gpu.product gains "-MIG-" and the
 // profile, gpu.count counts MIG devices, gpu.memory is one's. mixed:
 // mig-<profile>.count and mig-<profile>.memory for each profile.
-void mig_device_labels(const std::vector<const Gpu*>& gpus, bool single, Labels* l) {
+void mig_device_labels(const std::vector<const Gpu*>& gpus, bool single, NodeLabels* l) {
   std::map<std::string, std::pair<int, std::string>> profiles;  // profile -> count, MiB
   for (const Gpu* g : gpus)
     for (const MigDevice& d : g->mig_devices) {
@@ -93,7 +93,7 @@ void mig_device_labels(const std::vector<const Gpu*>& gpus, bool single, Labels*
 
 // capable: some GPU can run MIG. strategy: none (no GPU in MIG mode), single
 // (every GPU in MIG mode, one profile), mixed (anything else).
-void mig_labels(const std::vector<const Gpu*>& gpus, Labels* l) {
+void mig_labels(const std::vector<const Gpu*>& gpus, NodeLabels* l) {
   bool capable = false, all = !gpus.empty(), any = false;
   std::vector<std::string> profiles;
   for (const Gpu* g : gpus) {
@@ -112,7 +112,7 @@ void mig_labels(const std::vector<const Gpu*>& gpus, Labels* l) {
 
 // A format is "true" only when every GPU's tensor cores multiply it; left
 // out when a GPU's capability is unknown to gpuenv.
-void format_labels(const std::vector<ComputeCapability>& ccs, Labels* l) {
+void format_labels(const std::vector<ComputeCapability>& ccs, NodeLabels* l) {
   TensorFormats all{true, true, true, true, true};
   for (ComputeCapability cc : ccs) {
     std::optional<TensorFormats> t = tensor_formats(cc);
@@ -127,7 +127,7 @@ void format_labels(const std::vector<ComputeCapability>& ccs, Labels* l) {
   (*l)["fp4"] = b(all.fp4);
 }
 
-void wheel_label(const Machine& m, const std::vector<ComputeCapability>& ccs, Labels* l) {
+void wheel_label(const Machine& m, const std::vector<ComputeCapability>& ccs, NodeLabels* l) {
   const TorchBuild* b = newest_build(ccs, &m.nvidia);
   (*l)["torch.wheel"] = b ? label_value(std::string(b->torch) + "-" + b->variant) : "none";
 }
@@ -160,7 +160,7 @@ std::string figure_text(double v) {
 // The slowest GPU's figure, rounded to an integer (node affinity's Gt and
 // Lt compare integers); left out unless every GPU was measured.
 void measured_label(const Machine& m, const std::vector<const Gpu*>& gpus, const std::string& key,
-                    const std::string& name, Labels* l, std::vector<std::string>* dropped) {
+                    const std::string& name, NodeLabels* l, std::vector<std::string>* dropped) {
   std::optional<double> least;
   for (const Gpu* g : gpus) {
     std::optional<double> v = figure(m, *g, key);
@@ -176,7 +176,7 @@ void measured_label(const Machine& m, const std::vector<const Gpu*>& gpus, const
 }
 
 // Leaves out every value Kubernetes would refuse, saying which.
-void keep_valid(Labels* l, std::vector<std::string>* dropped) {
+void keep_valid(NodeLabels* l, std::vector<std::string>* dropped) {
   for (auto it = l->begin(); it != l->end();) {
     if (valid_label_value(it->second)) {
       ++it;
@@ -209,9 +209,9 @@ bool valid_label_value(const std::string& s) {
          std::all_of(s.begin(), s.end(), value_char);
 }
 
-Labels node_labels(const Machine& m, const std::optional<std::string>& doctor,
+NodeLabels node_labels(const Machine& m, const std::optional<std::string>& doctor,
                    std::vector<std::string>* dropped) {
-  Labels l;
+  NodeLabels l;
   std::vector<const Gpu*> gpus = serving(m);
   l["gpu.count"] = std::to_string(gpus.size());
   if (doctor) l["doctor"] = label_value(*doctor);
@@ -234,7 +234,7 @@ Labels node_labels(const Machine& m, const std::optional<std::string>& doctor,
   return l;
 }
 
-std::string feature_file(const Labels& labels, const std::string& expiry) {
+std::string feature_file(const NodeLabels& labels, const std::string& expiry) {
   std::string out =
       "# Written by gpuenv labels for Node Feature Discovery's local source.\n"
       "# +expiry-time=" + expiry + "\n";

@@ -22,14 +22,14 @@ inline constexpr std::size_t kFeatureFileLimit = 65536;
 
 /// Label name (without the prefix) -> value. Every value obeys Kubernetes'
 /// label-value syntax.
-using Labels = std::map<std::string, std::string>;
+using NodeLabels = std::map<std::string, std::string>;
 
 /// The labels of `m`. `doctor` is doctor's verdict (ok|warning|error), left
 /// out when nullopt. A machine without a GPU still gets gpu.count=0. Every
 /// value is checked against valid_label_value() last: one that fails (a
 /// stored bench figure of -5, or one that is not finite) is left out, and
 /// "NAME=VALUE: why" appended to *dropped when given.
-Labels node_labels(const Machine& m, const std::optional<std::string>& doctor,
+NodeLabels node_labels(const Machine& m, const std::optional<std::string>& doctor,
                    std::vector<std::string>* dropped = nullptr);
 
 /// `s` as a label value: characters outside [-A-Za-z0-9_.] become '-' (a
@@ -42,6 +42,6 @@ bool valid_label_value(const std::string& s);
 
 /// The feature file: a header comment, `# +expiry-time=EXPIRY` (RFC 3339),
 /// then one `gpuenv.dev/NAME=VALUE` line per label.
-std::string feature_file(const Labels& labels, const std::string& expiry);
+std::string feature_file(const NodeLabels& labels, const std::string& expiry);
 
 }  // namespace gpuenv

@@ -55,7 +55,7 @@ Machine one_lost() {
 
 // GFD's meanings: cuda.driver.* is the driver's version, cuda.runtime.* the
 // CUDA version it supports; driver.* is gpuenv's own spelling of the first.
-const Labels kDriver580 = {{"driver.major", "580"},      {"driver.minor", "95"},      {"driver.rev", "05"},
+const NodeLabels kDriver580 = {{"driver.major", "580"},      {"driver.minor", "95"},      {"driver.rev", "05"},
                            {"cuda.driver.major", "580"}, {"cuda.driver.minor", "95"}, {"cuda.driver.rev", "05"},
                            {"cuda.runtime.major", "13"}, {"cuda.runtime.minor", "0"}};
 
@@ -67,12 +67,12 @@ Machine a100_mixed() {
   return m;
 }
 
-Labels with(Labels base, const Labels& more) {
+NodeLabels with(NodeLabels base, const NodeLabels& more) {
   for (const auto& [k, v] : more) base[k] = v;
   return base;
 }
 
-const Labels kH200 = with(kDriver580, {{"gpu.machine", "unknown"}, {"gpu.product", "NVIDIA-H200"},
+const NodeLabels kH200 = with(kDriver580, {{"gpu.machine", "unknown"}, {"gpu.product", "NVIDIA-H200"},
                                        {"gpu.memory", "143771"},
                                        {"gpu.compute.major", "9"},
                                        {"gpu.compute.minor", "0"},
@@ -89,7 +89,7 @@ struct Row {
   std::string description;
   Machine machine;
   std::optional<std::string> doctor;
-  Labels expected;
+  NodeLabels expected;
 };
 
 TEST(NodeLabels, WholeMapPerMachine) {
@@ -189,7 +189,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
         {"torch.wheel", "2.12.1-cu126"}}},
   };
   for (const Row& r : rows) {
-    Labels got = node_labels(r.machine, r.doctor);
+    NodeLabels got = node_labels(r.machine, r.doctor);
     EXPECT_EQ(got, r.expected) << r.description;
     for (const auto& [name, value] : got)
       EXPECT_TRUE(valid_label_value(value)) << r.description << ": " << name << "=" << value;
@@ -223,7 +223,7 @@ TEST(NodeLabels, TheMachineIsTheDmiProductNameAsGfdLabelsIt) {
 TEST(NodeLabels, AProductNameGpuenvNeverSawStaysValid) {
   Machine m = h200();
   m.gpus[0].name = "NVIDIA \"Weird\" GPU\n=x " + std::string(80, 'z');
-  Labels l = node_labels(m, std::nullopt);
+  NodeLabels l = node_labels(m, std::nullopt);
   EXPECT_TRUE(valid_label_value(l.at("gpu.product"))) << l.at("gpu.product");
   EXPECT_EQ(l.at("gpu.product").size(), 63u);
 }
@@ -264,7 +264,7 @@ TEST(NodeLabels, AStoredFigureThatIsNoLabelValueIsDroppedAndSaid) {
     m.measurements.push_back(figure(m.gpus[0], "gemm_bf16_8192", r.bf16, "TFLOP/s"));
     m.measurements.push_back(figure(m.gpus[0], "h2d_pinned", r.h2d, "GB/s"));
     std::vector<std::string> dropped;
-    Labels l = node_labels(m, "ok", &dropped);
+    NodeLabels l = node_labels(m, "ok", &dropped);
     for (const auto& [name, value] : l) EXPECT_TRUE(valid_label_value(value)) << name << "=" << value;
     ASSERT_EQ(dropped.size(), r.dropped.size()) << r.bf16;
     for (size_t i = 0; i < dropped.size(); ++i)

@@ -70,7 +70,7 @@ json result_json(const Result& r) {
 std::string p2p_matrix(const std::vector<Result>& results, const std::vector<Device>& devices) {
   std::map<std::pair<int, int>, std::string> cell;
   for (const auto& r : results)
-    if (r.key == "p2p" && r.scope == Scope::kPair && r.target.devices.size() == 2)
+    if (r.key == "p2p" && r.scope == CaseScope::kPair && r.target.devices.size() == 2)
       cell[{r.target.devices[0].ordinal, r.target.devices[1].ordinal}] =
           r.value ? fmt::format("{:.0f}", *r.value) : (r.status == BenchStatus::kSkipped ? "n/a" : "FAIL");
   if (cell.empty()) return "";
@@ -95,10 +95,10 @@ std::string history_key(const Measurement& m) {
 }  // namespace
 
 std::string target_label(const Result& r) {
-  if (r.scope == Scope::kAll) return "all";
+  if (r.scope == CaseScope::kAll) return "all";
   if (r.target.devices.empty()) return "-";
   std::string out = std::to_string(r.target.devices[0].ordinal);
-  if (r.scope == Scope::kPair && r.target.devices.size() == 2)
+  if (r.scope == CaseScope::kPair && r.target.devices.size() == 2)
     out += "->" + std::to_string(r.target.devices[1].ordinal);
   return out;
 }
@@ -186,10 +186,10 @@ std::string history_json(const std::string& machine, const std::string& fingerpr
 }
 
 std::string progress_line(size_t index, size_t count, const Planned& p) {
-  std::string where = p.c.scope == Scope::kAll
+  std::string where = p.c.scope == CaseScope::kAll
                           ? "all GPUs"
                           : "GPU " + std::to_string(p.target.devices.empty() ? 0 : p.target.devices[0].ordinal);
-  if (p.c.scope == Scope::kPair && p.target.devices.size() == 2)
+  if (p.c.scope == CaseScope::kPair && p.target.devices.size() == 2)
     where += "->" + std::to_string(p.target.devices[1].ordinal);
   return fmt::format("[{}/{}] {}: {} ({})", index + 1, count, where, p.c.key, p.c.description);
 }

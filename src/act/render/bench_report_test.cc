@@ -11,7 +11,7 @@ Device dev(int i) { return {i, "NVIDIA H200", "GPU-" + std::to_string(i), {9, 0}
 
 Result p2p(int a, int b, std::optional<double> v, BenchStatus s = BenchStatus::kOk) {
   Result r;
-  r.key = "p2p", r.scope = Scope::kPair, r.target.devices = {dev(a), dev(b)}, r.value = v, r.status = s;
+  r.key = "p2p", r.scope = CaseScope::kPair, r.target.devices = {dev(a), dev(b)}, r.value = v, r.status = s;
   return r;
 }
 
@@ -22,7 +22,7 @@ TEST(BenchReport, ValuesAndLabels) {
   EXPECT_EQ(format_value(0, "errors"), "0 errors");
   EXPECT_EQ(target_label(p2p(0, 1, 1)), "0->1");
   Result all;
-  all.scope = Scope::kAll;
+  all.scope = CaseScope::kAll;
   EXPECT_EQ(target_label(all), "all");
 }
 

@@ -71,9 +71,9 @@ std::string format_value(double value) {
   return ec == std::errc() ? std::string(buf, end) : "NaN";
 }
 
-std::string render(const std::vector<Family>& families) {
+std::string render(const std::vector<MetricFamily>& families) {
   std::string out;
-  for (const Family& f : families) {
+  for (const MetricFamily& f : families) {
     if (f.samples.empty()) continue;
     out += "# HELP " + f.name + " " + escape_help(f.help) + "\n";
     out += "# TYPE " + f.name + " " + type_name(f.type) + "\n";

@@ -24,7 +24,7 @@ struct Sample {
   double value = 0;
 };
 
-struct Family {
+struct MetricFamily {
   std::string name;  // [a-zA-Z_:][a-zA-Z0-9_:]*
   Type type = Type::kGauge;
   std::string help;
@@ -46,6 +46,6 @@ std::string format_value(double value);
 
 /// Every family with samples: its # HELP and # TYPE lines, then its samples,
 /// one a line. Families without samples are left out.
-std::string render(const std::vector<Family>& families);
+std::string render(const std::vector<MetricFamily>& families);
 
 }  // namespace gpuenv::prometheus

@@ -50,7 +50,7 @@ TEST(PrometheusText, ValuesReadBackAsTheSameDouble) {
 }
 
 TEST(PrometheusText, FamiliesWithHelpTypeAndSamples) {
-  std::vector<Family> families = {
+  std::vector<MetricFamily> families = {
       {"up", Type::kGauge, "1 when up", {{{{"gpu", "0"}, {"name", "A \"B\""}}, 1}, {{{"gpu", "1"}}, 0}}},
       {"empty", Type::kGauge, "no samples: left out", {}},
       {"errors_total", Type::kCounter, "failures", {{{}, 3}}},
