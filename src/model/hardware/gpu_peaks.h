@@ -1,7 +1,8 @@
 // Spec peaks of common GPUs, to show every figure of `gpuenv bench` and
-// `gpuenv check` as a share of what the part is sold for. Dense rates (no 2:4 sparsity), tensor cores with fp32
-// accumulation, from the vendor's datasheets and architecture whitepapers.
-// They are leads, not ceilings: real GEMMs reach 70-90 % of them.
+// `gpuenv check` as a share of what the part is sold for. Dense rates (no
+// 2:4 sparsity), tensor cores with fp32 accumulation, from the vendor's
+// datasheets and architecture whitepapers. They are leads, not ceilings:
+// real GEMMs reach 70-90 % of them.
 #pragma once
 
 #include <optional>

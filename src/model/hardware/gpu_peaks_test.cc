@@ -5,7 +5,7 @@
 namespace gpuenv {
 namespace {
 
-TEST(BenchPeaks, KnownGpusByTheirNvmlNames) {
+TEST(GpuPeaks, KnownGpusByTheirNvmlNames) {
   struct Row {
     const char* name;
     const char* dtype;
@@ -30,14 +30,14 @@ TEST(BenchPeaks, KnownGpusByTheirNvmlNames) {
   }
 }
 
-TEST(BenchPeaks, UnknownGpusAndTypesHaveNone) {
+TEST(GpuPeaks, UnknownGpusAndTypesHaveNone) {
   EXPECT_FALSE(peaks_for("NVIDIA Frobnicator 9000").has_value());
   EXPECT_FALSE(peaks_for("NVIDIA H200 ").has_value());  // exact names only
   EXPECT_FALSE(peaks_for("").has_value());
   EXPECT_EQ(gemm_peak(*peaks_for("NVIDIA H200"), "fp64"), std::nullopt);
 }
 
-TEST(BenchPeaks, PcieLinkOneDirection) {
+TEST(GpuPeaks, PcieLinkOneDirection) {
   auto link = [](std::optional<int> gen, std::optional<int> width) {
     PcieLink l;
     l.gen_max = gen, l.width_max = width;
@@ -53,7 +53,7 @@ TEST(BenchPeaks, PcieLinkOneDirection) {
   EXPECT_EQ(pcie_peak_gbps(link(5, 0)), std::nullopt);
 }
 
-TEST(BenchPeaks, GraceSuperchipsReachTheHostOverC2cNotPcie) {
+TEST(GpuPeaks, GraceSuperchipsReachTheHostOverC2cNotPcie) {
   PcieLink gen5;
   gen5.gen_max = 5, gen5.width_max = 16;
   EXPECT_TRUE(reaches_host_over_c2c("NVIDIA GH200 480GB"));
