@@ -87,8 +87,7 @@ struct JobWatch::Impl {
   // every NVML reader shares (sense/nvml/nvml_call.h).
   JobGpu capacities(nvml::Device d, const std::string& uuid) const {
     const NvmlFunctions& fn = this->fn();
-    std::vector<Problem> ignored;  // the watcher reports nothing per call
-    NvmlCaller call(session.nvml(), "", &ignored);
+    NvmlCaller call(session.nvml());
     JobGpu g;
     g.uuid = uuid;
     g.name = get_string(call, fn.name, d);
@@ -116,8 +115,7 @@ struct JobWatch::Impl {
       s->v[kThermal] = std::max(s->v[kThermal].value_or(0), (*mask & kThermalBits) ? 1.0 : 0.0);
       s->v[kPowerCap] = std::max(s->v[kPowerCap].value_or(0), (*mask & clock_event::kSwPowerCap) ? 1.0 : 0.0);
     }
-    std::vector<Problem> ignored;
-    NvmlCaller call(session.nvml(), "", &ignored);
+    NvmlCaller call(session.nvml());
     unsigned kib_per_s = 0;
     if (call(fn.pcie_throughput, d, nvml::kPcieUtilRxBytes, &kib_per_s)) add(&s->v[kPcieRxMBs], kib_per_s * 1024.0 / 1e6);
     if (call(fn.pcie_throughput, d, nvml::kPcieUtilTxBytes, &kib_per_s)) add(&s->v[kPcieTxMBs], kib_per_s * 1024.0 / 1e6);
@@ -130,11 +128,10 @@ struct JobWatch::Impl {
         {kSmActivePct, &GpmRatios::sm_active},     {kTensorActivePct, &GpmRatios::tensor_active},
         {kFp32ActivePct, &GpmRatios::fp32_active}, {kFp16ActivePct, &GpmRatios::fp16_active},
         {kDramActivePct, &GpmRatios::dram_active}, {kSmOccupancyPct, &GpmRatios::sm_occupancy}};
-    std::vector<Problem> ignored;  // the watcher reports nothing per call
     std::array<std::optional<double>, std::size(kFields)> sum{};
     std::array<std::size_t, std::size(kFields)> n{};
     for (GpmDevice& g : gpm) {
-      NvmlCaller call(session.nvml(), "", &ignored);
+      NvmlCaller call(session.nvml());  // the watcher reports nothing per call
       std::optional<GpmRatios> r = g.next(call);
       for (std::size_t i = 0; r && i < std::size(kFields); ++i)
         if (const auto& x = (*r).*kFields[i].second) add(&sum[i], 100 * *x), ++n[i];

@@ -17,7 +17,7 @@ bool NvmlCaller::report(const char* fn) {
   if (gpu_ != nullptr && nvml_error_is_fatal_for_gpu(last_)) {
     gpu_->problem = std::move(p);
     stopped_ = true;
-  } else {
+  } else if (problems_ != nullptr) {
     problems_->push_back(std::move(p));
   }
   return false;

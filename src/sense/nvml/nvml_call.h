@@ -29,6 +29,9 @@ class NvmlCaller {
   NvmlCaller(const Nvml& nvml, std::string subject, std::vector<Problem>* problems,
              Gpu* gpu = nullptr)
       : nvml_(nvml), subject_(std::move(subject)), problems_(problems), gpu_(gpu) {}
+  /// A caller for a watcher, which reports nothing per call: failures are
+  /// dropped, but for a lost GPU's Problem in *gpu when given.
+  explicit NvmlCaller(const Nvml& nvml, Gpu* gpu = nullptr) : NvmlCaller(nvml, "", nullptr, gpu) {}
 
   template <typename F, typename... Args>
   bool operator()(const Fn<F>& fn, Args... args) {
@@ -49,7 +52,7 @@ class NvmlCaller {
 
   const Nvml& nvml_;
   std::string subject_;
-  std::vector<Problem>* problems_;
+  std::vector<Problem>* problems_;  // nullptr: a quiet caller
   Gpu* gpu_;
   bool stopped_ = false;
   nvml::Return last_ = nvml::kSuccess;

@@ -90,9 +90,8 @@ void read_live_state(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, D
 }
 
 DeviceReading read_live_state(const Nvml& nvml, nvml::Device d) {
-  std::vector<Problem> ignored;
   Gpu lost;  // where a lost GPU's Problem goes, so that it is asked nothing more
-  NvmlCaller call(nvml, "", &ignored, &lost);
+  NvmlCaller call(nvml, &lost);
   DeviceReading r;
   read_live_state(call, nvml.fn, d, &r);
   r.up = !call.stopped();
