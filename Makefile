@@ -1,5 +1,5 @@
 # gpuenv — quick start: `make run`, `make test` (Debian 12, as root or with sudo).
-.PHONY: all build build-runtime install-missing deps deps-image deps-deploy run test test-unit test-asan test-image test-deploy test-gpu test-gpu-bench clean
+.PHONY: test-image-source fuzz all build build-runtime install-missing deps deps-image deps-deploy run test test-unit test-asan test-image test-deploy test-gpu test-gpu-bench clean
 
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ pkg-config ccache clang libclang-rt-14-dev \
@@ -51,25 +51,40 @@ run: build-runtime
 	./build/gpuenv explain
 
 test-unit: build
-	ctest --preset default -j$(JOBS)
+	./tests/ci/isolated-home.sh ctest --preset default -j$(JOBS) --output-junit $(CURDIR)/build/ctest-junit.xml
 
 # The same tests under AddressSanitizer + UBSan, plus the fuzzers (clang).
 test-asan: deps
 	cmake --preset asan >/dev/null
 	cmake --build build-asan -j$(JOBS)
-	ctest --preset asan -j$(JOBS)
+	./tests/ci/isolated-home.sh ctest --preset asan -j$(JOBS) --output-junit $(CURDIR)/build-asan/ctest-junit.xml
 
 # docker/Dockerfile built for real with podman (offline, from local base
 # images) and started: Jupyter, SSH, batch jobs, the cache volume.
 test-image: build deps-image
 	./tests/image/test-image.sh build
 
+# The same, with the image's own build stage compiling gpuenv from source,
+# as a plain `docker build -f docker/Dockerfile .` does.
+test-image-source: build deps-image
+	./tests/image/test-image.sh --from-source build
+
 # deploy/kubernetes validated offline: the Kubernetes OpenAPI schemas, the
 # Grafana dashboard's queries, the Prometheus scrape config (promtool).
 test-deploy: deps-deploy
 	./tests/kubernetes/run.sh
 
-test: test-unit test-asan test-deploy test-image
+# Each stage in turn, then a table of their minutes and every skipped test
+# (tests/ci/stages.sh; under CI=true a skip fails unless allowed there).
+test:
+	@./tests/ci/stages.sh test-unit test-asan test-deploy test-image
+
+# Long fuzzing, apart from the tests: each fuzzer for FUZZ_SECONDS (default
+# 300), its finds kept in build-asan/corpus/NAME.
+FUZZ_SECONDS ?= 300
+fuzz: deps
+	cmake --preset asan -DGPUENV_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+	cmake --build build-asan -j$(JOBS) --target fuzz-long
 
 # On a machine with an NVIDIA GPU: the real driver path end to end.
 test-gpu: build

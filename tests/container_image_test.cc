@@ -86,6 +86,15 @@ TEST(ContainerImage, ScriptsParse) {
 TEST(ContainerImage, UserStepIsIdempotentAndNeverLocked) {
   if (geteuid() != 0) GTEST_SKIP() << "useradd needs root";
   std::string name = "gpuenvt" + std::to_string(getpid()) + "i";
+  // The account goes when the test ends, whichever assertion ends it.
+  struct Remove {
+    std::string name;
+    ~Remove() {
+      run_process({"/usr/sbin/userdel", "--remove", name});
+      run_process({"/usr/sbin/userdel", "--remove", name + "x"});
+      run_process({"/usr/sbin/groupdel", name});
+    }
+  } remove{name};
   uid_t uid = free_uid();
   ASSERT_NE(uid, 0u);
   for (int round = 0; round < 2; ++round) {
@@ -107,8 +116,6 @@ TEST(ContainerImage, UserStepIsIdempotentAndNeverLocked) {
   ProcessResult taken = step({"user", name + "x", "0"});
   EXPECT_EQ(taken.exit_code, 1);
   EXPECT_TRUE(contains(taken.err, "uid 0 is taken by root")) << taken.err;
-  run_process({"/usr/sbin/userdel", "--remove", name});
-  run_process({"/usr/sbin/groupdel", name});
 }
 
 TEST_F(ScratchRoot, DirsStepOwnersAndModes) {
@@ -214,6 +221,30 @@ TEST(ContainerImage, DockerfileHasNoVolumeAndADevelTargetThatIsNotTheDefault) {
       EXPECT_TRUE(contains(devel_stage, "\n" + line + "\n")) << "devel lacks: " << line;
     }
   EXPECT_GE(copies, 4);
+}
+
+// The image test builds with GPUENV_FROM=prebuilt; a user's build compiles
+// (source). Both stages must give the later stages the same files, and the
+// build the later stages copy from is whichever the argument names.
+TEST(ContainerImage, PrebuiltStageGivesWhatTheSourceStageBuilds) {
+  std::string d = slurp(repo() + "/docker/Dockerfile");
+  EXPECT_TRUE(contains(d, "\nARG GPUENV_FROM=source\n"));
+  EXPECT_TRUE(contains(d, "\nFROM build-${GPUENV_FROM} AS build\n"));
+  size_t source = d.find(" AS build-source\n"), prebuilt = d.find("\nFROM scratch AS build-prebuilt\n");
+  ASSERT_NE(source, std::string::npos);
+  ASSERT_NE(prebuilt, std::string::npos);
+  std::string prebuilt_stage = d.substr(prebuilt, d.find("\nFROM ", prebuilt + 1) - prebuilt);
+  std::istringstream lines(d);
+  int copied = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const std::string from = "COPY --from=build /src/build-portable/";
+    if (line.rfind(from, 0) != 0) continue;
+    std::string file = line.substr(from.size(), line.find(' ', from.size()) - from.size());
+    ++copied;
+    EXPECT_TRUE(contains(prebuilt_stage, "prebuilt/" + file)) << "build-prebuilt lacks " << file;
+    EXPECT_TRUE(contains(d.substr(source, prebuilt - source), "build-portable/" + file)) << file;
+  }
+  EXPECT_EQ(copied, 4) << "gpuenv and the plugin, in the devel and runtime stages";
 }
 
 TEST(ContainerImage, MakeDepsInstallsTheProgramsTheTestsRun) {

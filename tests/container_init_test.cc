@@ -41,7 +41,7 @@ class InitTest : public ::testing::Test {
   // gpuenv init with the plan files in the temp dir, then `args`.
   std::vector<std::string> init(const std::vector<std::string>& args) const {
     std::vector<std::string> argv = {GPUENV_BIN, "init", "--etc-dir", dir_ + "/etc", "--profile-d",
-                                     dir_ + "/profile.d"};
+                                     dir_ + "/profile.d", "--cache-root", dir_ + "/cache"};
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
   }

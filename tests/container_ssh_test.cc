@@ -353,13 +353,15 @@ TEST_F(SshTest, RefusesDirectoriesAndHostKeysOthersCouldSwap) {
   r = run_gpuenv(args);
   EXPECT_EQ(r.exit_code, 78);
   EXPECT_TRUE(contains(r.err, open_dir + " is writable by its group or by others")) << r.err;
-  if (geteuid() != 0) return;
-  // As root, a host key directory the user owns.
-  args = serve_args();
+}
+
+TEST_F(SshTest, AsRootRefusesAHostKeyDirectoryTheUserOwns) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a directory to another user";
+  std::vector<std::string> args = serve_args();
   args[9] = dir_->path() + "/users";  // --host-key-dir
   ASSERT_EQ(mkdir(args[9].c_str(), 0700), 0);
   ASSERT_EQ(chown(args[9].c_str(), user_->uid(), 0), 0);
-  r = run_gpuenv(args);
+  ProcessResult r = run_gpuenv(args);
   EXPECT_EQ(r.exit_code, 78);
   EXPECT_TRUE(contains(r.err, args[9] + " is owned by uid " + std::to_string(user_->uid()))) << r.err;
 }

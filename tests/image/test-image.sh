@@ -3,9 +3,15 @@
 # start containers from it, checked with real clients on 127.0.0.1.
 # docs/container.md, "The image test", says what each check shows.
 #
-#   tests/image/test-image.sh [BUILD_DIR]   (default build/: the stand-in NVML,
-#                                            libcuda and bench plugin it built)
+#   tests/image/test-image.sh [--from-source] [BUILD_DIR]
+#       BUILD_DIR (default build/): the stand-in NVML, libcuda and bench plugin
+#       it built, and the portable gpuenv and bench plugin it linked, which the
+#       image is built from (GPUENV_FROM=prebuilt: the project is compiled once).
+#       --from-source: the image's own build stage compiles gpuenv, as a plain
+#       `docker build -f docker/Dockerfile .` does.
 set -uo pipefail
+from=prebuilt
+if [ "${1:-}" = --from-source ]; then from=source; shift; fi
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$repo/build}" && pwd)
@@ -47,9 +53,29 @@ until_ok() {
 }
 
 [ "$(id -u)" -eq 0 ] || { say "needs root: rootful podman builds and runs the image (sudo make test-image)"; exit 1; }
-for f in libnvidia-ml.so.1 libcuda.so.1 libgpuenv-bench.so; do
-  [ -f "$build/fake/$f" ] || { say "no $build/fake/$f: run make build first"; exit 1; }
+for f in fake/libnvidia-ml.so.1 fake/libcuda.so.1 fake/libgpuenv-bench.so; do
+  [ -f "$build/$f" ] || { say "no $build/$f: run make build first"; exit 1; }
 done
+
+# The build context: the repository, or with GPUENV_FROM=prebuilt only what
+# the image takes besides gpuenv (docker/, python/) and prebuilt/ holding the
+# portable binary and plugin, checked against the runtime image's glibc first
+# (as the build-source stage checks its own).
+context=$repo
+if [ $from = prebuilt ]; then
+  for f in gpuenv-portable portable/libgpuenv-bench.so; do
+    [ -f "$build/$f" ] || { say "no $build/$f: make build links it (the static archives come with make deps)"; exit 1; }
+  done
+  context=$work/context
+  mkdir -p "$context/prebuilt" "$context/docker"
+  cp -r "$repo/python" "$context/"
+  cp "$repo/docker/setup-image.sh" "$repo/docker/healthcheck.py" "$context/docker/"
+  cp "$build/gpuenv-portable" "$context/prebuilt/gpuenv"
+  cp "$build/portable/libgpuenv-bench.so" "$context/prebuilt/"
+  "$repo/docker/setup-image.sh" check-glibc "$context/prebuilt/gpuenv" 2.28 >/dev/null &&
+    "$repo/docker/setup-image.sh" check-glibc "$context/prebuilt/libgpuenv-bench.so" 2.35 >/dev/null ||
+    { say "the prebuilt binaries need a newer glibc than the image has"; exit 1; }
+fi
 
 # ---- the images
 "$repo/tests/image/bases.sh" || { say "could not make the base images"; exit 1; }
@@ -58,11 +84,11 @@ build_image() {  # build_image TAG LOG [podman build flags]: docker/Dockerfile a
   podman build --format docker -f "$repo/docker/Dockerfile" \
     --ignorefile "$repo/docker/Dockerfile.dockerignore" \
     --build-arg BASE_IMAGE=$BASE --build-arg BUILD_IMAGE=$BASE --build-arg CUDA_IMAGE=$CUDA \
-    --build-arg JUPYTER_FROM=debian "$@" -t "$tag" "$repo" >"$log" 2>&1 && return 0
+    --build-arg JUPYTER_FROM=debian --build-arg GPUENV_FROM=$from "$@" -t "$tag" "$context" >"$log" 2>&1 && return 0
   tail -n 40 "$log"
   return 1
 }
-say "building $IMAGE from docker/Dockerfile"
+say "building $IMAGE from docker/Dockerfile (GPUENV_FROM=$from)"
 build_start=$SECONDS
 build_image $IMAGE "$work/build.log" || { fail "podman build (log above)"; exit 1; }
 pass "podman build in $((SECONDS - build_start)) s"
@@ -179,7 +205,7 @@ features=$work/features.d
 mkdir -p "$features" && chmod 0755 "$features"  # as a node's: root's, 0755
 kube_args=()
 if podman run --rm --entrypoint gpuenv $IMAGE export --help >/dev/null 2>&1; then exporter=yes
-else exporter=no; kube_args=(--idle exporter); say "no gpuenv export in the image: the exporter container idles, /metrics is not checked"; fi
+else exporter=no; kube_args=(--idle exporter); fail "gpuenv export --help fails in the image: the exporter container idles, /metrics cannot be checked"; fi
 "$repo/tests/image/daemonset-pod.py" "$repo/deploy/kubernetes/daemonset.yaml" $IMAGE "$features" \
   "$build/fake" "$repo/tests/fake_nvml/scenarios" "$kube_pod" "${kube_args[@]}" >"$work/pod.yaml"
 kube_play() { podman kube play "$work/pod.yaml" >"$work/kube.log" 2>&1; }

@@ -4,7 +4,9 @@
 # (check-dashboard.mjs), the Prometheus scrape config (check-scrape.mjs,
 # promtool), the alerts (check-rules.mjs, promtool); and each check shown to fail on a broken input, so that none of
 # them passes by checking nothing. Installs its npm packages (package-lock.json)
-# into tests/kubernetes/node_modules with `npm ci` when they are missing or stale.
+# with `npm ci` once per lock file into a cache kept between clones
+# ($GPUENV_CI_CACHE, default ~/.cache/gpuenv-ci), linked as
+# tests/kubernetes/node_modules.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,13 +21,18 @@ say() { echo "test-deploy: $*"; }
 pass() { say "ok   $*"; passes=$((passes + 1)); }
 fail() { say "FAIL $*"; failures=$((failures + 1)); }
 
-# ---- npm ci when node_modules is not what package-lock.json names
-stamp=$here/node_modules/.gpuenv-lock
-if ! cmp -s "$here/package-lock.json" "$stamp" 2>/dev/null; then
-  say "npm ci (tests/kubernetes/package-lock.json)"
-  (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) || { fail "npm ci"; exit 1; }
-  cp "$here/package-lock.json" "$stamp"
+# ---- node_modules: npm ci once per package-lock.json, kept between clones
+lock_id=$(sha256sum "$here/package-lock.json" | cut -c1-16)
+modules=${GPUENV_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuenv-ci}/node_modules-$lock_id
+if [ ! -d "$modules/node_modules" ]; then
+  say "npm ci (tests/kubernetes/package-lock.json) into $modules"
+  staging=$(mktemp -d "${modules%/*}/.staging.XXXXXX" 2>/dev/null || { mkdir -p "${modules%/*}" && mktemp -d "${modules%/*}/.staging.XXXXXX"; })
+  cp "$here/package.json" "$here/package-lock.json" "$staging/"
+  (cd "$staging" && npm ci --no-audit --no-fund --loglevel=error) || { rm -rf "$staging"; fail "npm ci"; exit 1; }
+  mv -T "$staging" "$modules" 2>/dev/null || rm -rf "$staging"  # another run may have made it first
 fi
+if [ -d "$here/node_modules" ] && [ ! -L "$here/node_modules" ]; then rm -rf "$here/node_modules"; fi
+ln -sfn "$modules/node_modules" "$here/node_modules"
 
 expect_ok() {  # expect_ok WHAT COMMAND...
   local what=$1; shift
