@@ -41,6 +41,11 @@ own modules are imported, and then only what the environment asks for:
 
 Any other sitecustomize on the path still runs, after this one, and is then
 the module `sitecustomize`, as without gpuenv.
+
+A Python started with -I, -E or -S never runs this file (PYTHONPATH or site
+is off): `gpuenv run` then sets none of the variables above and says so
+(src/decide/run/python_flags.h), since one this file never removed would be
+taken by the next Python the job starts.
 """
 import os
 import sys

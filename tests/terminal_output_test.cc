@@ -2,8 +2,11 @@
 // snapshot's error on stderr, and a hostile stored row in bench --history.
 // Nothing may come out raw: no ESC, BEL, C1 CSI (U+009B) or lone 0x9B.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "builders.h"
 #include "model/snapshot.h"
@@ -110,5 +113,80 @@ TEST(TerminalOutput, ExplainEscapesAStoredStartTime) {
   expect_no_raw_controls(r.err);
 }
 
+// Issue 35: stdout's JSON carried DEL and C1 controls raw (U+009B is CSI to a
+// terminal) where stderr's JSON escaped them.
+const std::string kC1 = "\xc2\x9b" "31m\x7f\xc2\x85";
+
+void expect_no_raw_del_or_c1(const std::string& text, const std::string& what) {
+  EXPECT_EQ(text.find('\x7f'), std::string::npos) << what << ": raw DEL in:\n" << text;
+  for (size_t i = text.find('\xc2'); i != std::string::npos; i = text.find('\xc2', i + 1))
+    EXPECT_FALSE(i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0)
+        << what << ": raw C1 control at " << i << " in:\n" << text;
+}
+
+TEST(TerminalOutput, JsonOnStdoutEscapesC1ControlsFromASnapshot) {
+  Machine m = testing::machine::h100();
+  m.gpus[0].name = "NVIDIA " + kC1 + "H100";
+  std::string file = write_temp_file("machine.json", machine_to_json(m));
+  expect_no_raw_del_or_c1(machine_to_json(m), "the snapshot");
+  for (const char* command : {"detect", "explain"}) {
+    auto r = run_gpuenv({command, "--json", "--machine", file});
+    ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
+    expect_no_raw_del_or_c1(r.out, command);
+    EXPECT_NE(r.out.find("\\u009b31m\\u007f\\u0085"), std::string::npos) << command << ": " << r.out;
+    EXPECT_NO_THROW((void)nlohmann::json::parse(r.out)) << command;
+  }
+}
+
+TEST(TerminalOutput, JsonOnStdoutEscapesC1ControlsFromNvml) {
+  std::ifstream in(testing::kScenarios + "h200.txt");
+  std::string scenario((std::istreambuf_iterator<char>(in)), {});
+  size_t at = scenario.find("name=\"NVIDIA H200\"");
+  ASSERT_NE(at, std::string::npos);
+  scenario.replace(at, 18, "name=\"NVIDIA " + kC1 + "H200\"");
+  testing::ProcessOptions o = testing::stand_ins("h200");
+  o.env["FAKE_NVML_SCENARIO"] = write_temp_file("scenario.txt", scenario);
+  auto r = run_gpuenv({"detect", "--json"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_no_raw_del_or_c1(r.out, "detect");
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(r.out.find("NVIDIA \\u009b31m\\u007f\\u0085H200"), std::string::npos) << r.out;
+}
+
+TEST(TerminalOutput, PlanMemoryJsonEscapesC1ControlsInModelType) {
+  std::string config = write_temp_file(
+      "config.json", "{\"model_type\": \"my" + kC1 + "llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                     "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 1000}");
+  auto r = run_gpuenv({"plan-memory", "--json", "--machine", GPUENV_TESTS_DIR "/machines/h200.json", "--config",
+                       config, "--seq", "8", "--batch", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_no_raw_del_or_c1(r.out, "plan-memory");
+  expect_no_raw_del_or_c1(r.err, "plan-memory's stderr");
+  EXPECT_EQ(nlohmann::json::parse(r.out)["model"]["arch"], "my" + kC1 + "llama") << r.out;
+}
+
+// Issue 35: init's error text went to stderr raw (a newline, ESC, C1 CSI):
+// a command that cannot start, and (as root) a GPUENV_USER that names nobody.
+void expect_init_error_escaped(const std::string& format, const std::string& command, const std::string& user,
+                               const std::string& said) {
+  std::string dir = testing::make_temp_dir("gpuenv-init-esc");
+  testing::ProcessOptions o;
+  if (!user.empty()) o.env["GPUENV_USER"] = user;
+  auto r = run_gpuenv({"init", "--log-format", format, "--etc-dir", dir + "/e", "--profile-d", dir + "/p", "--",
+                       command}, o);
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("a\nb"), std::string::npos) << r.err;
+  expect_no_raw_controls(r.err);
+  expect_no_raw_del_or_c1(r.err, format);
+}
+
+TEST(TerminalOutput, InitErrorsAreEscapedInBothLogFormats) {
+  const std::string hostile = "a\nb\x1b[31m\xc2\x9b\x7f";
+  for (const char* format : {"text", "json"}) {
+    expect_init_error_escaped(format, hostile, "", "cannot run a");
+    if (geteuid() == 0) expect_init_error_escaped(format, "true", hostile, "GPUENV_USER");  // read by root only
+  }
+}
 }  // namespace
 }  // namespace gpuenv

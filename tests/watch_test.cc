@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -353,6 +354,46 @@ TEST(Tune, PrecisionOnlyWhenAskedAndOnlyWithBf16) {
   EXPECT_EQ(jobs[1]["context"]["precision"], "") << r.out;
   EXPECT_EQ(jobs[0]["context"]["bf16"], true);
   EXPECT_EQ(jobs[1]["context"]["bf16"], false);  // the V100
+}
+
+// issue 35: under python3 -I, -E or -S, and with the user's empty PYTHONPATH that the plan keeps,
+// the hook never loads: gpuenv said the job ran under bf16 autocast, and left GPUENV_TUNE_PRECISION
+// for the next Python the job starts. It now says why it is not applied and sets nothing.
+TEST(Tune, PrecisionIsNotClaimedWhereTheHookCannotLoad) {
+  std::string root = temp_dir();
+  const std::string show = "import os, sys; print('gpuenv_sitecustomize' in sys.modules, "
+                           "os.environ.get('GPUENV_TUNE_PRECISION', 'unset'))";
+  struct Row {
+    std::vector<std::string> command;
+    std::optional<std::string> pythonpath;  // the user's; nullopt: tune_env's
+    std::string why;                        // "": the hook loads
+  };
+  std::vector<Row> rows = {
+      {{"python3", "-c", show}, std::nullopt, ""},
+      {{"python3", "-I", "-c", show}, std::nullopt, "python3 -I (isolated mode ignores PYTHONPATH)"},
+      {{"python3", "-Ec", show}, std::nullopt, "python3 -E (it ignores the PYTHON* variables"},
+      {{"python3", "-S", "-c", show}, std::nullopt, "python3 -S (it imports no site module"},
+      {{"env", "A=1", "python3", "-IS", "-c", show}, std::nullopt, "python3 -I"},
+      {{"python3", "-c", show}, "", "your PYTHONPATH is set empty, and gpuenv keeps it"},
+  };
+  for (const auto& row : rows) {
+    ProcessOptions o = tune_env(root);
+    if (row.pythonpath) o.env["PYTHONPATH"] = *row.pythonpath;
+    std::vector<std::string> args = {"run", "--machine", std::string(GPUENV_TESTS_DIR) + "/machines/h200.json",
+                                     "--tune=+precision", "--"};
+    args.insert(args.end(), row.command.begin(), row.command.end());
+    ProcessResult r = run_gpuenv(args, o);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const bool loads = row.why.empty();
+    EXPECT_EQ(r.out, loads ? "True unset\n" : "False unset\n") << row.command[1] << ": " << r.err;
+    EXPECT_EQ(r.err.find("run under bf16 autocast") != std::string::npos, loads) << r.err;
+    if (loads) continue;
+    EXPECT_NE(r.err.find("--tune=+precision: the job's Python will not load gpuenv's start-up hook: " + row.why),
+              std::string::npos) << r.err;
+    // The TF32 override stays on, and the plan or run says what it lacks without the hook.
+    EXPECT_NE(r.err.find("TF32 stays on (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 needs no hook)"), std::string::npos)
+        << r.err;
+  }
 }
 
 TEST(Explain, ShowsTheLastVerdictAndEachChange) {

@@ -103,6 +103,25 @@ TEST(InitLog, ValuesAreMadePrintableInTextButKeptInJson) {
   EXPECT_EQ(e.fields["value"], "a\x1b[31mb");
 }
 
+// Issue 35: init's error text (GPUENV_USER=$'a\nb\x1b[31m\xc2\x9b' names no user) reached
+// the terminal raw: a newline, ESC and CSI. Every event's text is sanitised
+// where it is rendered, in both formats.
+TEST(InitLog, ErrorTextCarriesNoRawControls) {
+  std::string user = "a\nb\x1b[31m\xc2\x9b\x7f";
+  for (const LogEvent& e : {error_event("no user " + user), write_failed_event("/etc/" + user, user),
+                            skipped_event("/etc/" + user, user)})
+    for (LogFormat f : {LogFormat::kText, LogFormat::kJson}) {
+      std::string out = render_event(e, f, "t", "init");
+      ASSERT_FALSE(out.empty());
+      EXPECT_EQ(out.find('\n'), out.size() - 1) << out;  // one line
+      EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+      EXPECT_EQ(out.find('\x7f'), std::string::npos) << out;
+      EXPECT_EQ(out.find("\xc2\x9b"), std::string::npos) << out;
+    }
+  EXPECT_EQ(render_event(error_event("no user " + user), LogFormat::kText, "t"),
+            "gpuenv: error: no user a\\x0ab\\x1b[31m\\u009b\\x7f\n");
+}
+
 TEST(InitLog, ParseLogFormat) {
   LogFormat f;
   EXPECT_TRUE(parse_log_format("json", &f));

@@ -27,15 +27,18 @@ Sink& sink() {
   return s;
 }
 
+// Every event's text passes the terminal sanitiser here, whoever built it (an
+// error of init's naming GPUENV_USER, a path): printable() is idempotent, so
+// text already made printable comes out the same.
 std::string render_text(const LogEvent& e) {
   if (e.text.empty()) return "";
   switch (e.form) {
-    case LogEvent::Form::kVerbatim: return e.text;
-    case LogEvent::Form::kLine: return "gpuenv: " + e.text + "\n";
+    case LogEvent::Form::kVerbatim: return printable_lines(e.text);
+    case LogEvent::Form::kLine: return "gpuenv: " + printable(e.text) + "\n";
     case LogEvent::Form::kBanner: break;
   }
-  if (e.level == Severity::kInfo) return e.text + "\n";
-  return std::string("gpuenv: ") + level_name(e.level) + ": " + e.text + "\n";
+  if (e.level == Severity::kInfo) return printable(e.text) + "\n";
+  return std::string("gpuenv: ") + level_name(e.level) + ": " + printable(e.text) + "\n";
 }
 
 }  // namespace
@@ -53,7 +56,7 @@ std::string render_event(const LogEvent& e, LogFormat format, const std::string&
   ordered_json j = {{"time", time}, {"level", level_name(e.level)}, {"msg", e.msg}};
   if (!command.empty()) j["command"] = command;
   for (const auto& [k, v] : e.fields.items()) j[k] = v;
-  return json_printable(json_line(j)) + "\n";
+  return json_line(j) + "\n";
 }
 
 void configure_log(LogFormat format, const std::string& command) {

@@ -35,7 +35,9 @@ struct LogEvent {
 
 /// One event as its line(s), with the newline. `time` is RFC 3339 UTC;
 /// `command` (when not empty) follows "msg" in JSON. Text mode prints the
-/// text as the event holds it; JSON replaces bytes that are not UTF-8.
+/// text through the terminal sanitiser (act/render/printable.h: printable(),
+/// printable_lines() for kVerbatim); JSON is model/json_text.h's json_line
+/// (bytes that are not UTF-8 replaced, DEL and C1 controls escaped).
 std::string render_event(const LogEvent& e, LogFormat format, const std::string& time,
                          const std::string& command = "");
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "act/render/printable.h"
 
 namespace gpuenv {
 namespace {
@@ -114,6 +115,20 @@ TEST(Log, JsonEscapesC1ControlsAndDel) {
   EXPECT_NE(render_event({Severity::kInfo, "x", "", {{"m", "\xc2\xa0\xe2\x82\xac"}}}, LogFormat::kJson, "t")
                 .find("\xc2\xa0\xe2\x82\xac"),
             std::string::npos);
+}
+
+// Text mode sanitises every form, whoever built the text; text already made
+// printable comes out the same.
+TEST(Log, TextModeSanitisesEveryForm) {
+  using F = LogEvent::Form;
+  std::string raw = "a\nb\x1b[2J\xc2\x9b";
+  EXPECT_EQ(render_event({Severity::kInfo, "x", raw, {}, F::kBanner}, LogFormat::kText, "t"), "a\\x0ab\\x1b[2J\\u009b\n");
+  EXPECT_EQ(render_event({Severity::kError, "x", raw, {}, F::kLine}, LogFormat::kText, "t"),
+            "gpuenv: a\\x0ab\\x1b[2J\\u009b\n");
+  EXPECT_EQ(render_event({Severity::kWarning, "x", raw + "\n", {}, F::kVerbatim}, LogFormat::kText, "t"),
+            "a\nb\\x1b[2J\\u009b\n");
+  EXPECT_EQ(render_event({Severity::kError, "x", printable(raw), {}, F::kLine}, LogFormat::kText, "t"),
+            "gpuenv: a\\x0ab\\x1b[2J\\u009b\n");
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "act/tune.h"
 #include "decide/decide.h"
 #include "decide/run/job_run.h"
+#include "decide/run/python_flags.h"
 #include "decide/launcher_env.h"
 #include "decide/precision_tune.h"
 #include "decide/rules/rule_measured.h"
@@ -54,9 +55,22 @@ bool regular_file(const std::string& p) {
 // holds gets this long, and a stop signal ends the wait at once.
 store::Patience record_patience() { return {std::chrono::milliseconds(1500), stop_signal_pending}; }
 
-// Puts gpuenv's Python hook first on PYTHONPATH; "" or why it could not.
+// Why the job's Python will not load gpuenv's hook, "" when it may: a flag on its command line
+// (decide/run/python_flags.h), or the user's empty PYTHONPATH that the plan keeps (rule tf32 says
+// so in a note). The hook's variables are then left unset: it is the hook that removes them from
+// the environment once read, so a variable its interpreter never read would reach the next Python
+// the job starts (a helper's `python -c`) and be applied there instead.
+std::string hook_blocked(const Plan& plan, const std::vector<std::string>& argv) {
+  if (std::string by = python_hook_blocked_by(argv); !by.empty()) return by;
+  const Setting* path = plan.find("PYTHONPATH");
+  return path && path->origin == Origin::kKept && path->value.empty()
+             ? "your PYTHONPATH is set empty, and gpuenv keeps it" : "";
+}
+
+// Puts gpuenv's Python hook first on PYTHONPATH; "" or why it could not. `blocked`: hook_blocked().
 // `needs`: a module the caller's setting loads from beside sitecustomize.py.
-std::string put_hook_on_path(const char* needs = nullptr) {
+std::string put_hook_on_path(const std::string& blocked, const char* needs = nullptr) {
+  if (!blocked.empty()) return "the job's Python will not load gpuenv's start-up hook: " + blocked;
   PythonHook hook = python_hook();
   if (!hook.refused.empty()) return "gpuenv's Python hook was left off PYTHONPATH: " + hook.refused;
   if (hook.dir.empty()) return "the Python hook (sitecustomize.py) is not beside gpuenv nor in $GPUENV_PYTHON_DIR";
@@ -68,10 +82,10 @@ std::string put_hook_on_path(const char* needs = nullptr) {
 
 // Says what the run does with the profile, and hands the settings to the hook; the settings
 // applied (job.tuned), "" when none.
-std::string apply_tuning(const RunTuning& t) {
+std::string apply_tuning(const RunTuning& t, const std::string& blocked) {
   if (!t.line.empty() && t.loud) log_message(Severity::kInfo, "tune", t.line);
   if (t.settings.empty()) return "";
-  if (std::string why = put_hook_on_path(); !why.empty()) {
+  if (std::string why = put_hook_on_path(blocked); !why.empty()) {
     print_error("--tune: " + why + "; running untuned");
     return "";
   }
@@ -104,19 +118,34 @@ std::string make_speed_file() {
 
 // --tune=+precision: bf16 autocast where the job's GPUs have bf16 (decide/precision_tune.h).
 // "bf16" when applied, for the record; "" when refused (said).
-std::string apply_precision(const Machine& m, const Options& o) {
+std::string apply_precision(const Machine& m, const Options& o, const std::string& blocked) {
   if (std::string why = bf16_autocast_refusal(m, o); !why.empty()) {
     print_error("--tune=+precision refused: " + why + "; the job runs in its own precision");
     return "";
   }
-  if (std::string why = put_hook_on_path(kPrecisionHookFile); !why.empty()) {
-    print_error("--tune=+precision: " + why + "; running untuned");
+  if (std::string why = put_hook_on_path(blocked, kPrecisionHookFile); !why.empty()) {
+    print_error("--tune=+precision: " + why + "; no bf16 autocast: the job runs in its own precision");
     return "";
   }
   setenv(kTunePrecisionVar, "bf16", 1);
   log_message(Severity::kInfo, "tune", "--tune=+precision: the job's forward passes and losses run under bf16 autocast "
               "unless the script sets its own precision (docs/precision.md; refuse: --tune=-precision)");
   return "bf16";
+}
+
+// The TF32 rule puts the hook on PYTHONPATH for torch 2.9+'s two switches; a job whose Python
+// will not load it (a flag of its command line) runs with the override alone. (The user's empty
+// PYTHONPATH is the plan's own note.)
+void say_tf32_without_hook(const Plan& plan, const std::vector<std::string>& argv) {
+  std::string by = python_hook_blocked_by(argv);
+  const Setting* path = plan.find("PYTHONPATH");
+  const Setting* tf32 = plan.find("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE");
+  if (by.empty() || !path || path->rule != "tf32" || !tf32 || tf32->value != "1") return;
+  log_message(Severity::kWarning, "python hook",
+              "the job's Python will not load gpuenv's start-up hook: " + by +
+                  "; TF32 stays on (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 needs no hook), but a torch 2.9+ script "
+                  "that sets torch.backends.cuda.matmul.fp32_precision may fail with \"mix of the legacy and new "
+                  "APIs\"");
 }
 
 void say_last_verdict(const std::optional<Job>& last) {
@@ -174,7 +203,8 @@ int supervise_watched(const RunRequest& r, Supervisor* supervisor, const Machine
   job.tuned = tuned;
   // The job's own speed: the hook on PYTHONPATH, told where to write.
   std::string speed_file = make_speed_file();
-  if (!speed_file.empty() && put_hook_on_path().empty()) setenv(kSpeedFileVar, speed_file.c_str(), 1);
+  if (!speed_file.empty() && put_hook_on_path(hook_blocked(plan, r.argv)).empty())
+    setenv(kSpeedFileVar, speed_file.c_str(), 1);
   JobWatch watch;
   JobWatchOptions wo;
   wo.nvml_library = env_or("GPUENV_NVML_LIBRARY", wo.nvml_library);
@@ -258,8 +288,10 @@ int watched_run(const RunRequest& r, const SenseMachine& sense, const std::funct
   std::string fp = store::command_fingerprint(r.argv, current_dir());
   RunTuning tuning = choose_tuning(fp, stored_profile(r.store, fp), last, choice, r.no_tune);
   tuning.loud = speaks_for_job(env_int("RANK", "SLURM_PROCID"));
-  std::string tuned = apply_tuning(tuning);
-  std::string precision = choice.enabled && choice.wants("precision") ? apply_precision(m, o) : "";
+  std::string blocked = hook_blocked(plan, r.argv);
+  say_tf32_without_hook(plan, r.argv);
+  std::string tuned = apply_tuning(tuning, blocked);
+  std::string precision = choice.enabled && choice.wants("precision") ? apply_precision(m, o, blocked) : "";
   // The binding first, so that its warning is said before exec replaces us.
   std::string warning;
   apply_binding(plan, &warning);

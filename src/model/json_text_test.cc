@@ -20,5 +20,25 @@ TEST(JsonText, DocumentsEndInANewlineAndKeepOrderedKeys) {
   EXPECT_EQ(json_line(j), "{\"b\":1,\"a\":null}");
 }
 
+TEST(JsonText, EscapesDelAndC1ControlsOnly) {
+  EXPECT_EQ(json_escape_controls("\"a\xc2\x9b\x7f\xc2\xa0\""), "\"a\\u009b\\u007f\xc2\xa0\"");
+  EXPECT_EQ(json_escape_controls("\"\xc2\x80\xc2\x9f\""), "\"\\u0080\\u009f\"");
+}
+
+// Every dump escapes them (stdout's --json documents as stderr's log lines),
+// and a reader decodes the same string.
+TEST(JsonText, DocumentsAndLinesCarryNoRawDelOrC1) {
+  std::string hostile = "NVIDIA \x1b[31m\xc2\x9b" "31m\x7f\xc2\x85H100";
+  nlohmann::ordered_json j = {{"name", hostile}};
+  for (const std::string& out : {json_document(j), json_line(j)}) {
+    EXPECT_EQ(out.find('\x7f'), std::string::npos) << out;
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+    EXPECT_EQ(out.find("\xc2\x9b"), std::string::npos) << out;
+    EXPECT_EQ(out.find("\xc2\x85"), std::string::npos) << out;
+    EXPECT_EQ(nlohmann::json::parse(out)["name"], hostile);
+  }
+  EXPECT_EQ(json_line(j), "{\"name\":\"NVIDIA \\u001b[31m\\u009b31m\\u007f\\u0085H100\"}");
+}
+
 }  // namespace
 }  // namespace gpuenv

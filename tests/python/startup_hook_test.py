@@ -143,6 +143,21 @@ class Tune(unittest.TestCase):
         r = python(HELPER, override=False, torch=TUNE, tune="num_workers=3")
         self.assertEqual((r.returncode, r.stdout.strip()), (0, "3 0"), r.stderr)
 
+    # Issue 35: python -I, -E and -S never load the hook, so a variable for it would stay for the
+    # next Python the job starts: gpuenv sets none there (decide/run/python_flags.h names these
+    # flags). -u, -B, -O, -W and -X leave it loading, and it takes the variable with it.
+    SHOW_HOOK = "import os, sys\nprint('gpuenv_sitecustomize' in sys.modules, os.environ.get('GPUENV_TUNE_PRECISION'))"
+
+    def test_the_flags_that_keep_the_hook_out(self):
+        env = environment(override=False)
+        env["GPUENV_TUNE_PRECISION"] = "bf16"
+        for flags, loads in ((["-I"], False), (["-E"], False), (["-S"], False), (["-IS"], False),
+                             (["-uE"], False), (["-u", "-B", "-O"], True), (["-W", "ignore"], True),
+                             (["-Wignore", "-X", "utf8"], True), ([], True)):
+            r = subprocess.run([sys.executable] + flags + ["-c", self.SHOW_HOOK], capture_output=True, text=True,
+                               env=env)
+            self.assertEqual(r.stdout.split(), [str(loads), "None" if loads else "bf16"], (flags, r.stderr))
+
     def test_a_shell_wrapper_still_passes_them_on(self):
         # `gpuenv run --tune -- sh -c "python a.py; python b.py"`: each gets them.
         inner = ("import torch.utils.data as data\nclass D(data.Dataset):\n    def __len__(self): return 4\n"

@@ -45,6 +45,11 @@ bool needs_hook(const Machine& m) {
   return !v || v->at_least(2, 9);
 }
 
+// What the override does where the hook is not loaded.
+const std::string kWithoutHook =
+    "TF32 stays on (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 needs no hook), but without gpuenv's start-up hook a torch "
+    "2.9+ script that sets torch.backends.cuda.matmul.fp32_precision may fail with \"mix of the legacy and new APIs\"";
+
 Setting hook(const Options& o) {
   Setting s = make_setting("PYTHONPATH", o.python_hook_dir,
                            "gpuenv's start-up hook: a script that sets torch.backends.cuda.matmul.fp32_precision "
@@ -60,7 +65,14 @@ Decision enable(const Machine& m, const Options& o, const Visibility& v) {
   std::string why = "fp32 matmuls on TF32 tensor cores (10-bit mantissa, fp32 range) of " + gpus;
   d.settings.push_back(
       make_setting("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1", why + measured_on(v.devices)));
-  if (!o.python_hook_dir.empty() && needs_hook(m)) d.settings.push_back(hook(o));
+  if (!o.python_hook_dir.empty() && needs_hook(m)) {
+    d.settings.push_back(hook(o));
+    const std::string* path = o.getenv("PYTHONPATH");
+    const std::string* yours = o.getenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE");  // kept: the hook does nothing but at 1
+    if (path && path->empty() && !o.override_user && (!yours || *yours == "1"))
+      d.notes.push_back({Severity::kWarning, "", "your PYTHONPATH is set empty, and gpuenv keeps it: " + kWithoutHook +
+                                                     "; unset it (or --override) to have gpuenv's start-up hook"});
+  }
   if (!o.python_hook_refused.empty() && needs_hook(m))
     d.notes.push_back({Severity::kWarning, "",
                        "gpuenv's start-up hook was left off PYTHONPATH: " + o.python_hook_refused +

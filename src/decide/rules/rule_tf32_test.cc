@@ -127,5 +127,28 @@ TEST(Tf32, ARefusedHookIsANote) {
       << d.notes[0].message;
 }
 
+// Issue 35: an empty PYTHONPATH of the user's is kept, so the hook is not on
+// it while the override stays on: the plan says so, unless --override puts it there.
+TEST(Tf32, AnEmptyPythonpathKeptIsANote) {
+  Machine m = MachineBuilder().gpus(models::h200()).torch("2.11.0");
+  Options o = options_for(m);
+  o.python_hook_dir = "/opt/gpuenv/python";
+  o.env["PYTHONPATH"] = "";
+  Decision d = rule_tf32(m, o);
+  ASSERT_NE(find_setting(d, "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"), nullptr);
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_EQ(d.notes[0].severity, Severity::kWarning);
+  EXPECT_NE(d.notes[0].message.find("your PYTHONPATH is set empty, and gpuenv keeps it: TF32 stays on"),
+            std::string::npos) << d.notes[0].message;
+  o.override_user = true;
+  EXPECT_TRUE(rule_tf32(m, o).notes.empty());
+  o.override_user = false;
+  o.env["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] = "0";  // yours, kept: TF32 is off, the hook moot
+  EXPECT_TRUE(rule_tf32(m, o).notes.empty());
+  o.env.erase("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE");
+  o.env["PYTHONPATH"] = "/mine";
+  EXPECT_TRUE(rule_tf32(m, o).notes.empty());
+}
+
 }  // namespace
 }  // namespace gpuenv
