@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -41,6 +42,10 @@ class Kubelet {
   }
   bool ready() const { return ready_; }
   const std::string& socket() const { return socket_; }
+  /// Waits until it has taken `n` List calls.
+  bool wait_for_lists(int n, int timeout_ms) {
+    return bg_.wait_for_log("list " + std::to_string(n) + "\n", timeout_ms);
+  }
   std::string log() const { return bg_.log(); }
 
  private:
@@ -51,16 +56,20 @@ class Kubelet {
 
 class Exporter {
  public:
-  Exporter(const std::string& scenario, const std::string& socket)
-      : bg_({GPUENV_BIN, "export", "--listen", "127.0.0.1:0", "--interval", "0.2", "--pod-resources-socket",
-             socket},
-            stand_in_env(scenario)) {
+  Exporter(const std::string& scenario, const std::string& socket,
+           const std::vector<std::string>& more = {"--interval", "0.2"})
+      : bg_(argv(socket, more), stand_in_env(scenario)) {
     bool ready = bg_.wait_for_log(kListening, 15000);
     std::string log = bg_.log();
     if (ready) port_ = std::atoi(log.c_str() + log.find(kListening) + std::string(kListening).size());
   }
   bool ready() const { return port_ > 0; }
   Background& process() { return bg_; }
+  static std::vector<std::string> argv(const std::string& socket, const std::vector<std::string>& more) {
+    std::vector<std::string> a = {GPUENV_BIN, "export", "--listen", "127.0.0.1:0", "--pod-resources-socket", socket};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  }
   std::string scrape() const {
     return run_process({"curl", "-sS", "http://127.0.0.1:" + std::to_string(port_) + "/metrics"}, {{}, "", 10000})
         .out;
@@ -90,6 +99,14 @@ std::vector<std::string> lines_starting(const std::string& text, const std::stri
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// How many lines of `text` hold `part`.
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) n += has(line, part);
+  return n;
+}
 
 const std::string kTrainer = "pod=\"train-0\",namespace=\"ml\",container=\"trainer\"";
 
@@ -196,6 +213,84 @@ TEST(ExportPods, ARefusedSocketIsWarnedOfAndAMissingOneIsSilent) {
   EXPECT_TRUE(has(body, "gpuenv_gpu_up{")) << body;
   EXPECT_FALSE(has(body, "pod=")) << body;
   EXPECT_FALSE(has(missing.process().log(), "pod labels")) << missing.process().log();
+}
+
+// Kubernetes allows 253 bytes for a pod's name: a longer one is no label,
+// and the warning of it is not repeated every refresh.
+TEST(ExportPods, NamesLongerThanKubernetesAllowsAreDroppedWithOneWarning) {
+  std::string dir = make_temp_dir("gpuenv-kubelet");
+  std::string gpu5 = "GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d15";
+  write_file(dir + "/pods.json", "[" + pod_json(std::string(254, 'p'), "ml", "trainer", "nvidia.com/gpu",
+                                                "\"" + kGpu6 + "\"") +
+                                     ", " + pod_json("train-0", "ml", "trainer", "nvidia.com/gpu", "\"" + gpu5 + "\"") +
+                                     "]");
+  Kubelet kubelet(dir, "serve");
+  ASSERT_TRUE(kubelet.ready()) << kubelet.log();
+  Exporter e("h200_8_busy", kubelet.socket());
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  std::string body = e.scrape_until(kTrainer);
+  for (const std::string& line : lines_starting(body, "gpuenv_gpu_up{"))
+    EXPECT_EQ(has(line, kTrainer), has(line, "uuid=\"" + gpu5 + "\"")) << line;
+  EXPECT_FALSE(has(body, "ppppppppp")) << body;
+  EXPECT_TRUE(e.process().wait_for_log("1 GPU and MIG devices left without pod labels: a pod name of 254 bytes, "
+                                       "over the 253 Kubernetes allows",
+                                       5000))
+      << e.process().log();
+  ASSERT_TRUE(kubelet.wait_for_lists(10, 15000)) << kubelet.log();
+  EXPECT_EQ(count(e.process().log(), "left without pod labels"), 1u) << e.process().log();
+}
+
+// A 3 MB pod name fits gRPC's default 4 MB; the exporter takes 1 MiB.
+TEST(ExportPods, AnAnswerOverTheCapIsRefusedAndTheMetricsStaySmall) {
+  std::string dir = make_temp_dir("gpuenv-kubelet");
+  write_file(dir + "/pods.json", "[" + pod_json(std::string(3 << 20, 'p'), "ml", "trainer", "nvidia.com/gpu",
+                                                "\"" + kGpu6 + "\"") +
+                                     "]");
+  Kubelet kubelet(dir, "serve");
+  ASSERT_TRUE(kubelet.ready()) << kubelet.log();
+  Exporter e("h200_8_busy", kubelet.socket());
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  EXPECT_TRUE(e.process().wait_for_log("no pod labels: v1.PodResourcesLister/List on " + kubelet.socket() +
+                                           ": an answer over the 1048576 bytes gpuenv takes",
+                                       10000))
+      << e.process().log().substr(0, 2000);
+  std::string body = e.scrape();
+  EXPECT_TRUE(has(body, "gpuenv_gpu_up{")) << body.substr(0, 2000);
+  EXPECT_FALSE(has(body, "pod=")) << body.substr(0, 2000);
+  EXPECT_LT(body.size(), 256u * 1024);
+}
+
+// Every line a JSON object: libprotobuf's complaint about a name that is not
+// UTF-8 too, said once rather than every refresh.
+TEST(ExportPods, ANameNotUtf8IsLoggedAsJsonAndNotEveryRefresh) {
+  std::string dir = make_temp_dir("gpuenv-kubelet");
+  write_file(dir + "/pods.json",
+             "[" + pod_json("train-<invalid-utf8>", "ml", "trainer", "nvidia.com/gpu", "\"" + kGpu6 + "\"") + "]");
+  Kubelet kubelet(dir, "serve");
+  ASSERT_TRUE(kubelet.ready()) << kubelet.log();
+  Exporter e("h200", kubelet.socket(), {"--interval", "0.1", "--log-format", "json"});
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  ASSERT_TRUE(kubelet.wait_for_lists(20, 15000)) << kubelet.log();
+  ASSERT_TRUE(e.process().wait_for_log("libprotobuf", 5000)) << e.process().log();
+  std::string log = e.process().log();
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);)
+    EXPECT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded()) << "not JSON: " << line;
+  EXPECT_EQ(count(log, "libprotobuf"), 1u) << log;
+  EXPECT_EQ(count(log, "no pod labels"), 1u) << log;
+  EXPECT_FALSE(has(e.scrape(), "pod="));
+}
+
+// A kubelet whose error text differs every time is the same failure.
+TEST(ExportPods, AFailureWhoseTextChangesIsWarnedOfOnceAMinute) {
+  std::string dir = make_temp_dir("gpuenv-kubelet");
+  Kubelet kubelet(dir, "fail");
+  ASSERT_TRUE(kubelet.ready()) << kubelet.log();
+  Exporter e("h200", kubelet.socket(), {"--interval", "0.1"});
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  ASSERT_TRUE(kubelet.wait_for_lists(20, 15000)) << kubelet.log();
+  EXPECT_TRUE(e.process().wait_for_log("kubelet failure 1", 5000)) << e.process().log();
+  EXPECT_EQ(count(e.process().log(), "no pod labels"), 1u) << e.process().log();
 }
 
 }  // namespace

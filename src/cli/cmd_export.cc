@@ -9,11 +9,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 #include "act/gpu_metrics.h"
 #include "act/serve/http_server.h"
 #include "act/serve/http_server_limits.h"
 #include "act/log.h"
+#include "act/rate_limited_log.h"
 #include "act/render/prometheus_text.h"
 #include "cli/context.h"
 #include "cli/commands.h"
@@ -94,34 +97,83 @@ void log_listening(const ListenAddress& bound, std::size_t devices, double inter
                {"interval_s", interval_s}});
 }
 
-// One line when the kubelet's answer changes: found, failing, gone.
-void log_pod_resources(const std::string& socket, PodListStatus status, const std::string& error,
-                       std::size_t devices) {
-  if (status == PodListStatus::kOk)
-    log_message(Severity::kInfo, "pod_resources",
-                "export: pod labels from the kubelet at " + socket + " (" + std::to_string(devices) +
-                    " GPU and MIG devices assigned)",
-                {{"socket", socket}, {"devices", devices}});
-  else if (status == PodListStatus::kFailed)
-    log_message(Severity::kWarning, "pod_resources",
-                "export: no pod labels: " + error + "; retrying every interval",
-                {{"socket", socket}, {"error", error}});
+// The pod watcher's lines: a line is said again at most once a minute (of
+// the same kind: found, failing with one gRPC code, names refused, a
+// library's own message), with how many were left out (docs/metrics.md).
+constexpr std::chrono::seconds kPodLogEvery{60};
+
+class PodWatchLog {
+ public:
+  explicit PodWatchLog(std::string socket) : socket_(std::move(socket)) {}
+  void round(const PodListRound& r, bool changed);
+
+ private:
+  void found(const PodListRound& r);
+  void failed(const PodListRound& r);
+  void refused(const PodListRound& r);
+
+  std::string socket_;
+  std::string last_error_;
+  RateLimitedLog found_{kPodLogEvery, "pod_resources"}, refused_{kPodLogEvery, "pod_resources"};
+  std::map<int, RateLimitedLog> failed_;  // by gRPC status code
+};
+
+void PodWatchLog::round(const PodListRound& r, bool changed) {
+  if (r.status == PodListStatus::kOk && changed) found(r);
+  if (r.status == PodListStatus::kFailed && (changed || r.error != last_error_)) failed(r);
+  if (r.refused > 0) refused(r);
+  last_error_ = r.error;
 }
 
-void start_pod_watcher(const ExportFlags& f, std::chrono::milliseconds interval, PodResourcesWatcher* w) {
+void PodWatchLog::found(const PodListRound& r) {
+  found_.log("export: pod labels from the kubelet at " + socket_ + " (" + std::to_string(r.devices) +
+                 " GPU and MIG devices assigned)",
+             Severity::kInfo, {{"socket", socket_}, {"devices", r.devices}});
+}
+
+void PodWatchLog::failed(const PodListRound& r) {
+  RateLimitedLog& log = failed_.try_emplace(r.kind, kPodLogEvery, "pod_resources").first->second;
+  log.log("export: no pod labels: " + r.error + "; retrying every interval", Severity::kWarning,
+          {{"socket", socket_}, {"error", r.error}});
+}
+
+void PodWatchLog::refused(const PodListRound& r) {
+  refused_.log("export: " + std::to_string(r.refused) + " GPU and MIG devices left without pod labels: " +
+                   r.refusal + " (the kubelet at " + socket_ + ")",
+               Severity::kWarning, {{"socket", socket_}, {"refused", r.refused}, {"reason", r.refusal}});
+}
+
+// libprotobuf's and gRPC's own messages, in gpuenv's format and limited
+// like the watcher's (kept for the process's life: a library thread may
+// log while it exits).
+void route_library_logs() {
+  static auto* logs = new std::map<std::string, RateLimitedLog>;
+  static auto* mutex = new std::mutex;
+  route_kubelet_library_logs([](Severity level, const std::string& library, const std::string& text) {
+    RateLimitedLog* log;
+    {
+      std::lock_guard<std::mutex> lock(*mutex);
+      log = &logs->try_emplace(library, kPodLogEvery, "library").first->second;
+    }
+    log->log("export: " + library + ": " + text, level, {{"library", library}});
+  });
+}
+
+void start_pod_watcher(const ExportFlags& f, std::chrono::milliseconds interval, PodWatchLog* log,
+                       PodResourcesWatcher* w) {
   if (f.pod_resources_socket.empty()) return;
-  std::string socket = f.pod_resources_socket;
-  w->start(socket, interval, kKubeletDeadline,
-           [socket](PodListStatus s, const std::string& e, std::size_t n) { log_pod_resources(socket, s, e, n); });
+  route_library_logs();
+  w->start(f.pod_resources_socket, interval, kKubeletDeadline,
+           [log](const PodListRound& r, bool changed) { log->round(r, changed); });
 }
 
 int serve(const ExportFlags& f, int fd, const ListenAddress& bound, NvmlSampler* sampler,
           PodResourcesWatcher* pods, const ExporterInfo& info) {
   std::size_t devices = sampler->latest()->devices.size();
   auto ready = [&] { log_listening(bound, devices, f.interval_s); };
-  RateLimitedLog hangups(std::chrono::seconds(10));
+  RateLimitedLog hangups(std::chrono::seconds(10), "http");
   auto hangup = [&] {
-    hangups.log("SIGHUP ignored: the exporter reads NVML live and keeps serving; restart it to decide "
+    hangups.log("export: SIGHUP ignored: the exporter reads NVML live and keeps serving; restart it to decide "
                 "gpuenv_plan_info again",
                 Severity::kInfo);
   };
@@ -163,8 +215,9 @@ int run_export(Context* ctx, const ExportFlags& f) {
     print_error("export: " + p.message + (p.fix.empty() ? "" : "; " + p.fix));
     return kExitFailure;
   }
-  PodResourcesWatcher pods;
-  start_pod_watcher(f, interval, &pods);
+  PodWatchLog pod_log(f.pod_resources_socket);
+  PodResourcesWatcher pods;  // after pod_log: it stops first
+  start_pod_watcher(f, interval, &pod_log, &pods);
   return serve(f, fd, bound, &sampler, &pods, info);
 }
 

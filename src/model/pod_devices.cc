@@ -33,7 +33,20 @@ std::vector<std::string> keys_of(const DeviceReading& d, const DeviceReading* pa
   return keys;
 }
 
+std::string too_long(const char* what, std::size_t size, std::size_t most) {
+  return std::string("a ") + what + " of " + std::to_string(size) + " bytes, over the " + std::to_string(most) +
+         " Kubernetes allows";
+}
+
 }  // namespace
+
+std::string pod_ref_problem(const PodRef& pod) {
+  if (pod.pod.size() > kMaxPodNameBytes) return too_long("pod name", pod.pod.size(), kMaxPodNameBytes);
+  if (pod.ns.size() > kMaxNamespaceBytes) return too_long("namespace", pod.ns.size(), kMaxNamespaceBytes);
+  if (pod.container.size() > kMaxContainerNameBytes)
+    return too_long("container name", pod.container.size(), kMaxContainerNameBytes);
+  return "";
+}
 
 std::string pod_device_key(const std::string& device_id) {
   std::string id = cut_at(cut_at(device_id, "::"), "/vgpu");
@@ -46,7 +59,12 @@ std::string pod_device_key(const std::string& device_id) {
 }
 
 void PodDevices::add(const std::string& resource, const std::string& device_id, const PodRef& pod) {
-  if (is_nvidia_resource(resource) && !device_id.empty()) by_key_[pod_device_key(device_id)] = pod;
+  if (!is_nvidia_resource(resource) || device_id.empty()) return;
+  if (std::string problem = pod_ref_problem(pod); !problem.empty()) {
+    if (refused_++ == 0) first_refusal_ = std::move(problem);
+    return;
+  }
+  by_key_[pod_device_key(device_id)] = pod;
 }
 
 const PodRef* PodDevices::find(const DeviceReading& d, const DeviceReading* parent) const {

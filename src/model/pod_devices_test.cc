@@ -81,5 +81,36 @@ TEST(PodDevices, AMigDeviceIsNotItsGpu) {
   EXPECT_EQ(pods.find(m, &g), nullptr);
 }
 
+// Kubernetes allows 253 bytes for a pod's name and 63 for a namespace's or
+// container's: a longer one (a hostile kubelet's 3 MB name) is no label.
+TEST(PodDevices, NamesLongerThanKubernetesAllowsAreRefusedAndCounted) {
+  DeviceReading g0 = gpu(0, "GPU-aaaa", 0), g1 = gpu(1, "GPU-bbbb", 1), g2 = gpu(2, "GPU-cccc", 2),
+                g3 = gpu(3, "GPU-dddd", 3), g4 = gpu(4, "GPU-eeee", 4);
+  PodDevices pods;
+  PodRef longest{std::string(253, 'p'), std::string(63, 'n'), std::string(63, 'c')};
+  pods.add("nvidia.com/gpu", "GPU-aaaa", longest);
+  pods.add("nvidia.com/gpu", "GPU-bbbb", {std::string(3 << 20, 'p'), "ml", "trainer"});
+  pods.add("nvidia.com/gpu", "GPU-cccc", {"train-0", std::string(64, 'n'), "trainer"});
+  pods.add("nvidia.com/gpu", "GPU-dddd", {"train-0", "ml", std::string(64, 'c')});
+  pods.add("example.com/fpga", "GPU-eeee", {std::string(300, 'p'), "ml", "c"});  // not ours: not counted
+  ASSERT_NE(pods.find(g0, nullptr), nullptr);
+  EXPECT_EQ(*pods.find(g0, nullptr), longest);
+  EXPECT_EQ(pods.find(g1, nullptr), nullptr);
+  EXPECT_EQ(pods.find(g2, nullptr), nullptr);
+  EXPECT_EQ(pods.find(g3, nullptr), nullptr);
+  EXPECT_EQ(pods.find(g4, nullptr), nullptr);
+  EXPECT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods.refused(), 3u);
+  EXPECT_EQ(pods.first_refusal(), "a pod name of 3145728 bytes, over the 253 Kubernetes allows");
+}
+
+TEST(PodDevices, TheProblemNamesTheFieldAndItsSizeNotTheName) {
+  EXPECT_EQ(pod_ref_problem(kTrain), "");
+  EXPECT_EQ(pod_ref_problem({std::string(254, 'x'), "ml", "c"}), "a pod name of 254 bytes, over the 253 Kubernetes allows");
+  EXPECT_EQ(pod_ref_problem({"p", std::string(64, 'x'), "c"}), "a namespace of 64 bytes, over the 63 Kubernetes allows");
+  EXPECT_EQ(pod_ref_problem({"p", "ml", std::string(100, 'x')}),
+            "a container name of 100 bytes, over the 63 Kubernetes allows");
+}
+
 }  // namespace
 }  // namespace gpuenv

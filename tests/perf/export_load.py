@@ -8,6 +8,11 @@ Then, under `ulimit -n 10` (below what the connection cap assumes, so accept()
 fails with EMFILE) with 30 idle clients, the exporter must stay up, use under
 0.2 s of CPU per second, log under 64 KiB and answer a scrape within 5 s.
 
+Then two floods of idle connections queued ahead of a scrape, reopened as the
+exporter closes them (issue 35, item 2): under `ulimit -n 32` (a table of 4)
+500 of them, and under the usual 1024 1,000 (a table of 64). Every scrape
+must answer within 1 s.
+
 The exporter runs under `ulimit -n 64` with the stand-in NVML (8 GPUs). 100
 idle clients connect and send nothing; 50 trickle a request's head one byte
 every 4 s; each reconnects at once when the exporter closes it. Meanwhile a
@@ -22,6 +27,7 @@ import argparse
 import os
 import re
 import resource
+import select
 import socket
 import subprocess
 import sys
@@ -97,6 +103,10 @@ def start(args, log, nofile=64):
     env["GPUENV_NVML_LIBRARY"] = os.path.join(args.fake_dir, "libnvidia-ml.so.1")
     env["FAKE_NVML_SCENARIO"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fake_nvml",
                                              "scenarios", "h200_8_busy.txt")
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY:
+        nofile = min(nofile, hard)
 
     def limit():
         resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
@@ -184,6 +194,103 @@ def starved(args):
     return bad, log_text
 
 
+def open_idle(port, count):
+    """`count` connections that send nothing, each established (queued on
+    the exporter's listener) before this returns, or after 5 s."""
+    socks = []
+    for _ in range(count):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", port))
+        socks.append(s)
+    poll = select.poll()
+    for s in socks:
+        poll.register(s, select.POLLOUT)
+    waiting, end = {s.fileno() for s in socks}, time.monotonic() + 5
+    while waiting and time.monotonic() < end:
+        for fd, _ in poll.poll(100):
+            waiting.discard(fd)
+            poll.unregister(fd)
+    return socks
+
+
+def reopen_closed(port, socks):
+    """Reopens the idle connections the exporter closed; how many."""
+    reopened = 0
+    for i, s in enumerate(socks):
+        try:
+            closed = s.recv(1) == b""
+        except (BlockingIOError, InterruptedError):
+            closed = False
+        except OSError:
+            closed = True
+        if closed:
+            s.close()
+            socks[i] = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            socks[i].setblocking(False)
+            socks[i].connect_ex(("127.0.0.1", port))
+            reopened += 1
+    return reopened
+
+
+def flood(args, nofile, count, scrapes=4):
+    """`count` idle connections queued ahead of the first scrape, reopened
+    as the exporter closes them; every scrape must answer within 1 s."""
+    with tempfile.NamedTemporaryFile(prefix="gpuenv-export-flood-", suffix=".log") as log:
+        p, port = start(args, log, nofile=nofile)
+        took, problems, reopened = [], [], 0
+        try:
+            socks = open_idle(port, count)
+            for _ in range(scrapes):
+                t, problem = scrape(port)
+                took.append(t)
+                if problem:
+                    problems.append(problem)
+                end = time.monotonic() + 0.3
+                while time.monotonic() < end:
+                    reopened += reopen_closed(port, socks)
+                    time.sleep(0.05)
+            alive = p.poll() is None
+            for s in socks:
+                s.close()
+        finally:
+            p.terminate()
+            p.wait(5)
+        log_text = open(log.name, errors="replace").read()
+    print(f"ulimit -n {nofile}, {count} idle connections ({reopened} reopened): scrapes "
+          + ", ".join(f"{1000 * t:.0f}" for t in took) + f" ms; {'alive' if alive else 'DIED'}")
+    bad = []
+    if not alive:
+        bad.append(f"the exporter died under {count} idle connections (status {p.returncode})")
+    if problems:
+        bad.append(f"scrapes failed under {count} idle connections at ulimit -n {nofile}: {problems[:2]}")
+    if max(took) >= 1.0:
+        bad.append(f"a scrape took {max(took):.2f} s (1 s or more) under {count} idle connections "
+                   f"at ulimit -n {nofile}")
+    return bad, log_text
+
+
+def raise_own_limit(want):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    if soft == resource.RLIM_INFINITY or soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def floods(args):
+    bad, logs = [], ""
+    own = raise_own_limit(1200)
+    for nofile, count in ((32, 500), (1024, 1000)):
+        count = min(count, own - 64)
+        b, log_text = flood(args, nofile, count)
+        bad += b
+        if b:
+            logs += log_text[:1000]
+    return bad, logs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpuenv", default="build/gpuenv")
@@ -210,6 +317,10 @@ def main():
     bad, starved_log = starved(args)
     if bad:
         log_text = starved_log
+    flood_bad, flood_log = floods(args)
+    if flood_bad:
+        bad += flood_bad
+        log_text = flood_log
     if failures:
         bad.append(f"scrapes failed: {failures[:3]}")
     if not s or s[-1] >= 1.0:

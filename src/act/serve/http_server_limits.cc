@@ -4,6 +4,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/listener.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -36,29 +37,13 @@ int connection_cap(int wanted) {
   return static_cast<int>(std::max(4L, std::min(static_cast<long>(wanted), room)));
 }
 
-void RateLimitedLog::log(const std::string& text, Severity level) {
-  auto now = std::chrono::steady_clock::now();
-  if (logged_ && now - last_ < every_) {
-    ++left_out_;
-    return;
-  }
-  std::string line = "export: " + text;
-  if (left_out_ > 0)
-    line += " (and " + std::to_string(left_out_) + " more like it in the last " +
-            std::to_string((now - last_) / std::chrono::seconds(1)) + " s)";
-  log_message(level, "http", line);
-  logged_ = true;
-  last_ = now;
-  left_out_ = 0;
-}
-
 ConnectionGuard::ConnectionGuard(event_base* base, evhttp* http, evconnlistener* listener, const HttpLimits& limits)
     : base_(base),
       listener_(listener),
       limits_(limits),
       cap_(connection_cap(limits.max_connections)),
-      accept_log_(limits.log_every),
-      full_log_(limits.log_every) {
+      accept_log_(limits.log_every, "http"),
+      full_log_(limits.log_every, "http") {
   adopt_ = event_new(base, -1, 0, on_adopt, this);
   tick_ = event_new(base, -1, EV_PERSIST, on_tick, this);
   event_add(tick_, &kTick);
@@ -92,8 +77,8 @@ bufferevent* ConnectionGuard::on_new_connection(event_base* base, void* self) {
   if (bev == nullptr) return nullptr;
   bufferevent_incref(bev);  // so that it cannot be freed and reused before adopt()
   g->pending_.push_back(bev);
-  if (g->open_.size() + g->pending_.size() >= static_cast<std::size_t>(g->cap_) && g->accepting_ && g->listener_) {
-    evconnlistener_disable(g->listener_);  // ends the listener's accept loop
+  if (g->open_.size() + g->pending_.size() > static_cast<std::size_t>(g->cap_) && g->accepting_ && g->listener_) {
+    evconnlistener_disable(g->listener_);  // ends the listener's accept loop: adopt() makes room first
     g->accepting_ = false;
   }
   event_active(g->adopt_, EV_TIMEOUT, 1);
@@ -121,16 +106,30 @@ void ConnectionGuard::adopt() {
   update_listener();
 }
 
-// Over the cap: the connection idle longest goes if it has had its
-// min_age_to_evict, otherwise the newest (accepting then pauses).
+// Over the cap: a connection goes, but never one that has a request waiting
+// to be read and is younger than min_age_to_evict (a scraper just let in).
+// The one idle longest, once it has had min_age_to_evict; while all are
+// younger, the newcomer if it sent nothing yet, else the one idle longest
+// after all. Accepting goes on meanwhile, so a flood of idle connections
+// is turned away at once, not one per min_age_to_evict.
 void ConnectionGuard::make_room() {
   auto now = Clock::now();
   while (open_.size() > static_cast<std::size_t>(cap_)) {
-    full_log_.log(std::to_string(cap_) + " connections open, the most it keeps: closing the one idle longest");
+    std::size_t i = victim(now);
+    if (i == open_.size()) break;  // every one has just brought a request: the tick tries again
+    full_log_.log("export: " + std::to_string(cap_) +
+                  " connections open, the most it keeps: closing the one idle longest, or a new one "
+                  "that sent nothing");
     std::size_t before = open_.size();
-    close(evictable(now) ? idle_longest() : open_.size() - 1);
+    close(i);
     if (open_.size() == before) break;  // evhttp did not say it closed: forgotten next tick
   }
+}
+
+std::size_t ConnectionGuard::victim(Clock::time_point now) const {
+  std::size_t oldest = idle_longest(now), newest = open_.size() - 1;
+  if (oldest == open_.size() || now - open_[oldest].since >= limits_.min_age_to_evict) return oldest;
+  return request_waiting(open_[newest]) ? oldest : newest;
 }
 
 void ConnectionGuard::on_close(evhttp_connection* evcon, void* self) {
@@ -156,13 +155,26 @@ void ConnectionGuard::close(std::size_t i) {
   evhttp_connection_free(open_[i].evcon);     // on_close forgets it
 }
 
-std::size_t ConnectionGuard::idle_longest() const {
-  auto it = std::min_element(open_.begin(), open_.end(), [](const Conn& a, const Conn& b) { return a.since < b.since; });
-  return static_cast<std::size_t>(it - open_.begin());
+// Unread bytes in the kernel: a request has come that evhttp has yet to read.
+bool ConnectionGuard::request_waiting(const Conn& c) {
+  int fd = bufferevent_getfd(c.bev);
+  int unread = 0;
+  return fd >= 0 && ioctl(fd, FIONREAD, &unread) == 0 && unread > 0;
+}
+
+std::size_t ConnectionGuard::idle_longest(Clock::time_point now) const {
+  std::size_t best = open_.size();
+  for (std::size_t i = 0; i < open_.size(); ++i) {
+    if (best < open_.size() && open_[i].since >= open_[best].since) continue;
+    if (now - open_[i].since < limits_.min_age_to_evict && request_waiting(open_[i])) continue;
+    best = i;
+  }
+  return best;
 }
 
 bool ConnectionGuard::evictable(Clock::time_point now) const {
-  return !open_.empty() && now - open_[idle_longest()].since >= limits_.min_age_to_evict;
+  std::size_t i = idle_longest(now);
+  return i < open_.size() && now - open_[i].since >= limits_.min_age_to_evict;
 }
 
 void ConnectionGuard::answered(evhttp_request* req) {
@@ -174,6 +186,7 @@ void ConnectionGuard::answered(evhttp_request* req) {
 void ConnectionGuard::on_tick(int, short, void* self) {
   auto* g = static_cast<ConnectionGuard*>(self);
   g->close_expired();
+  g->make_room();
   g->update_listener();
 }
 
@@ -200,20 +213,19 @@ void ConnectionGuard::on_accept_error(evconnlistener* listener, void*) {
   ConnectionGuard* g = found->second;
   auto now = Clock::now();
   g->paused_until_ = now + g->limits_.accept_pause;
-  g->accept_log_.log(std::string("accept(): ") + std::strerror(err) + "; accepting pauses for " +
+  g->accept_log_.log(std::string("export: accept(): ") + std::strerror(err) + "; accepting pauses for " +
                       std::to_string(g->limits_.accept_pause.count()) + " ms" +
                       (out_of_descriptors(err) ? ", and the connection idle longest is closed" : ""));
-  if (out_of_descriptors(err) && g->evictable(now)) g->close(g->idle_longest());
+  if (out_of_descriptors(err) && g->evictable(now)) g->close(g->idle_longest(now));
   evconnlistener_disable(listener);
   g->accepting_ = false;
 }
 
-// Accepting, unless paused, or full with no connection old enough to go.
+// Accepting, unless paused, or over the cap (make_room found none to close).
 void ConnectionGuard::update_listener() {
   if (listener_ == nullptr) return;
   auto now = Clock::now();
-  bool want = now >= paused_until_ &&
-              (open_.size() + pending_.size() < static_cast<std::size_t>(cap_) || evictable(now));
+  bool want = now >= paused_until_ && open_.size() + pending_.size() <= static_cast<std::size_t>(cap_);
   if (want == accepting_) return;
   if (want)
     evconnlistener_enable(listener_);

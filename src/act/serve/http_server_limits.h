@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "model/plan.h"
+#include "act/rate_limited_log.h"
 
 struct bufferevent;
 struct event;
@@ -31,7 +31,9 @@ struct HttpLimits {
   /// request's head and body.
   std::chrono::milliseconds request_deadline{10000};
   /// A full table makes room by closing the connection idle longest, once
-  /// it has been open this long; until then accepting pauses.
+  /// it has been open this long; until then a newcomer that sent nothing
+  /// goes instead (one that came with a request outranks them all). A
+  /// connection this young with a request waiting is never closed for room.
   std::chrono::milliseconds min_age_to_evict{100};
   /// How long accepting pauses after accept() fails (EMFILE, ENFILE).
   std::chrono::milliseconds accept_pause{100};
@@ -44,20 +46,6 @@ inline constexpr int kSpareDescriptors = 32;
 
 /// min(wanted, RLIMIT_NOFILE's soft limit - kSpareDescriptors), at least 4.
 int connection_cap(int wanted);
-
-/// One line on stderr per `every` for a problem that repeats, then a count
-/// of the lines left out.
-class RateLimitedLog {
- public:
-  explicit RateLimitedLog(std::chrono::seconds every) : every_(every) {}
-  void log(const std::string& text, Severity level = Severity::kWarning);
-
- private:
-  std::chrono::seconds every_;
-  std::chrono::steady_clock::time_point last_{};
-  bool logged_ = false;
-  long left_out_ = 0;
-};
 
 class ConnectionGuard {
  public:
@@ -90,9 +78,13 @@ class ConnectionGuard {
   void adopt();
   void close_expired();
   void make_room();
+  std::size_t victim(Clock::time_point now) const;  // open_.size(): none may go
   void close(std::size_t i);
   void forget(std::size_t i);
-  std::size_t idle_longest() const;
+  static bool request_waiting(const Conn& c);
+  /// The connection idle longest, passing over young ones with a request
+  /// waiting; open_.size() if none.
+  std::size_t idle_longest(Clock::time_point now) const;
   bool evictable(Clock::time_point now) const;
   void update_listener();
 

@@ -1,5 +1,7 @@
 #include "sense/kubelet/pod_resources.h"
 
+#include <google/protobuf/stubs/logging.h>
+#include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 
@@ -16,23 +18,55 @@ void collect(const v1::ListPodResourcesResponse& response, PodDevices* out) {
           out->add(devices.resource_name(), id, {pod.name(), pod.namespace_(), container.name()});
 }
 
+std::string describe_code(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "no answer in time";
+    case grpc::StatusCode::UNAVAILABLE: return "unavailable";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "an answer over the " + std::to_string(kMaxKubeletAnswerBytes) + " bytes gpuenv takes";
+    default: return "gRPC status " + std::to_string(code);
+  }
+}
+
 std::string describe(const grpc::Status& status) {
-  std::string code = status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? "no answer in time"
-                     : status.error_code() == grpc::StatusCode::UNAVAILABLE    ? "unavailable"
-                                                                               : "gRPC status " +
-                                                                     std::to_string(status.error_code());
+  std::string code = describe_code(status.error_code());
   return status.error_message().empty() ? code : code + ": " + status.error_message();
+}
+
+LibraryLogSink& library_sink() {
+  static LibraryLogSink sink;
+  return sink;
+}
+
+void protobuf_log(google::protobuf::LogLevel level, const char*, int, const std::string& message) {
+  Severity s = level == google::protobuf::LOGLEVEL_INFO      ? Severity::kInfo
+               : level == google::protobuf::LOGLEVEL_WARNING ? Severity::kWarning
+                                                             : Severity::kError;
+  library_sink()(s, "libprotobuf", message);
+}
+
+void grpc_log(gpr_log_func_args* args) {
+  Severity s = args->severity == GPR_LOG_SEVERITY_ERROR ? Severity::kError : Severity::kInfo;
+  library_sink()(s, "grpc", args->message != nullptr ? args->message : "");
 }
 
 }  // namespace
 
+void route_kubelet_library_logs(LibraryLogSink sink) {
+  library_sink() = std::move(sink);
+  google::protobuf::SetLogHandler(protobuf_log);
+  gpr_set_log_function(grpc_log);
+}
+
 PodListStatus list_pod_devices(const std::string& socket, std::chrono::milliseconds deadline, PodDevices* out,
-                               std::string* err) {
+                               std::string* err, int* kind) {
   struct stat st;
   if (stat(socket.c_str(), &st) != 0) return PodListStatus::kNoSocket;
   // A channel per call: a kubelet that restarted is reached at once, not
   // after gRPC's reconnect backoff.
-  auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxKubeletAnswerBytes);
+  auto channel = grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
   auto stub = v1::PodResourcesLister::NewStub(channel);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + deadline);
@@ -41,6 +75,7 @@ PodListStatus list_pod_devices(const std::string& socket, std::chrono::milliseco
   grpc::Status status = stub->List(&context, request, &response);
   if (!status.ok()) {
     *err = "v1.PodResourcesLister/List on " + socket + ": " + describe(status);
+    if (kind != nullptr) *kind = status.error_code();
     return PodListStatus::kFailed;
   }
   PodDevices devices;
@@ -52,10 +87,10 @@ PodListStatus list_pod_devices(const std::string& socket, std::chrono::milliseco
 PodResourcesWatcher::~PodResourcesWatcher() { stop(); }
 
 void PodResourcesWatcher::start(const std::string& socket, std::chrono::milliseconds interval,
-                                std::chrono::milliseconds deadline, OnChange on_change) {
+                                std::chrono::milliseconds deadline, OnRound on_round) {
   socket_ = socket;
   deadline_ = deadline;
-  on_change_ = std::move(on_change);
+  on_round_ = std::move(on_round);
   thread_.start(interval, [this] { refresh(); }, [this] { refresh(); });
 }
 
@@ -66,17 +101,19 @@ std::shared_ptr<const PodDevices> PodResourcesWatcher::latest() const {
 
 void PodResourcesWatcher::refresh() {
   auto devices = std::make_shared<PodDevices>();
-  std::string err;
-  PodListStatus status = list_pod_devices(socket_, deadline_, devices.get(), &err);
+  PodListRound round;
+  round.status = list_pod_devices(socket_, deadline_, devices.get(), &round.error, &round.kind);
+  round.devices = devices->size();
+  round.refused = devices->refused();
+  round.refusal = devices->first_refusal();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     latest_ = std::move(devices);
   }
-  bool changed = !reported_ || status != last_status_ || err != last_error_;
-  if (changed && on_change_) on_change_(status, err, latest()->size());
+  bool changed = !reported_ || round.status != last_.status || round.kind != last_.kind;
+  if (on_round_) on_round_(round, changed);
   reported_ = true;
-  last_status_ = status;
-  last_error_ = err;
+  last_ = std::move(round);
 }
 
 void PodResourcesWatcher::stop() { thread_.stop(); }

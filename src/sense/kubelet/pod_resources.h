@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "model/plan.h"  // Severity
 #include "model/pod_devices.h"
 #include "sys/periodic.h"
 
@@ -25,18 +26,41 @@ enum class PodListStatus {
   kFailed,    // refused, timed out, or answered an error (*err says which)
 };
 
+/// The largest List answer taken (gRPC's default is 4 MiB): a node's
+/// pods, their names within Kubernetes' limits, fit many times over.
+inline constexpr int kMaxKubeletAnswerBytes = 1 << 20;
+
 /// One List call on the unix socket `socket`, ended after `deadline`.
-/// kOk fills *out with the GPU assignments.
+/// kOk fills *out with the GPU assignments. kFailed sets *err, and *kind
+/// to the gRPC status code (the same kind of failure, whatever its text).
 PodListStatus list_pod_devices(const std::string& socket, std::chrono::milliseconds deadline, PodDevices* out,
-                               std::string* err);
+                               std::string* err, int* kind = nullptr);
+
+/// Where libprotobuf's and gRPC's own messages go from now on, instead of
+/// their unformatted lines on stderr: `sink` gets the library's name
+/// ("libprotobuf", "grpc"), the level and the text, from any thread. Call
+/// it once, before the first List, with a callable `sink`.
+using LibraryLogSink = std::function<void(Severity, const std::string& library, const std::string& text)>;
+void route_kubelet_library_logs(LibraryLogSink sink);
+
+/// What one round of the watcher found.
+struct PodListRound {
+  PodListStatus status = PodListStatus::kNoSocket;
+  int kind = 0;             // kFailed: the gRPC status code
+  std::string error;        // kFailed: what failed
+  std::size_t devices = 0;  // the GPU and MIG devices labelled
+  std::size_t refused = 0;  // devices left unlabelled: their names are longer than Kubernetes allows
+  std::string refusal;      // why the first of them was
+};
 
 /// A thread that lists the kubelet's assignments at start and then every
 /// `interval`. latest() is the last List's; empty while the socket is
 /// missing or the last call failed (no labels rather than stale ones).
 class PodResourcesWatcher {
  public:
-  /// Told when the state changes: the status, and for kFailed the error.
-  using OnChange = std::function<void(PodListStatus, const std::string& error, std::size_t devices)>;
+  /// Told after every round; `changed` when its status or kind of failure
+  /// differs from the round before (always for the first).
+  using OnRound = std::function<void(const PodListRound& round, bool changed)>;
 
   PodResourcesWatcher() = default;
   ~PodResourcesWatcher();
@@ -44,7 +68,7 @@ class PodResourcesWatcher {
   PodResourcesWatcher& operator=(const PodResourcesWatcher&) = delete;
 
   void start(const std::string& socket, std::chrono::milliseconds interval, std::chrono::milliseconds deadline,
-             OnChange on_change);
+             OnRound on_round);
   std::shared_ptr<const PodDevices> latest() const;
   /// Ends the thread (after a call in progress, at most its deadline).
   void stop();
@@ -54,9 +78,8 @@ class PodResourcesWatcher {
 
   std::string socket_;
   std::chrono::milliseconds deadline_{1000};
-  OnChange on_change_;
-  PodListStatus last_status_ = PodListStatus::kNoSocket;  // the thread's own
-  std::string last_error_;
+  OnRound on_round_;
+  PodListRound last_;  // the thread's own
   bool reported_ = false;
   mutable std::mutex mutex_;  // latest_
   std::shared_ptr<const PodDevices> latest_ = std::make_shared<const PodDevices>();
