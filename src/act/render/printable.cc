@@ -69,13 +69,6 @@ std::string json_printable(std::string_view json) {
   return out;
 }
 
-std::string_view utf8_prefix(std::string_view s, size_t max) {
-  if (s.size() <= max) return s;
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
-  return s.substr(0, cut);
-}
-
 std::string printable_lines(std::string_view s) { return sanitise(s, true); }
 
 }  // namespace gpuenv

@@ -23,10 +23,6 @@ std::string printable_lines(std::string_view s);
 /// shown on a terminal carries no raw CSI, as printable() would not.
 std::string json_printable(std::string_view json);
 
-/// The longest prefix of `s` of at most `max` bytes that does not end inside
-/// a UTF-8 character.
-std::string_view utf8_prefix(std::string_view s, size_t max);
-
 /// Whether `s` is valid UTF-8 (RFC 3629: no overlong forms, no surrogates).
 bool valid_utf8(std::string_view s);
 
