@@ -212,6 +212,24 @@ TEST(PlanMemory, PresetsHaveThePublishedParameterCounts) {
   EXPECT_GE(planned, 40);
 }
 
+// --json is JSON whatever plan-memory prints: the preset list too, with the
+// names the text list has.
+TEST(PlanMemory, ModelListWithJsonIsJson) {
+  ProcessResult text = run_gpuenv({"plan-memory", "--model", "list"});
+  ProcessResult r = run_gpuenv({"plan-memory", "--model", "list", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  ASSERT_TRUE(j["models"].is_array()) << r.out;
+  std::vector<std::string> names;
+  for (const auto& m : j["models"]) {
+    names.push_back(m["name"].get<std::string>());
+    EXPECT_FALSE(m["model_type"].get<std::string>().empty()) << m.dump();
+    EXPECT_TRUE(m["config"].is_object()) << m.dump();
+  }
+  EXPECT_EQ(names, words(text.out));
+}
+
 // The case: Llama-3-8B, bf16-mixed, full fine-tuning on one H200.
 // The foreach optimizer's temporaries are the peak: fused AdamW alone fits,
 // and nothing costlier is offered.

@@ -38,7 +38,9 @@ int show_history(Context* ctx, const BenchFlags& f) {
   std::string path = store::chosen_path(f.db, ctx->cache_root()), err, fp = store::fingerprint(m);
   std::vector<store::HistoryRow> rows;
   auto db = store::Store::open_existing(path, &err);
-  if (db && !db->history(fp, &rows, &err)) db.reset();
+  std::vector<std::string> skipped;
+  if (db && !db->history(fp, &rows, &err, &skipped)) db.reset();
+  for (const auto& why : skipped) log_message(Severity::kWarning, "store", why + ": left out", {{"path", path}});
   if (!err.empty()) {
     log_message(Severity::kError, "store", err, {{"path", path}});
     return kExitFailure;

@@ -124,6 +124,7 @@ std::string lora_from_flags(Flags* f) {
     if (!rank && f->given.at(flag)->count() > 0) return std::string(flag) + " needs --lora-rank R";
   if (rank && l.rank <= 0) return "--lora-rank must be a positive integer";
   if (!f->lora_targets.empty()) l.targets = split_commas(f->lora_targets);
+  l.targets = lora_modules(l);  // the report names each adapted module once
   return "";
 }
 
@@ -134,13 +135,13 @@ int shape_from_file(Flags* f, std::string* warning) {
   if (!f->model.empty()) {
     const Preset* p = find_preset(f->model);
     if (!p) {
-      std::string names;
-      for (const auto& q : presets()) names += std::string("\n  ") + q.name;
       if (f->model == "list") {
-        std::fputs((names.substr(1) + "\n").c_str(), stdout);
+        std::fputs((f->json ? presets_to_json() : render_presets()).c_str(), stdout);
         return kExitOk;
       }
-      print_error("plan-memory: --model " + f->model.substr(0, 80) +
+      std::string names;
+      for (const auto& q : presets()) names += std::string("\n  ") + q.name;
+      print_error("plan-memory: --model " + std::string(utf8_prefix(f->model, 80)) +
                   " is not a preset; use --config FILE for it, or one of:" + names);
       return kExitUsage;
     }

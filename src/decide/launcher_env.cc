@@ -66,7 +66,15 @@ void kubeflow(const Options& o, LaunchEnv* l) {
   l->local_world_size_var = "PET_NPROC_PER_NODE";
   l->node_rank = o.getenv("PET_NODE_RANK") ? read(o, "PET_NODE_RANK", 0, l) : read(o, "RANK", 0, l);
   l->world_size = read(o, "WORLD_SIZE", 1, l);
-  if (!l->world_size && l->nnodes && l->local_world_size) l->world_size = *l->nnodes * *l->local_world_size;
+  if (l->world_size || !l->nnodes || !l->local_world_size) return;
+  int product = 0;
+  if (__builtin_mul_overflow(*l->nnodes, *l->local_world_size, &product) || product > kMaxLaunchCount) {
+    l->malformed[l->world_size_var] = "PET_NNODES=" + std::to_string(*l->nnodes) + " x PET_NPROC_PER_NODE=" +
+                                 std::to_string(*l->local_world_size) + " is more than " +
+                                 std::to_string(kMaxLaunchCount) + " processes: the world size is left unknown";
+    return;
+  }
+  l->world_size = product;
 }
 
 // An Indexed Job's pod (JobSet's jobs are Indexed Jobs): its index is the
@@ -154,6 +162,7 @@ std::vector<EngineSeen> recognise(const Options& o) {
 }  // namespace
 
 std::optional<int> parse_count(const std::string& s) {
+  static_assert(kMaxLaunchCount == 999999, "six digits at most");
   if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos)
     return std::nullopt;
   return std::stoi(s);
@@ -177,7 +186,7 @@ std::optional<int> slurm_tasks_on_node(const std::string& s, int node) {
     auto entry = tasks_entry(std::string(item));
     if (!entry) return std::nullopt;  // the whole value must be Slurm's form
     if (!found && node >= 0 && node < entry->second) found = entry->first;
-    node -= entry->second;
+    if (node >= 0) node -= entry->second;  // once below 0, no further: 3,000 x 999999 nodes overflow an int
   }
   return found;
 }

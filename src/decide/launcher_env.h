@@ -25,7 +25,7 @@ std::string launch_summary(const LaunchEnv& l);
 /// "torchrun", "Slurm", ... ("" for kNone): the engine's short id for JSON.
 const char* engine_id(Engine e);
 
-/// A non-negative decimal integer below 1,000,000, as launchers write them;
+/// A non-negative decimal integer up to kMaxLaunchCount (999999), as launchers write them;
 /// nullopt for anything else ("", "-1", "3 ", "0x2").
 std::optional<int> parse_count(const std::string& s);
 

@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto* v : {&l.rank, &l.local_rank, &l.node_rank})
     if (*v && **v < 0) std::abort();
   for (const auto* v : {&l.local_world_size, &l.world_size, &l.nnodes})
-    if (*v && **v < 1) std::abort();
+    if (*v && (**v < 1 || **v > gpuenv::kMaxLaunchCount)) std::abort();
   for (int node = -1; node < 4; ++node)
     if (auto n = gpuenv::slurm_tasks_on_node(text, node); n && *n < 1) std::abort();
   return 0;

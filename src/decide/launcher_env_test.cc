@@ -98,6 +98,15 @@ std::vector<Row> rows() {
        plus(kSlurmStep, {{"SLURM_LOCALID", "x"}, {"SLURM_STEP_TASKS_PER_NODE", "2(x"}}), Engine::kSlurm, 1, {},
        {}, 2, 0, 1, "Slurm (SLURM_PROCID=1, SLURM_LOCALID=x, SLURM_NTASKS=2)", {},
        {"SLURM_LOCALID", "SLURM_STEP_TASKS_PER_NODE"}},
+      {"PET_NNODES x PET_NPROC_PER_NODE beyond any world size: unknown, and said",
+       {{"PET_NNODES", "999999"}, {"PET_NPROC_PER_NODE", "999999"}}, Engine::kKubeflow, {}, {}, 999999, {}, {},
+       999999, "Kubeflow PyTorchJob (PET_NNODES=999999, PET_NPROC_PER_NODE=999999)", {}, {"WORLD_SIZE"}},
+      {"PET_NNODES x PET_NPROC_PER_NODE at the largest count",
+       {{"PET_NNODES", "1000"}, {"PET_NPROC_PER_NODE", "999"}}, Engine::kKubeflow, {}, {}, 999, 999000, {}, 1000,
+       "Kubeflow PyTorchJob (PET_NNODES=1000, PET_NPROC_PER_NODE=999)"},
+      {"PET_NNODES x PET_NPROC_PER_NODE one past the largest count",
+       {{"PET_NNODES", "1000"}, {"PET_NPROC_PER_NODE", "1000"}}, Engine::kKubeflow, {}, {}, 1000, {}, {}, 1000,
+       "Kubeflow PyTorchJob (PET_NNODES=1000, PET_NPROC_PER_NODE=1000)", {}, {"WORLD_SIZE"}},
       {"malformed torchrun variables", {{"LOCAL_RANK", "-1"}, {"WORLD_SIZE", "0"}}, Engine::kTorchrun, {}, {}, {},
        {}, {}, {}, "torchrun (LOCAL_RANK=-1, WORLD_SIZE=0)", {}, {"LOCAL_RANK", "WORLD_SIZE"}},
   };
@@ -130,6 +139,13 @@ TEST(Launch, MalformedMessagesNameTheVariableAndTheForm) {
   EXPECT_EQ(l.local_rank_var, "SLURM_LOCALID");
 }
 
+TEST(Launch, ProductBeyondTheLargestCountIsNamed) {
+  LaunchEnv l = launch_env(with({{"PET_NNODES", "999999"}, {"PET_NPROC_PER_NODE", "999999"}}));
+  EXPECT_EQ(l.malformed.at("WORLD_SIZE"),
+            "PET_NNODES=999999 x PET_NPROC_PER_NODE=999999 is more than 999999 processes: the world size is left "
+            "unknown");
+}
+
 TEST(Launch, SlurmCpusPerTaskOnlyInAStep) {
   EXPECT_EQ(launch_env(with(plus(kSlurmStep, {{"SLURM_CPUS_PER_TASK", "4"}}))).cpus_per_task, 4);
   EXPECT_EQ(launch_env(with({{"SLURM_PROCID", "0"}, {"SLURM_CPUS_PER_TASK", "4"}})).cpus_per_task, std::nullopt);
@@ -141,6 +157,14 @@ TEST(Launch, SlurmTasksPerNodeForm) {
   for (int node : {0, 1, 2}) EXPECT_EQ(slurm_tasks_on_node("2(x3),1", node), 2) << node;
   EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 3), 1);
   EXPECT_EQ(slurm_tasks_on_node("2(x3),1", 4), std::nullopt);
+  // 3,000 entries of 999999 nodes each: more nodes than an int counts, and no overflow (UBSan).
+  std::string many = "1(x999999)";
+  for (int i = 1; i < 3000; ++i) many += ",1(x999999)";
+  EXPECT_EQ(slurm_tasks_on_node(many, 0), 1);
+  EXPECT_EQ(slurm_tasks_on_node(many, 999999), 1);
+  EXPECT_EQ(slurm_tasks_on_node("2(x999999),3", 999999), 3);
+  LaunchEnv l = launch_env(with(plus(kSlurmStep, {{"SLURM_STEP_TASKS_PER_NODE", many}, {"SLURM_NODEID", "999999"}})));
+  EXPECT_EQ(l.local_world_size, 1);
   for (const char* bad : {"", "(x2)", "2(x)", "2(x2", "2(y2)", "0", "2,,1", "-1", "2(x0)", "2 "})
     EXPECT_EQ(slurm_tasks_on_node(bad, 0), std::nullopt) << bad;
 }

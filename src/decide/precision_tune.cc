@@ -5,6 +5,7 @@
 
 #include "decide/arch.h"
 #include "decide/visible.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {
@@ -74,7 +75,7 @@ std::optional<Bf16Gain> measured_bf16_gain(const Machine& m, const std::vector<s
   std::snprintf(factor, sizeof factor, "%.1f", least->factor);
   std::string n = std::to_string(least->n);
   return Bf16Gain{least->factor, std::string("gemm_bf16_") + n + " over gemm_" + base + "_" + n + " (" + factor +
-                                     "x), measured " + least->date.substr(0, 10)};
+                                     "x), measured " + std::string(utf8_prefix(least->date, 10))};
 }
 
 std::string precision_suggestion(const JobContext& c) {

@@ -1,6 +1,8 @@
 #include "decide/tune_search.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 
@@ -36,11 +38,20 @@ std::map<std::string, std::vector<const TuneRun*>> by_settings(const TuneProfile
   return out;
 }
 
+// num_workers of `settings`; 0 when absent or not a count. A stored text
+// was range-checked on reading (model/tune_profile.h); this one never
+// overflows whatever it is given.
 int workers(const std::string& settings) {
   TuneSettings s = parse_settings(settings);
   auto it = s.find("num_workers");
-  return it == s.end() ? 0 : std::atoi(it->second.c_str());
+  int n = 0;
+  if (it == s.end() || std::from_chars(it->second.data(), it->second.data() + it->second.size(), n).ec != std::errc())
+    return 0;
+  return std::max(n, 0);
 }
+
+// The next num_workers down: three quarters, in 64 bits (no overflow at INT_MAX).
+int fewer_workers(int w) { return int(std::int64_t(w) * 3 / 4); }
 
 bool tried(const TuneProfile& p, const std::string& settings) {
   return std::any_of(p.runs.begin(), p.runs.end(), [&](const TuneRun& r) { return r.settings == settings; });
@@ -129,7 +140,7 @@ void after_a_loss(TuneProfile* p, const TuneRun& run, const TuneGain& g, double 
                                                     num(*base.overhead_s, 1) + " s)"
                                               : "");
   } else if (int w = workers(run.settings); w > 1 && helps(TuneGain{g.speed, 1, g.steps_known}, noise)) {
-    candidate = with_workers(run.settings, w * 3 / 4);
+    candidate = with_workers(run.settings, fewer_workers(w));
     why = "fewer workers: " + what;
   }
   if (candidate.empty() || tried(*p, candidate)) {
@@ -148,10 +159,10 @@ void after_a_gain(TuneProfile* p, const TuneRun& run, const std::vector<Verdict>
     return notes->push_back("its verdict adds settings: the next --tune tries " + more);
   }
   int w = workers(p->kept);
-  std::string smaller = w > 1 ? with_workers(p->kept, w * 3 / 4) : "";
+  std::string smaller = w > 1 ? with_workers(p->kept, fewer_workers(w)) : "";
   if (!smaller.empty() && !tried(*p, smaller)) {
     p->next = smaller;
-    return notes->push_back(run.settings + " helped; the next --tune tries num_workers=" + std::to_string(w * 3 / 4));
+    return notes->push_back(run.settings + " helped; the next --tune tries num_workers=" + std::to_string(fewer_workers(w)));
   }
   auto g = gain_of(*p, p->kept);
   settle(p, notes, "kept " + p->kept + (g ? ": " + gain_text(*g) : "") +
@@ -159,11 +170,6 @@ void after_a_gain(TuneProfile* p, const TuneRun& run, const std::vector<Verdict>
 }
 
 }  // namespace
-
-const std::vector<std::string>& tune_setting_names() {
-  static const std::vector<std::string> kNames = {"num_workers", "pin_memory", "persistent_workers"};
-  return kNames;
-}
 
 TuneSettings parse_settings(const std::string& text) {
   TuneSettings out;

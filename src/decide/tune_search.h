@@ -14,9 +14,6 @@
 
 namespace gpuenv {
 
-/// The settings --tune knows, in the order they are written.
-const std::vector<std::string>& tune_setting_names();
-
 using TuneSettings = std::map<std::string, std::string>;
 /// "num_workers=15,pin_memory=True" <-> {{"num_workers","15"},...}; written
 /// in tune_setting_names() order, unknown names and empty values left out.

@@ -98,6 +98,21 @@ TEST(TuneSearch, NumWorkersIsSearchedDownWhileWithinNoise) {
   }
 }
 
+// issue 35, 5: w * 3 / 4 of num_workers=2147483647 overflowed (UBSan), and
+// the release build went on to try 536870911.
+TEST(TuneSearch, FewerWorkersNeverOverflow) {
+  Verdict v = input_bound();
+  v.tune["num_workers"] = "2147483647";
+  TuneProfile p = start_profile("fp", run("", 5, 30), {v});
+  ASSERT_EQ(p.next, "num_workers=2147483647,pin_memory=True,persistent_workers=True");
+  refine_profile(&p, run(p.next, 20, 10), {});
+  EXPECT_EQ(p.next, "num_workers=1610612735,pin_memory=True,persistent_workers=True");
+  p = start_profile("fp", run("", 5, 30), {});
+  p.next = "num_workers=99999999999,pin_memory=True";  // beyond an int: no worker count, no search
+  refine_profile(&p, run(p.next, 20, 10), {});
+  EXPECT_TRUE(p.settled);
+}
+
 TEST(TuneSearch, NeverSlowerThanUntunedBeyondTheNoise) {
   struct Row {
     const char* what;

@@ -7,6 +7,7 @@
 
 #include "decide/precision_tune.h"
 #include "model/hardware/clock_events.h"
+#include "model/tune_profile.h"
 #include "sys/text.h"
 
 namespace gpuenv {
@@ -312,7 +313,7 @@ double pcie_link_mbs(int gen, int width) {
 
 int suggested_workers(std::optional<int> cpus_per_gpu) {
   if (!cpus_per_gpu) return 4;
-  return std::clamp(*cpus_per_gpu, 2, 33) - 1;  // clamped first: no overflow at INT_MIN
+  return std::clamp(*cpus_per_gpu, 2, kMaxTuneWorkers + 1) - 1;  // clamped first: no overflow at INT_MIN
 }
 
 std::vector<Verdict> judge(const Job& job) { return judge(job.context, job.timeline, job.speed); }

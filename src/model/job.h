@@ -72,6 +72,9 @@ inline constexpr std::size_t kMaxTimelinePoints = 1000;
 inline constexpr int kMaxPointSamples = 2147483647 / int(kMaxTimelinePoints);
 /// The longest a stored job, or a time within it, may be: 1e9 s (31 years).
 inline constexpr double kMaxJobSeconds = 1e9;
+/// The largest exit status a job can have: waitpid's 0-255 (128 + the signal
+/// for a job a signal ended; 126/127 for one that never started).
+inline constexpr int kMaxExitStatus = 255;
 
 /// The downsampled timeline: at most kMaxTimelinePoints buckets, each of
 /// `width` consecutive samples (the last may hold fewer); when full, pairs

@@ -10,6 +10,10 @@
 
 namespace gpuenv {
 
+/// The largest count or rank a launcher variable may hold (six digits): every
+/// rank, node and process count gpuenv reads, keeps and computes is at most this.
+inline constexpr int kMaxLaunchCount = 999999;
+
 /// In order of precedence: the first one recognised gives the ranks.
 enum class Engine { kNone, kTorchrun, kKubeflow, kJobSet, kSlurm };
 

@@ -3,6 +3,7 @@
 // Rules read measurements only through the Machine (decide/rules/rule_measured.cc).
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -28,5 +29,16 @@ struct Measurement {
   }
   friend bool operator==(const Measurement&, const Measurement&) = default;
 };
+
+/// "" when `m` is what gpuenv writes (bench::to_measurement): status ok or
+/// failed, a value (when known) finite and not negative, a peak (when known)
+/// finite and positive; else what is wrong. A stored figure is input: the
+/// measured rule compares it with the peak.
+inline std::string measurement_problem(const Measurement& m) {
+  if (m.status != "ok" && m.status != "failed") return "status is neither ok nor failed";
+  if (m.value && !(std::isfinite(*m.value) && *m.value >= 0)) return "value is negative or not finite";
+  if (m.peak && !(std::isfinite(*m.peak) && *m.peak > 0)) return "peak is not a positive finite number";
+  return "";
+}
 
 }  // namespace gpuenv

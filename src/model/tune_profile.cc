@@ -1,8 +1,11 @@
 #include "model/tune_profile.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "model/job.h"
+#include "sys/text.h"
 #include "model/json_opt.h"
 
 namespace gpuenv {
@@ -15,11 +18,36 @@ bool fail(const std::string& path, const std::string& what, std::string* err) {
   return false;
 }
 
+bool known_setting(const std::string& name) {
+  const auto& names = tune_setting_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Outside text in a message: at most 40 bytes, cut between characters.
+std::string shown(const std::string& s) { return s.size() > 40 ? std::string(utf8_prefix(s, 40)) + "..." : s; }
+
+// "" when `value` is one gpuenv writes for `name`.
+std::string value_problem(const std::string& name, const std::string& value) {
+  if (name != "num_workers")
+    return value == "True" || value == "False" ? "" : name + "=" + shown(value) + " is not True or False";
+  int n = -1;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec == std::errc() && end == value.data() + value.size() && n >= 0 && n <= kMaxTuneWorkers) return "";
+  return "num_workers=" + shown(value) + " is out of range (0 to " + std::to_string(kMaxTuneWorkers) + ")";
+}
+
 bool text(const json& j, const char* key, const std::string& path, std::string* out, std::string* err) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return true;
   if (!it->is_string()) return fail(path + "." + key, "expected a string", err);
   *out = it->get<std::string>();
+  return true;
+}
+
+// A settings text at j[key] that tune_settings_problem() accepts.
+bool settings(const json& j, const char* key, const std::string& path, std::string* out, std::string* err) {
+  if (!text(j, key, path, out, err)) return false;
+  if (std::string why = tune_settings_problem(*out); !why.empty()) return fail(path + "." + key, why, err);
   return true;
 }
 
@@ -44,7 +72,7 @@ bool run_from(const json& j, const std::string& path, TuneRun* r, std::string* e
   if (!j.is_object()) return fail(path, "expected an object", err);
   std::optional<double> id, wall;
   if (!seconds(j, "job_id", path, &id, 9e15, err) || !text(j, "at", path, &r->at, err) ||
-      !text(j, "settings", path, &r->settings, err) || !seconds(j, "steps_per_s", path, &r->steps_per_s, 1e9, err) ||
+      !settings(j, "settings", path, &r->settings, err) || !seconds(j, "steps_per_s", path, &r->steps_per_s, 1e9, err) ||
       !seconds(j, "wall_s", path, &wall, kMaxJobSeconds, err) ||
       !seconds(j, "overhead_s", path, &r->overhead_s, kMaxJobSeconds, err))
     return false;
@@ -55,6 +83,26 @@ bool run_from(const json& j, const std::string& path, TuneRun* r, std::string* e
 
 }  // namespace
 
+const std::vector<std::string>& tune_setting_names() {
+  static const std::vector<std::string> kNames = {"num_workers", "pin_memory", "persistent_workers"};
+  return kNames;
+}
+
+std::string tune_settings_problem(const std::string& settings) {
+  if (settings.empty()) return "";
+  std::size_t from = 0;
+  for (;;) {
+    std::size_t comma = std::min(settings.find(',', from), settings.size());
+    std::string item = settings.substr(from, comma - from);
+    std::size_t eq = item.find('=');
+    std::string name = item.substr(0, std::min(eq, item.size()));
+    if (eq == std::string::npos || !known_setting(name)) return "\"" + shown(item) + "\" is not a setting --tune writes";
+    if (std::string why = value_problem(name, item.substr(eq + 1)); !why.empty()) return why;
+    if (comma == settings.size()) return "";
+    from = comma + 1;
+  }
+}
+
 json profile_to_json(const TuneProfile& p) {
   json runs = json::array();
   for (const auto& r : p.runs) runs.push_back(run_json(r));
@@ -64,8 +112,8 @@ json profile_to_json(const TuneProfile& p) {
 
 bool profile_from_json(const json& j, TuneProfile* p, std::string* err) {
   if (!j.is_object()) return fail("profile", "expected an object", err);
-  if (!text(j, "command_fp", "profile", &p->command_fp, err) || !text(j, "next", "profile", &p->next, err) ||
-      !text(j, "kept", "profile", &p->kept, err) || !text(j, "note", "profile", &p->note, err))
+  if (!text(j, "command_fp", "profile", &p->command_fp, err) || !settings(j, "next", "profile", &p->next, err) ||
+      !settings(j, "kept", "profile", &p->kept, err) || !text(j, "note", "profile", &p->note, err))
     return false;
   if (auto it = j.find("settled"); it != j.end() && !it->is_null()) {
     if (!it->is_boolean()) return fail("profile.settled", "expected true or false", err);
@@ -75,6 +123,7 @@ bool profile_from_json(const json& j, TuneProfile* p, std::string* err) {
     if (!it->is_array()) return fail("profile.dropped", "expected an array", err);
     for (const auto& d : *it) {
       if (!d.is_string()) return fail("profile.dropped", "holds a non-string", err);
+      if (!known_setting(d.get<std::string>())) return fail("profile.dropped", "holds an unknown setting", err);
       p->dropped.push_back(d.get<std::string>());
     }
   }

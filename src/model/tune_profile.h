@@ -12,6 +12,20 @@
 
 namespace gpuenv {
 
+/// The DataLoader settings --tune knows, in the order they are written.
+const std::vector<std::string>& tune_setting_names();
+
+/// The most DataLoader workers gpuenv suggests (decide/verdict.cc: a GPU's
+/// share of the CPUs less one for the loop, at most this) and so the most a
+/// settings text it writes holds; the search only goes down from there.
+inline constexpr int kMaxTuneWorkers = 32;
+
+/// "" when `settings` is what gpuenv writes ("" or "num_workers=N" with N in
+/// 0..kMaxTuneWorkers, "pin_memory=True|False", "persistent_workers=True|False",
+/// comma-separated); else what is wrong with it, naming the item. A stored
+/// settings text is applied to every run and handed to the Python hook.
+std::string tune_settings_problem(const std::string& settings);
+
 /// One finished run of the command, as the profile needs it.
 struct TuneRun {
   std::int64_t job_id = 0;
@@ -37,7 +51,8 @@ struct TuneProfile {
 };
 
 nlohmann::json profile_to_json(const TuneProfile& p);
-/// Reads what profile_to_json wrote; false with "profile.runs[2].wall_s: ..." in *err.
+/// Reads what profile_to_json wrote; false with "profile.runs[2].wall_s: ..." in *err,
+/// also for a settings text or dropped name gpuenv would not have written.
 bool profile_from_json(const nlohmann::json& j, TuneProfile* p, std::string* err);
 
 }  // namespace gpuenv

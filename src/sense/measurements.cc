@@ -9,8 +9,11 @@ void sense_measurements(const std::string& db_path, Machine* m) {
   std::string err;
   auto db = store::Store::open_existing(db_path, &err);
   std::vector<Measurement> latest;
-  if (db && db->latest(store::fingerprint(*m), &latest, &err)) {
+  std::vector<std::string> skipped;
+  if (db && db->latest(store::fingerprint(*m), &latest, &err, &skipped)) {
     m->measurements = std::move(latest);
+    for (const auto& why : skipped)
+      m->host.problems.push_back({"store", "store_value_dropped", why + ": left out", "gpuenv bench measures it again"});
     return;
   }
   if (err.empty()) return;  // never measured here

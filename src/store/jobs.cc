@@ -5,6 +5,8 @@
 
 #include "model/job_json.h"
 #include "model/json_text.h"
+#include "model/launch.h"
+#include "model/tune_profile.h"
 #include "store/sqlite_stmt.h"
 #include "store/store.h"
 
@@ -24,9 +26,37 @@ void bind_int(Stmt* s, int i, const std::optional<int>& v) {
   v ? (void)sqlite3_bind_int(s->get(), i, *v) : (void)sqlite3_bind_null(s->get(), i);
 }
 
-std::optional<int> column_int(sqlite3_stmt* s, int i) {
-  if (sqlite3_column_type(s, i) == SQLITE_NULL) return std::nullopt;
-  return sqlite3_column_int(s, i);
+// An integer column in [lo, hi], as gpuenv writes it; NULL reads as nullopt.
+// Out of range (or not an integer): false with "job 7: exit_code ... is out
+// of range (0 to 255)" in *err. Read whole: sqlite3_column_int would cut
+// INT64_MIN to 0.
+bool column_in(sqlite3_stmt* s, int i, std::int64_t lo, std::int64_t hi, const std::string& where,
+               std::optional<int>* out, std::string* err) {
+  int type = sqlite3_column_type(s, i);
+  if (type == SQLITE_NULL) return *out = std::nullopt, true;
+  std::string name = sqlite3_column_name(s, i);
+  if (type != SQLITE_INTEGER) return *err = where + name + " is not an integer", false;
+  std::int64_t v = sqlite3_column_int64(s, i);
+  if (v < lo || v > hi)
+    return *err = where + name + " " + std::to_string(v) + " is out of range (" + std::to_string(lo) + " to " +
+                  std::to_string(hi) + ")",
+           false;
+  *out = int(v);
+  return true;
+}
+
+// The columns gpuenv writes as integers: the exit status (0-255: 128 + the
+// signal for a signalled job, 126/127 for one never started) and the ranks
+// (launcher counts, model/launch.h).
+bool read_integers(sqlite3_stmt* s, Job* j, const std::string& where, std::string* err) {
+  std::optional<int> exit;
+  if (!column_in(s, 3, 0, kMaxExitStatus, where, &exit, err) ||
+      !column_in(s, 11, 0, kMaxLaunchCount, where, &j->rank, err) ||
+      !column_in(s, 12, 0, kMaxLaunchCount, where, &j->local_rank, err))
+    return false;
+  if (!exit) return *err = where + "exit_code is NULL", false;
+  j->exit_code = *exit;
+  return true;
 }
 
 // A row back into a Job; a row whose JSON does not read (written by hand, or
@@ -35,13 +65,12 @@ bool read_job(sqlite3_stmt* s, Job* j, std::string* err) {
   j->id = sqlite3_column_int64(s, 0);
   j->started_at = column_text(s, 1);
   j->duration_s = sqlite3_column_double(s, 2);
-  j->exit_code = sqlite3_column_int(s, 3);
   j->cwd = column_text(s, 5), j->command_fp = column_text(s, 6);
   j->script_path = column_text(s, 7), j->script_fp = column_text(s, 8), j->machine_fp = column_text(s, 9);
   j->plan_json = column_text(s, 10);
-  j->rank = column_int(s, 11), j->local_rank = column_int(s, 12);
   j->hostname = column_text(s, 13), j->gpuenv_version = column_text(s, 14);
   std::string where = "job " + std::to_string(j->id) + ": ";
+  if (!read_integers(s, j, where, err)) return false;
   if (!(j->duration_s >= 0 && j->duration_s <= kMaxJobSeconds))
     return *err = where + "duration_s " + json(j->duration_s).dump() + " is out of range (0 to 1e9 s)", false;
   json argv = json::parse(column_text(s, 4), nullptr, false);
@@ -56,6 +85,7 @@ bool read_job(sqlite3_stmt* s, Job* j, std::string* err) {
   if (!context_from_json(context, &j->context, &why) || !timeline_from_json(timeline, &j->timeline, &why))
     return *err = where + why, false;
   j->tuned = column_text(s, 18);
+  if (std::string bad = tune_settings_problem(j->tuned); !bad.empty()) return *err = where + "tuned: " + bad, false;
   if (sqlite3_column_type(s, 17) == SQLITE_NULL) return true;
   json speed = json::parse(column_text(s, 17), nullptr, false);
   JobSpeed sp;

@@ -286,6 +286,89 @@ TEST(StoreJobs, AnOutOfRangeDurationIsLeftOut) {
       << skipped[0];
 }
 
+void raw_sql(const std::string& path, const std::string& sql) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw) << sql;
+  sqlite3_close(raw);
+}
+
+// issue 35, 6: values gpuenv never writes, put in with SQL, are left out and
+// named: INT64_MIN read as "exit 0", INT64_MAX as -1, a kept num_workers of
+// 2147483647 applied to every run and handed to the hook.
+TEST(StoreJobs, HostileColumnsAreLeftOutWithTheirReason) {
+  struct Row {
+    std::string set, reason;
+  } rows[] = {
+      {"exit_code = -9223372036854775808", "exit_code -9223372036854775808 is out of range (0 to 255)"},
+      {"exit_code = 9223372036854775807", "exit_code 9223372036854775807 is out of range (0 to 255)"},
+      {"exit_code = 256", "exit_code 256 is out of range (0 to 255)"},
+      {"exit_code = -1", "exit_code -1 is out of range (0 to 255)"},
+      {"exit_code = 'x'", "exit_code is not an integer"},
+      {"rank = 4294967296", "rank 4294967296 is out of range (0 to 999999)"},
+      {"local_rank = -1", "local_rank -1 is out of range (0 to 999999)"},
+      {"tuned = 'num_workers=2147483647'", "tuned: num_workers=2147483647 is out of range (0 to 32)"},
+      {"tuned = 'pin_memory=__import__(\"os\")'", "tuned: pin_memory=__import__(\"os\") is not True or False"},
+      {"tuned = 'prefetch_factor=99'", "tuned: \"prefetch_factor=99\" is not a setting --tune writes"},
+  };
+  for (const auto& r : rows) {
+    std::string path = temp_dir() + "/gpuenv.db", err;
+    std::int64_t bad = 0, good = 0;
+    {
+      auto db = Store::open(path, &err);
+      ASSERT_TRUE(db->add_job(job("a.py", 1), &bad, &err)) << err;
+      ASSERT_TRUE(db->add_job(job("b.py", 1), &good, &err)) << err;
+    }
+    raw_sql(path, "UPDATE jobs SET " + r.set + " WHERE id = " + std::to_string(bad));
+    auto db = Store::open(path, &err);
+    std::vector<Job> jobs;
+    std::vector<std::string> skipped;
+    ASSERT_TRUE(db->recent_jobs(5, &jobs, &err, &skipped)) << err;
+    ASSERT_EQ(jobs.size(), 1u) << r.set;
+    EXPECT_EQ(jobs[0].id, good);
+    ASSERT_EQ(skipped.size(), 1u) << r.set;
+    EXPECT_EQ(skipped[0], path + ": job " + std::to_string(bad) + ": " + r.reason) << r.set;
+    std::optional<Job> one;
+    EXPECT_FALSE(db->last_job(job("a.py").command_fp, 1, &one, &err)) << r.set;
+    EXPECT_FALSE(one) << r.set;
+  }
+}
+
+TEST(StoreJobs, TheLargestValuesGpuenvWritesReadBack) {
+  std::string err;
+  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  Job j = job("train.py", 999999);
+  j.exit_code = 255, j.tuned = "num_workers=32,pin_memory=False,persistent_workers=True";
+  ASSERT_TRUE(db->add_job(j, &j.id, &err)) << err;
+  std::optional<Job> back;
+  ASSERT_TRUE(db->job(j.id, &back, &err)) << err;
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->exit_code, 255);
+  EXPECT_EQ(back->rank, 999999);
+  EXPECT_EQ(back->tuned, j.tuned);
+}
+
+TEST(StoreJobs, AProfileGpuenvCouldNotHaveWrittenIsRefused) {
+  const std::pair<std::string, std::string> rows[] = {
+      {R"({"runs":[],"kept":"num_workers=2147483647,pin_memory=True"})",
+       "profile.kept: num_workers=2147483647 is out of range (0 to 32)"},
+      {R"({"runs":[],"next":"num_workers=-1"})", "profile.next: num_workers=-1 is out of range (0 to 32)"},
+      {R"({"runs":[{"settings":"num_workers=99","wall_s":1}]})",
+       "profile.runs[0].settings: num_workers=99 is out of range (0 to 32)"},
+      {R"({"runs":[],"dropped":["rm -rf"]})", "profile.dropped: holds an unknown setting"},
+  };
+  for (const auto& [profile, reason] : rows) {
+    std::string path = temp_dir() + "/gpuenv.db", err;
+    auto db = Store::open(path, &err);
+    ASSERT_TRUE(db) << err;
+    raw_sql(path, "INSERT INTO tune_profiles VALUES('fp-x', '" + profile + "', 'now')");
+    std::optional<TuneProfile> p;
+    EXPECT_FALSE(db->profile("fp-x", &p, &err)) << profile;
+    EXPECT_FALSE(p);
+    EXPECT_EQ(err, path + ": the tuning profile of fp-x: " + reason);
+  }
+}
+
 // A closed WAL store (no -wal, no -shm file) in a read-only bind mount: a
 // read-only filesystem, which chmod cannot make for root.
 bool read_only_view(const std::string& dir) {

@@ -322,31 +322,39 @@ bool Store::add_run(const Run& run, const std::vector<Measurement>& ms, std::int
   return exec("COMMIT", err);
 }
 
-bool Store::query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err) {
+bool Store::query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err,
+                  std::vector<std::string>* skipped) {
   Stmt s(db_, sql);
   if (!s.ok()) return *err = sqlite_error(db_, path_), false;
   s.text(1, fingerprint);
   int rc;
-  while ((rc = s.step()) == SQLITE_ROW) out->push_back(read_row(s.get()));
+  while ((rc = s.step()) == SQLITE_ROW) {
+    HistoryRow row = read_row(s.get());
+    std::string why = measurement_problem(row.m);
+    if (why.empty()) out->push_back(std::move(row));
+    else if (skipped) skipped->push_back(path_ + ": measurement " + row.m.key + " of run " + std::to_string(row.run_id) + ": " + why);
+  }
   if (rc != SQLITE_DONE) return *err = sqlite_error(db_, path_), false;
   return true;
 }
 
-bool Store::latest(const std::string& fingerprint, std::vector<Measurement>* out, std::string* err) {
+bool Store::latest(const std::string& fingerprint, std::vector<Measurement>* out, std::string* err,
+                   std::vector<std::string>* skipped) {
   static const std::string sql =
       std::string(kSelect) +
       "AND m.id IN (SELECT MAX(m2.id) FROM measurements m2 JOIN runs r2 ON r2.id = m2.run_id "
       "WHERE r2.fingerprint = ?1 GROUP BY m2.key, m2.gpu_uuid, IFNULL(m2.peer_uuid, '')) "
       "ORDER BY m.key, m.gpu_uuid, m.peer_uuid";
   std::vector<HistoryRow> rows;
-  if (!query(sql.c_str(), fingerprint, &rows, err)) return false;
+  if (!query(sql.c_str(), fingerprint, &rows, err, skipped)) return false;
   for (auto& r : rows) out->push_back(std::move(r.m));
   return true;
 }
 
-bool Store::history(const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err) {
+bool Store::history(const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err,
+                    std::vector<std::string>* skipped) {
   static const std::string sql = std::string(kSelect) + "ORDER BY m.id";
-  return query(sql.c_str(), fingerprint, out, err);
+  return query(sql.c_str(), fingerprint, out, err, skipped);
 }
 
 bool Store::count(std::int64_t* n, std::string* err) {

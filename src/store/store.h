@@ -74,10 +74,14 @@ class Store {
 
   /// Adds the run and its measurements in one transaction; the new run id in *id.
   bool add_run(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
-  /// The newest measurement of each (key, GPU, peer) on this machine.
-  bool latest(const std::string& fingerprint, std::vector<Measurement>* out, std::string* err);
-  /// Every measurement on this machine, oldest first.
-  bool history(const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err);
+  /// The newest measurement of each (key, GPU, peer) on this machine. A row
+  /// gpuenv would not have written (measurement_problem) is left out, and
+  /// with `skipped` its reason added there.
+  bool latest(const std::string& fingerprint, std::vector<Measurement>* out, std::string* err,
+              std::vector<std::string>* skipped = nullptr);
+  /// Every measurement on this machine, oldest first; `skipped` as latest().
+  bool history(const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err,
+               std::vector<std::string>* skipped = nullptr);
   /// Rows in the measurements table (all machines).
   bool count(std::int64_t* n, std::string* err);
 
@@ -116,7 +120,8 @@ class Store {
   bool init(std::string* err);
   bool known_version(std::string* err);
   bool insert(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
-  bool query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err);
+  bool query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err,
+             std::vector<std::string>* skipped);
   bool has_jobs_table(bool* yes, std::string* err);
   bool has_table(const char* name, bool* yes, std::string* err);
   bool jobs_have_speed(bool* yes, std::string* err);

@@ -79,6 +79,46 @@ TEST(Store, CreatesItsDirectoryAndKeepsRuns) {
   EXPECT_EQ(rows[0].run_id, id1);
 }
 
+// issue 35, 6: a figure gpuenv never writes (negative, infinite, a zero peak,
+// an unknown status), put in with SQL, is left out and named; the rest reads.
+TEST(Store, HostileMeasurementsAreLeftOutWithTheirReason) {
+  struct Row {
+    std::string set, reason;
+  } rows[] = {
+      {"value = -1", "value is negative or not finite"},
+      {"value = 1e999", "value is negative or not finite"},
+      {"peak = 0", "peak is not a positive finite number"},
+      {"peak = -1e999", "peak is not a positive finite number"},
+      {"status = 'ok\x1b'", "status is neither ok nor failed"},
+  };
+  for (const auto& r : rows) {
+    std::string path = temp_dir() + "/gpuenv.db", err;
+    std::int64_t id = 0;
+    {
+      auto db = Store::open(path, &err);
+      ASSERT_TRUE(db->add_run(run(), {meas("copy", 10), meas("p2p", 5)}, &id, &err)) << err;
+    }
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    std::string sql = "UPDATE measurements SET " + r.set + " WHERE key = 'copy'";
+    EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+    sqlite3_close(raw);
+    auto db = Store::open(path, &err);
+    std::vector<Measurement> latest;
+    std::vector<std::string> skipped;
+    ASSERT_TRUE(db->latest("fp-1", &latest, &err, &skipped)) << err;
+    ASSERT_EQ(latest.size(), 1u) << r.set;
+    EXPECT_EQ(latest[0].key, "p2p");
+    ASSERT_EQ(skipped.size(), 1u) << r.set;
+    EXPECT_EQ(skipped[0], path + ": measurement copy of run " + std::to_string(id) + ": " + r.reason);
+    std::vector<HistoryRow> rows;
+    skipped.clear();
+    ASSERT_TRUE(db->history("fp-1", &rows, &err, &skipped)) << err;
+    EXPECT_EQ(rows.size(), 1u);
+    EXPECT_EQ(skipped.size(), 1u);
+  }
+}
+
 TEST(Store, NullsStayNull) {
   std::string err;
   auto db = Store::open(temp_dir() + "/gpuenv.db", &err);

@@ -39,6 +39,15 @@ std::string ascii_lower(std::string s) {
   return s;
 }
 
+std::string_view utf8_prefix(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return s;
+  std::size_t cut = max;
+  // Back over at most three continuation bytes (10xxxxxx) to the character's
+  // first byte: a UTF-8 character is at most four bytes long.
+  for (int k = 0; k < 3 && cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80; ++k) --cut;
+  return s.substr(0, cut);
+}
+
 std::string utc_time(std::time_t t) {
   std::tm tm{};
   gmtime_r(&t, &tm);

@@ -31,6 +31,11 @@ std::vector<std::string> split_commas(const std::string& s);
 /// `s` in ASCII lower case.
 std::string ascii_lower(std::string s);
 
+/// The one way gpuenv shortens text: the longest prefix of `s` of at most
+/// `max` bytes that does not end inside a UTF-8 character ("ab€" cut at 4
+/// -> "ab", never "ab\xe2\x82"). The view points into `s`.
+std::string_view utf8_prefix(std::string_view s, std::size_t max);
+
 /// `t` as RFC 3339 UTC, to the second: "2025-03-04T12:00:00Z".
 std::string utc_time(std::time_t t);
 /// utc_time of the present second.

@@ -52,6 +52,27 @@ TEST(Text, AsciiLowerLeavesOtherBytes) {
   EXPECT_EQ(ascii_lower("\xC3\x89"), "\xC3\x89");
 }
 
+TEST(Text, Utf8PrefixNeverCutsACharacter) {
+  const std::string euro = "ab\xe2\x82\xac" "c", smile = "\xf0\x9f\x98\x80", e_acute = "caf\xc3\xa9";
+  struct Row {
+    std::string s;
+    std::size_t max;
+    std::string want;
+  } rows[] = {
+      {euro, 2, "ab"},        {euro, 3, "ab"},  {euro, 4, "ab"},         {euro, 5, "ab\xe2\x82\xac"},
+      {euro, 99, euro},       {smile, 3, ""},   {smile, 4, smile},       {smile + "x", 1, ""},
+      {e_acute, 4, "caf"},    {e_acute, 5, e_acute}, {"", 0, ""},       {"abc", 0, ""},
+      {"a\x80\x80\x80\x80\x80\x80", 6, "a\x80\x80"},  // stray continuation bytes: back at most 3
+  };
+  for (const auto& r : rows) EXPECT_EQ(utf8_prefix(r.s, r.max), r.want) << r.s << " at " << r.max;
+  // Every cut of a text of two-, three- and four-byte characters ends on a character's end.
+  const std::string mixed = "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xc3\xa9";
+  for (std::size_t max = 0; max <= mixed.size(); ++max) {
+    std::string_view p = utf8_prefix(mixed, max);
+    EXPECT_TRUE(p.size() == 0 || p.size() == 2 || p.size() == 5 || p.size() == 9 || p.size() == 11) << max;
+  }
+}
+
 TEST(Text, UtcTimeIsRfc3339ToTheSecond) {
   EXPECT_EQ(utc_time(0), "1970-01-01T00:00:00Z");
   EXPECT_EQ(utc_time(1741089600), "2025-03-04T12:00:00Z");

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "act/render/machine_report.h"
+#include "decide/memory/presets.h"
 #include "model/json_text.h"
 
 namespace gpuenv {
@@ -167,6 +168,21 @@ std::string memory_plan_to_json(const memory::MemoryPlan& p) {
   j["advice"] = advice;
   j["notes"] = p.notes;
   return json_document(j);
+}
+
+std::string render_presets() {
+  std::string out;
+  for (const auto& p : memory::presets()) out += std::string("  ") + p.name + "\n";
+  return out;
+}
+
+std::string presets_to_json() {
+  ordered_json models = ordered_json::array();
+  for (const auto& p : memory::presets()) {
+    ordered_json config = ordered_json::parse(p.config);  // the table's own text: tested to parse
+    models.push_back({{"name", p.name}, {"model_type", config.value("model_type", "")}, {"config", config}});
+  }
+  return json_document(ordered_json{{"models", models}});
 }
 
 }  // namespace gpuenv

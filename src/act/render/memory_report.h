@@ -15,4 +15,9 @@ std::string render_memory_plan(const memory::MemoryPlan& p);
 /// margin_bytes, largest_batch, advice, notes.
 std::string memory_plan_to_json(const memory::MemoryPlan& p);
 
+/// `--model list`: the presets' names, one a line; as JSON, {"models":
+/// [{"name", "model_type", "config"}]} with each preset's config.json fields.
+std::string render_presets();
+std::string presets_to_json();
+
 }  // namespace gpuenv

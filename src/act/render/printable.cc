@@ -56,11 +56,17 @@ bool valid_utf8(std::string_view s) {
 
 std::string printable(std::string_view s) { return sanitise(s, false); }
 
-std::string_view utf8_prefix(std::string_view s, size_t max) {
-  if (s.size() <= max) return s;
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
-  return s.substr(0, cut);
+std::string json_printable(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  for (size_t i = 0; i < json.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(json[i]);
+    unsigned char next = i + 1 < json.size() ? static_cast<unsigned char>(json[i + 1]) : 0;
+    if (c == 0x7f) out += "\\u007f";
+    else if (c == 0xc2 && next >= 0x80 && next < 0xa0) out += fmt::format("\\u{:04x}", next), ++i;
+    else out += char(c);
+  }
+  return out;
 }
 
 std::string printable_lines(std::string_view s) { return sanitise(s, true); }

@@ -50,14 +50,9 @@ TEST(Printable, KeepsValidUtf8) {
     EXPECT_EQ(printable(s), s) << s;
 }
 
-TEST(Printable, Utf8PrefixNeverCutsACharacter) {
-  std::string s = "ab\xe2\x82\xac" "c";  // ab, the euro sign (3 bytes), c
-  EXPECT_EQ(utf8_prefix(s, 2), "ab");
-  EXPECT_EQ(utf8_prefix(s, 3), "ab");
-  EXPECT_EQ(utf8_prefix(s, 4), "ab");
-  EXPECT_EQ(utf8_prefix(s, 5), "ab\xe2\x82\xac");
-  EXPECT_EQ(utf8_prefix(s, 99), s);
-  EXPECT_EQ(utf8_prefix("\xf0\x9f\x98\x80", 3), "");
+TEST(Printable, JsonPrintableEscapesC1AndDelOnly) {
+  EXPECT_EQ(json_printable("\"a\xc2\x9b\x7f\xc2\xa0\""), "\"a\\u009b\\u007f\xc2\xa0\"");
+  EXPECT_EQ(json_printable("\"\xc2\x80\xc2\x9f\""), "\"\\u0080\\u009f\"");
 }
 
 }  // namespace

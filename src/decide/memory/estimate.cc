@@ -103,7 +103,7 @@ void add_adapters(Inventory* inv, const ModelShape& m, const Lora& l) {
   if (l.rank == 0) return;
   double d = double(m.hidden), hd = double(head_dim_of(m)), q = double(m.heads) * hd;
   double k = double(m.kv_heads ? m.kv_heads : m.heads) * hd, ff = double(m.ffn), r = double(l.rank);
-  for (const auto& t : l.targets) {
+  for (const auto& t : lora_modules(l)) {
     double in = t == "o" ? q : t == "down" ? ff : d;
     double out = t == "q" ? q : t == "k" || t == "v" ? k : t == "gate" || t == "up" ? ff : d;
     for (long long i = 0; i < m.layers; ++i) inv->adapters.push_back({r, in}), inv->adapters.push_back({out, r});

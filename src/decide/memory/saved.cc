@@ -108,7 +108,7 @@ double lora_terms(const Lora& l, const Widths& x, const SavedContext& c) {
   if (l.rank == 0) return 0;
   double out = 0;
   bool attn_seen = false, mlp_seen = false;
-  for (const auto& t : l.targets) {
+  for (const auto& t : lora_modules(l)) {
     if (t == "q" || t == "k" || t == "v") {
       out += lora_target(x.d, l, c, !attn_seen);
       attn_seen = true;

@@ -5,6 +5,7 @@
 
 #include "decide/memory/family.h"
 #include "model/json_strict.h"
+#include "sys/text.h"
 
 namespace gpuenv::memory {
 namespace {
@@ -40,6 +41,8 @@ std::string range_problem(const std::string& field, long long v, long long max) 
 
 std::string divides_problem(const ModelShape& m, bool config) {
   auto n = [&](Field f) { return name(f, m.arch, config); };
+  if (m.head_dim < 0)
+    return "head_dim must be a positive integer (got " + std::to_string(m.head_dim) + ")";
   if (m.head_dim > 4096)
     return "head_dim " + std::to_string(m.head_dim) + " is larger than 4096";
   if (m.head_dim == 0 && m.hidden % m.heads != 0)
@@ -60,7 +63,10 @@ std::string divides_problem(const ModelShape& m, bool config) {
 
 ModelShape with_defaults(ModelShape m) {
   if (m.kv_heads == 0) m.kv_heads = m.heads;
-  if (m.ffn == 0) m.ffn = m.arch == Arch::kGpt2 ? 4 * m.hidden : m.hidden * 8 / 3;
+  // The default width only from a hidden size in range: shape_problem names
+  // that one first, and 4 x a hidden of 2^62 would overflow.
+  if (m.ffn == 0 && m.hidden > 0 && m.hidden <= kMaxWidth)
+    m.ffn = m.arch == Arch::kGpt2 ? 4 * m.hidden : m.hidden * 8 / 3;
   if (m.tied < 0) m.tied = m.arch == Arch::kGpt2 ? 1 : 0;
   return m;
 }
@@ -94,7 +100,7 @@ std::string lora_problem(const ModelShape& m, const Lora& l) {
   if (l.targets.empty()) return "--lora-targets is empty";
   for (const auto& t : l.targets)
     if (t != "q" && t != "k" && t != "v" && t != "o" && t != "gate" && t != "up" && t != "down")
-      return "--lora-targets: \"" + t.substr(0, 20) + "\" is not one of q, k, v, o, gate, up, down";
+      return "--lora-targets: \"" + std::string(utf8_prefix(t, 20)) + "\" is not one of q, k, v, o, gate, up, down";
   for (const auto& t : l.targets)
     if ((m.family->fused_qkv && (t == "q" || t == "k" || t == "v")) ||
         (!m.family->gated_mlp && (t == "gate" || t == "up")) ||
@@ -102,6 +108,13 @@ std::string lora_problem(const ModelShape& m, const Lora& l) {
       return "--lora-targets " + t + ": " + m.family->model_type + " has no separate " + t +
              " projection (a fused one is not modelled as a LoRA target)";
   return "";
+}
+
+std::vector<std::string> lora_modules(const Lora& l) {
+  std::vector<std::string> out;
+  for (const auto& t : l.targets)
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  return out;
 }
 
 std::string training_problem(const Training& t, bool config) {
@@ -140,7 +153,7 @@ bool read_int(const json& j, const std::string& key, bool required, long long* o
     return !required;
   }
   if (!it->is_number_integer()) {
-    *err = "config.json's \"" + key + "\" is not an integer: " + it->dump().substr(0, 40);
+    *err = "config.json's \"" + key + "\" is not an integer: " + std::string(utf8_prefix(it->dump(), 40));
     return false;
   }
   if (it->is_number_unsigned() && it->get<unsigned long long>() > (1ULL << 62)) {
@@ -148,6 +161,21 @@ bool read_int(const json& j, const std::string& key, bool required, long long* o
     return false;
   }
   *out = it->get<long long>();
+  return true;
+}
+
+// An optional field that, when given, must be a positive integer: 0 is how
+// ModelShape spells "absent", so a config's 0 or -1 is refused by name.
+bool read_positive(const json& j, const std::string& key, long long* out, std::string* err) {
+  long long v = 0;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return true;
+  if (!read_int(j, key, true, &v, err)) return false;
+  if (v <= 0) {
+    *err = "config.json's \"" + key + "\" must be a positive integer (got " + std::to_string(v) + ")";
+    return false;
+  }
+  *out = v;
   return true;
 }
 
@@ -176,7 +204,7 @@ bool read_probability(const json& j, const std::string& key, double* out, std::s
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return true;
   if (!it->is_number() || !(it->get<double>() >= 0 && it->get<double>() < 1)) {
-    *err = "config.json's \"" + key + "\" is not a probability in [0, 1): " + it->dump().substr(0, 40);
+    *err = "config.json's \"" + key + "\" is not a probability in [0, 1): " + std::string(utf8_prefix(it->dump(), 40));
     return false;
   }
   *out = it->get<double>();
@@ -208,7 +236,7 @@ bool read_activation(const json& j, ModelShape* m, std::string* err) {
     } else if (a == "relu") {
       m->act = Activation::kRelu;
     } else {
-      *err = std::string("config.json's \"") + key + "\" is \"" + a.substr(0, 40) +
+      *err = std::string("config.json's \"") + key + "\" is \"" + std::string(utf8_prefix(a, 40)) +
              "\": plan-memory models silu, gelu, gelu_pytorch_tanh, gelu_new and relu";
       return false;
     }
@@ -243,7 +271,7 @@ bool read_llama_fields(const json& j, ModelShape* m, std::string* err) {
          read_int(j, "num_key_value_heads", false, &m->kv_heads, err) &&
          read_int(j, "intermediate_size", !m->family->moe, &m->ffn, err) &&
          read_int(j, "vocab_size", true, &m->vocab, err) &&
-         read_int(j, "head_dim", false, &m->head_dim, err) &&
+         read_positive(j, "head_dim", &m->head_dim, err) &&
          read_int(j, "max_position_embeddings", false, &m->max_positions, err) &&
          read_tied(j, m, err) && read_activation(j, m, err) &&
          read_probability(j, "attention_dropout", &m->attn_dropout, err);
@@ -290,6 +318,11 @@ bool read_experts(const json& j, ModelShape* m, std::string* err) {
 bool read_window_layers(const json& j, ModelShape* m, std::string* err) {
   std::string type = m->family->model_type;
   if (auto types = j.find("layer_types"); types != j.end() && types->is_array() && !types->empty()) {
+    if (long long n = (long long)types->size(); m->layers > 0 && n != m->layers) {
+      *err = "config.json's \"layer_types\" has " + std::to_string(n) + " entries for " +
+             std::to_string(m->layers) + " layers (num_hidden_layers): one per layer";
+      return false;
+    }
     double sliding = 0;
     for (const auto& t : *types) sliding += t == "sliding_attention" ? 1 : 0;
     m->window_fraction = sliding / double(types->size());
@@ -310,7 +343,7 @@ bool read_window_layers(const json& j, ModelShape* m, std::string* err) {
         !read_int(j, "max_window_layers", false, &from, err))
       return false;
     m->window_fraction = use_window && m->layers > 0
-                             ? double(std::max(0LL, m->layers - from)) / double(m->layers)
+                             ? std::max(0.0, double(m->layers) - double(from)) / double(m->layers)
                              : 0;
   }
   m->window_fraction = std::clamp(m->window_fraction, 0.0, 1.0);
@@ -343,6 +376,11 @@ bool read_family(const json& j, ModelShape* m, std::string* err) {
   auto cap = j.find("final_logit_softcapping");
   if (cap != j.end()) m->logit_softcap = has_number(j, "final_logit_softcapping");
   if (!read_int(j, "sliding_window", false, &m->sliding_window, err)) return false;
+  if (m->sliding_window < 0) {
+    *err = "config.json's \"sliding_window\" must be a positive integer or null (got " +
+           std::to_string(m->sliding_window) + ")";
+    return false;
+  }
   return read_window_layers(j, m, err);
 }
 
@@ -388,18 +426,18 @@ bool shape_from_hf_config(const std::string& text, ModelShape* m, std::string* e
     return false;
   }
   *m = ModelShape{};
-  m->model_type = type->get<std::string>().substr(0, 64);
+  m->model_type = std::string(utf8_prefix(type->get<std::string>(), 64));
   m->family = find_family(m->model_type);
   if (!m->family) {
     if (!looks_like_llama(j)) {
-      *err = "config.json's \"model_type\" is \"" + m->model_type.substr(0, 40) +
+      *err = "config.json's \"model_type\" is \"" + std::string(utf8_prefix(m->model_type, 40)) +
              "\": plan-memory models " + family_list() +
              ", and other families only when their config has Llama's fields";
       return false;
     }
     m->family = &llama_family();
     if (warning)
-      *warning = "model_type \"" + m->model_type.substr(0, 40) +
+      *warning = "model_type \"" + std::string(utf8_prefix(m->model_type, 40)) +
                  "\" is not a family plan-memory knows: planned as llama (pre-norm RMSNorm, "
                  "separate q/k/v, a gated MLP), which may not be how its code saves activations";
   }

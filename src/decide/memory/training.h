@@ -95,6 +95,11 @@ long long head_dim_of(const ModelShape& m);
 /// Empty when `l` can be planned on `m`; else what is wrong.
 std::string lora_problem(const ModelShape& m, const Lora& l);
 
+/// The modules `l` adapts: its targets each once, in the order first named.
+/// peft wraps a module once however often target_modules names it, so
+/// "q,q,v" plans as "q,v".
+std::vector<std::string> lora_modules(const Lora& l);
+
 const char* arch_name(Arch a);
 const char* precision_name(Precision p);
 const char* optimizer_name(Optimizer o);

@@ -29,6 +29,23 @@ TEST(MemoryShape, DefaultsAreTheMeasuredScriptsOnes) {
   EXPECT_EQ(l.tied, 0);
 }
 
+// The default MLP width comes only from a hidden size in range: 4 x (2^61 + 1)
+// overflows (UBSan), and the range check names --hidden / n_embd first.
+TEST(MemoryShape, DefaultsNeverOverflow) {
+  for (long long hidden : {(1LL << 61) + 1, 1LL << 62, (1LL << 20) + 1}) {
+    for (Arch arch : {Arch::kGpt2, Arch::kLlama}) {
+      ModelShape m = with_defaults({arch, hidden, 12, 12, 0, 0, 50257, 0, -1});
+      EXPECT_EQ(m.ffn, 0) << hidden;
+      EXPECT_EQ(shape_problem(m).rfind("--hidden " + std::to_string(hidden) + " is larger than 1048576", 0), 0u)
+          << shape_problem(m);
+    }
+  }
+  std::string err;
+  ModelShape m;
+  EXPECT_FALSE(shape_from_hf_config(R"({"model_type": "gpt2", "n_embd": 4611686018427387904})", &m, &err));
+  EXPECT_EQ(err, "config.json: n_embd 4611686018427387904 is larger than 1048576");
+}
+
 TEST(MemoryShape, ImpossibleShapesNameTheField) {
   struct Row {
     ModelShape shape;
@@ -43,6 +60,8 @@ TEST(MemoryShape, ImpossibleShapesNameTheField) {
       {{Arch::kGpt2, 768, 12, 12, 0, 0, 1LL << 30, 0, -1}, "--vocab 1073741824 is larger"},
       {{Arch::kLlama, 24, 2, 8, 0, 0, 100, 0, -1}, "head dimension --hidden/--heads = 3 is odd"},
       {{Arch::kGpt2, 768, 12, 12, 4, 0, 50257, 0, -1}, "--kv-heads is for llama"},
+      {[] { ModelShape m{Arch::kLlama, 768, 12, 12, 0, 0, 32000, 0, -1}; m.head_dim = -64; return m; }(),
+       "head_dim must be a positive integer (got -64)"},
   };
   for (const auto& r : rows) {
     std::string why = shape_problem(r.shape);
@@ -144,6 +163,45 @@ TEST(MemoryConfig, LoraTargetsAreCheckedAgainstTheFamily) {
   EXPECT_NE(lora_problem(plain, {8, {"q"}, 0}).find("needs a Hugging Face model"), std::string::npos);
 }
 
+// peft wraps a module once however often target_modules names it: q,q,q
+// plans as q (the issue: 3x the trainable parameters, a peak 4.2 GB higher).
+TEST(MemoryConfig, DuplicateLoraTargetsCountOnce) {
+  ModelShape m;
+  std::string err;
+  ASSERT_TRUE(shape_from_hf_config(kLlamaConfig, &m, &err)) << err;
+  Training once, thrice;
+  once.model = thrice.model = m;
+  once.seq = thrice.seq = 2048, once.batch = thrice.batch = 1;
+  once.precision = thrice.precision = Precision::kBf16Mixed;
+  once.lora = {16, {"q", "v"}, 0.05};
+  thrice.lora = {16, {"q", "q", "v", "q", "v"}, 0.05};
+  EXPECT_EQ(lora_modules(thrice.lora), (std::vector<std::string>{"q", "v"}));
+  EXPECT_EQ(lora_problem(m, thrice.lora), "");
+  GpuTraits gpu;
+  Estimate a = estimate(once, gpu), b = estimate(thrice, gpu);
+  EXPECT_EQ(b.trainable, a.trainable);
+  EXPECT_EQ(b.parameters, a.parameters);
+  EXPECT_EQ(b.peak_bytes(), a.peak_bytes());
+}
+
+// A model_type is kept to 64 bytes and quoted to 40, never cut inside a character.
+TEST(MemoryConfig, ModelTypeIsCutAtACharacter) {
+  const std::string e_acute = "\xc3\xa9";
+  ModelShape m;
+  std::string err, warning;
+  std::string llama_fields = R"(, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "intermediate_size": 128, "vocab_size": 100})";
+  ASSERT_TRUE(shape_from_hf_config("{\"model_type\": \"" + std::string(39, 'a') + e_acute + std::string(30, 'b') +
+                                       "\"" + llama_fields,
+                                   &m, &err, &warning)) << err;
+  EXPECT_NE(warning.find("model_type \"" + std::string(39, 'a') + "\" is not a family"), std::string::npos) << warning;
+  ASSERT_TRUE(shape_from_hf_config("{\"model_type\": \"" + std::string(63, 'a') + e_acute + "\"" + llama_fields, &m,
+                                   &err, &warning)) << err;
+  EXPECT_EQ(m.model_type, std::string(63, 'a'));
+  EXPECT_FALSE(shape_from_hf_config("{\"model_type\": \"" + std::string(39, 'a') + e_acute + "\"}", &m, &err));
+  EXPECT_NE(err.find("\"" + std::string(39, 'a') + "\": plan-memory models"), std::string::npos) << err;
+}
+
 TEST(MemoryConfig, BadConfigsNameWhatIsWrong) {
   const std::pair<std::string, std::string> rows[] = {
       {"{not json", "config.json: not valid JSON"},
@@ -183,11 +241,28 @@ TEST(MemoryConfig, BadConfigsNameWhatIsWrong) {
        "config.json's \"tie_word_embeddings\" is not true or false"},
       {R"({"model_type": "llama", "hidden_size": 18446744073709551615})",
        "config.json's \"hidden_size\" is too large"},
+      {R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 2,
+          "num_attention_heads": 32, "intermediate_size": 64, "vocab_size": 100, "head_dim": 0})",
+       "config.json's \"head_dim\" must be a positive integer (got 0)"},
+      {R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 2,
+          "num_attention_heads": 32, "intermediate_size": 64, "vocab_size": 100, "head_dim": -64})",
+       "config.json's \"head_dim\" must be a positive integer (got -64)"},
+      {R"({"model_type": "mistral", "hidden_size": 2048, "num_hidden_layers": 2,
+          "num_attention_heads": 32, "intermediate_size": 64, "vocab_size": 100, "sliding_window": -1})",
+       "config.json's \"sliding_window\" must be a positive integer or null (got -1)"},
+      {R"({"model_type": "gemma3_text", "hidden_size": 2048, "num_hidden_layers": 2,
+          "num_attention_heads": 32, "intermediate_size": 64, "vocab_size": 100, "sliding_window": 512,
+          "layer_types": ["sliding_attention", "sliding_attention", "full_attention"]})",
+       "config.json's \"layer_types\" has 3 entries for 2 layers (num_hidden_layers): one per layer"},
+      {R"({"model_type": "qwen2", "hidden_size": 2048, "num_hidden_layers": 4,
+          "num_attention_heads": 32, "intermediate_size": 64, "vocab_size": 100,
+          "use_sliding_window": true, "max_window_layers": -9223372036854775808})",
+       ""},  // no overflow (UBSan): all four layers windowed
   };
   for (const auto& [text, expected] : rows) {
     ModelShape m;
     std::string err;
-    EXPECT_FALSE(shape_from_hf_config(text, &m, &err)) << text;
+    EXPECT_EQ(shape_from_hf_config(text, &m, &err), expected.empty()) << text;
     EXPECT_EQ(err.substr(0, expected.size()), expected) << text;
   }
 }

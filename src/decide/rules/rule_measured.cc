@@ -11,6 +11,7 @@
 #include "decide/rules/rule_measured.h"
 #include "decide/rules/rules.h"
 #include "decide/visible.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {
@@ -28,7 +29,7 @@ std::string fixed(double v, int digits = 1) {
   return buf;
 }
 
-std::string date_of(const Measurement& m) { return m.measured_at.substr(0, 10); }
+std::string date_of(const Measurement& m) { return std::string(utf8_prefix(m.measured_at, 10)); }
 
 const Gpu* visible_by_uuid(const std::vector<const Gpu*>& gpus, const std::string& uuid) {
   for (const Gpu* g : gpus)

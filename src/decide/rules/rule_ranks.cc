@@ -4,6 +4,7 @@
 // launcher or the user who set it knows better. docs/rules/ranks.md
 #include "decide/launcher_env.h"
 #include "decide/rules/rules.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {
@@ -24,7 +25,7 @@ std::optional<std::pair<std::string, std::string>> master_addr(const Options& o)
   for (const char* name : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"})
     if (const std::string* list = o.getenv(name)) {
       auto host = slurm_first_host(*list);
-      if (host) return std::make_pair(*host, std::string(name) + "=" + list->substr(0, 80));
+      if (host) return std::make_pair(*host, std::string(name) + "=" + std::string(utf8_prefix(*list, 80)));
       return std::nullopt;
     }
   return std::nullopt;
