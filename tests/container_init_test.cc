@@ -14,12 +14,14 @@
 
 #include "container_support.h"
 #include "process.h"
+#include "wait_until.h"
 
 namespace gpuenv {
 namespace {
 
 using testing::Background;
 using testing::run_gpuenv;
+using testing::wait_until;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -97,16 +99,20 @@ TEST_F(InitTest, CommandNotFound127NotExecutable126) {
 }
 
 TEST_F(InitTest, ReapsOrphansAndLeavesNoZombie) {
-  // The subshell exits at once, so `sleep 0.5` is orphaned and re-parented
-  // to init (a child subreaper), which must reap it when it exits.
-  Background b(init({"sh", "-c", "(sleep 0.5 &); echo ready; sleep 2; exit 5"}), {});
+  // The subshell exits at once, so the inner sh is orphaned and re-parented
+  // to init (a child subreaper), which must reap it when it exits: once the
+  // file `go` appears. The command itself ends once `done` does.
+  std::string go = dir_ + "/go", done = dir_ + "/done";
+  std::string script = "(sh -c 'until [ -e \"$0\" ]; do sleep 0.05; done' \"$0\" &); echo ready; "
+                       "until [ -e \"$1\" ]; do sleep 0.05; done; exit 5";
+  Background b(init({"--", "sh", "-c", script, go, done}), {});
   ASSERT_TRUE(b.wait_for_log("ready", 20000)) << b.log();
-  usleep(200 * 1000);
-  EXPECT_EQ(testing::children_of(b.pid()).size(), 2u) << "sh and the orphaned sleep";
-  usleep(800 * 1000);  // the orphan has exited by now
-  EXPECT_EQ(testing::children_of(b.pid()).size(), 1u) << "only sh is left";
+  EXPECT_TRUE(wait_until([&] { return testing::children_of(b.pid()).size() == 2; })) << "sh and the orphan";
+  std::ofstream(go).close();
+  EXPECT_TRUE(wait_until([&] { return testing::children_of(b.pid()).size() == 1; })) << "only sh is left";
   for (pid_t c : testing::children_of(b.pid()))
     EXPECT_NE(testing::process_state(c), 'Z') << "zombie " << c << "\n" << b.log();
+  std::ofstream(done).close();
   int code = -1;
   ASSERT_TRUE(b.wait_exit(20000, &code));
   EXPECT_EQ(code, 5);
@@ -230,11 +236,14 @@ std::map<std::string, std::string> nvml_env(const std::string& scenario) {
 }
 
 TEST_F(InitTest, SigtermWhileSensingEndsInitWith143) {
-  Background b(init({"--", "sh", "-c", "echo ran-the-command"}), nvml_env(slow_nvml(dir_, 60000)));
-  usleep(500 * 1000);
+  auto env = nvml_env(slow_nvml(dir_, 60000));
+  std::string trace = env["FAKE_NVML_TRACE"] = dir_ + "/nvml-trace";
+  Background b(init({"--", "sh", "-c", "echo ran-the-command"}), env);
+  ASSERT_TRUE(wait_until([&] { return contains(slurp(trace), "nvmlSystemGetDriverVersion"); }))
+      << "sensing did not reach the slow query: " << b.log();
   kill(b.pid(), SIGTERM);
   int code = -1;
-  ASSERT_TRUE(b.wait_exit(5000, &code)) << "init ignored SIGTERM while sensing: " << b.log();
+  ASSERT_TRUE(b.wait_exit(20000, &code)) << "init ignored SIGTERM while sensing: " << b.log();
   EXPECT_EQ(code, 143) << b.log();
   EXPECT_TRUE(contains(b.log(), "SIGTERM while sensing")) << b.log();
   EXPECT_FALSE(contains(b.log(), "ran-the-command")) << b.log();
@@ -245,7 +254,7 @@ TEST_F(InitTest, SensingThatHangsEndsInitWithAnError) {
   env["GPUENV_SENSE_TIMEOUT_S"] = "1";
   Background b(init({"--", "sh", "-c", "echo started"}), env);
   int code = -1;
-  ASSERT_TRUE(b.wait_exit(10000, &code)) << b.log();
+  ASSERT_TRUE(b.wait_exit(30000, &code)) << b.log();  // not the 60 s the query would take
   EXPECT_EQ(code, 1) << b.log();
   EXPECT_TRUE(contains(b.log(), "did not finish in 1 s")) << b.log();
 }
@@ -254,10 +263,13 @@ TEST_F(InitTest, AStoppedCommandStillEndsOnSigterm) {
   std::string script = "echo ready; kill -STOP $$; sleep 30";
   Background b(init({"--", "sh", "-c", script}), {});
   ASSERT_TRUE(b.wait_for_log("ready", 20000)) << b.log();
-  usleep(300 * 1000);  // the child stops itself
+  ASSERT_TRUE(wait_until([&] {
+    std::vector<pid_t> c = testing::children_of(b.pid());
+    return c.size() == 1 && testing::process_state(c[0]) == 'T';
+  })) << "the child did not stop itself: " << b.log();
   kill(b.pid(), SIGTERM);
   int code = -1;
-  ASSERT_TRUE(b.wait_exit(5000, &code)) << "init never sent SIGCONT: " << b.log();
+  ASSERT_TRUE(b.wait_exit(20000, &code)) << "init never sent SIGCONT: " << b.log();
   EXPECT_EQ(code, 143) << b.log();
 }
 

@@ -7,6 +7,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -18,6 +19,7 @@
 
 #include "container_support.h"
 #include "process.h"
+#include "wait_until.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -30,7 +32,7 @@ class Exporter {
   explicit Exporter(const std::string& scenario, std::vector<std::string> extra = {},
                     const std::string& node_name = "")
       : bg_(argv(extra), env(scenario, node_name)) {
-    ready_ = bg_.wait_for_log(kListening, 15000);
+    ready_ = bg_.wait_for_log(kListening, 30000);
     std::string log = bg_.log();
     std::size_t at = log.find(kListening);
     if (ready_) port_ = std::atoi(log.c_str() + at + std::string(kListening).size());
@@ -49,7 +51,8 @@ class Exporter {
     return e;
   }
   static std::vector<std::string> argv(const std::vector<std::string>& extra) {
-    std::vector<std::string> a = {GPUENV_BIN, "export", "--listen", "127.0.0.1:0", "--interval", "0.2"};
+    std::vector<std::string> a = {GPUENV_BIN, "export", "--listen", "127.0.0.1:0"};
+    if (std::find(extra.begin(), extra.end(), "--interval") == extra.end()) a.insert(a.end(), {"--interval", "0.2"});
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -196,10 +199,10 @@ TEST(Export, NvlinkTrafficUnderBothNamesOnGpusWithCounters) {
   Exporter e("h200_8_busy");
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body;
-  for (int i = 0; i < 50 && lines_starting(body, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{gpu=\"6\"").empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  wait_until([&] {
     body = curl(e.url("/metrics")).body;
-  }
+    return !lines_starting(body, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{gpu=\"6\"").empty();
+  }, kEventBound, std::chrono::milliseconds(100));
   std::vector<std::string> busy = lines_starting(body, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{gpu=\"6\"");
   ASSERT_EQ(busy.size(), 1u) << body;
   double mb_per_s = std::stod(busy[0].substr(busy[0].rfind(' ') + 1));
@@ -292,8 +295,10 @@ TEST(Export, ATricklingRequestIsClosedAfterTenSeconds) {
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   auto start = std::chrono::steady_clock::now();
   const std::string head = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  // A byte every 2 s would keep it open for 160 s: closed well before that,
+  // and not before the 10 s, is the whole request's limit at work.
   bool closed = false;
-  for (std::size_t i = 0; i < head.size() && !closed && std::chrono::steady_clock::now() - start < std::chrono::seconds(14);
+  for (std::size_t i = 0; i < head.size() && !closed && std::chrono::steady_clock::now() - start < std::chrono::seconds(60);
        ++i) {
     send(fd, &head[i], 1, MSG_NOSIGNAL);
     char c;
@@ -303,19 +308,19 @@ TEST(Export, ATricklingRequestIsClosedAfterTenSeconds) {
   close(fd);
   EXPECT_TRUE(closed) << "still open after " << lived << " s";
   EXPECT_GT(lived, 9.0);
-  EXPECT_LT(lived, 12.0);
+  EXPECT_LT(lived, 40.0);  // a loaded machine may be late, not 160 s late
 }
 
-TEST(Export, SigtermEndsItWithZeroWithinASecond) {
+// With a minute between rounds, an exporter that waited out the interval
+// (or a round) before exiting would take that minute.
+TEST(Export, SigtermEndsItWithZeroPromptly) {
   for (int sig : {SIGTERM, SIGINT}) {
-    Exporter e("h200_8_busy");
+    Exporter e("h200_8_busy", {"--interval", "60"});
     ASSERT_TRUE(e.ready()) << e.process().log();
-    auto start = std::chrono::steady_clock::now();
     kill(e.process().pid(), sig);
     int code = -1;
-    ASSERT_TRUE(e.process().wait_exit(1000, &code)) << "still running a second after signal " << sig;
+    ASSERT_TRUE(e.process().wait_exit(20000, &code)) << "still running 20 s after signal " << sig;
     EXPECT_EQ(code, 0) << e.process().log();
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
   }
 }
 
@@ -352,10 +357,13 @@ TEST(Export, SighupIsLoggedAndServingGoesOn) {
   Exporter e("h200");
   ASSERT_TRUE(e.ready()) << e.process().log();
   kill(e.process().pid(), SIGHUP);
-  ASSERT_TRUE(e.process().wait_for_log("SIGHUP ignored", 3000)) << e.process().log();
+  ASSERT_TRUE(e.process().wait_for_log("SIGHUP ignored", 30000)) << e.process().log();
   EXPECT_EQ(curl(e.url("/metrics")).status, 200) << e.process().log();
+  // Still running: SIGTERM ends it with 0 (a SIGHUP that ended it: 129).
+  kill(e.process().pid(), SIGTERM);
   int code = -1;
-  EXPECT_FALSE(e.process().wait_exit(200, &code)) << "SIGHUP ended it: " << code;
+  ASSERT_TRUE(e.process().wait_exit(20000, &code)) << e.process().log();
+  EXPECT_EQ(code, 0) << "SIGHUP ended it: " << e.process().log();
 }
 
 TEST(Export, BadFlagsExitTwoNamingThem) {
@@ -374,7 +382,7 @@ TEST(Export, BadFlagsExitTwoNamingThem) {
 TEST(Export, ANonFiniteIntervalExitsTwo) {
   for (const char* bad : {"nan", "NaN", "inf", "-inf", "infinity", "1e999"}) {
     ProcessOptions opts = stand_ins("h200");
-    opts.timeout_ms = 3000;  // before the fix it served, reading NVML in a tight loop
+    opts.timeout_ms = 10000;  // before the fix it served, reading NVML in a tight loop
     ProcessResult r = run_gpuenv({"export", "--listen", "127.0.0.1:0", "--interval", bad}, opts);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
     EXPECT_NE(r.err.find("--interval"), std::string::npos) << r.err;
@@ -534,11 +542,11 @@ TEST_F(RealPrometheus, EveryQueryOfNvidiasDcgmExporterDashboardReturnsSeries) {
   }
 }
 
-// series_count, given up to five seconds: a rate() or a GPM ratio needs two
+// series_count, given up to 30 s: a rate() or a GPM ratio needs two
 // scrapes before it has a value.
 int series_count_soon(int port, const std::string& query) {
   int n = series_count(port, query);
-  for (int waited = 0; n <= 0 && waited < 5000; waited += 250) {
+  for (int waited = 0; n <= 0 && waited < 30000; waited += 250) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     n = series_count(port, query);
   }

@@ -1,68 +1,24 @@
 // `gpuenv inspect`'s whole stdout and exit status, text and JSON, for every
-// committed fixture (tests/fatbins/) on machines that cover each verdict,
-// compared byte for byte with tests/golden/inspect.txt. stderr is left to
-// inspect_test.cc (its wording belongs to the logger).
-// GPUENV_UPDATE_GOLDEN=1 rewrites the file; review the diff before committing.
+// committed fixture (tests/fatbins/) on machines that cover each verdict
+// (golden/inspect_runs.h), compared byte for byte with
+// tests/golden/inspect.txt. stderr is left to inspect_test.cc (its wording
+// belongs to the logger). The test only reads the file: rewriting it is a
+// step of its own, whose diff a person reviews:
+//   cmake --build build --target update-inspect-golden
+// The counts in it are checked against cuobjdump by inspect_oracle_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-#include "process.h"
+#include "golden/inspect_runs.h"
 
 namespace gpuenv {
 namespace {
 
-const std::string kTests = GPUENV_TESTS_DIR;
-const std::string kGolden = kTests + "/golden/inspect.txt";
-
-const char* const kFixtures[] = {"compressed.fatbin", "rdc_sm80.o",   "sm100f.fatbin",
-                                 "sm75_sm86.o",       "sm80.cubin",   "sm80_sm90_ptx90.fatbin",
-                                 "sm89_ptx89.so",     "sm90a.fatbin", "kernel.cu"};
-const char* const kTextMachines[] = {
-    "h200", "a100x8-nvlink", "b200x8",   "rtx5090", "rtx3090-rtx4090", "jetson-orin",
-    "t4",   "gtx1080",       "a100-mig", "none"};
-const char* const kJsonMachines[] = {"h200", "rtx3090-rtx4090", "jetson-orin", "none"};
-
-// GPUENV_TESTS_DIR as "tests", so the file does not depend on the checkout.
-std::string relative(std::string s) {
-  for (std::size_t at; (at = s.find(kTests)) != std::string::npos;)
-    s.replace(at, kTests.size(), "tests");
-  return s;
-}
-
-std::string record(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"inspect"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto r = testing::run_gpuenv(argv);
-  std::string cmd = "$ gpuenv";
-  for (const auto& a : argv) cmd += " " + a;
-  return relative(cmd + "\nexit " + std::to_string(r.exit_code) + "\n" + r.out + "\n");
-}
-
-std::vector<std::string> on(const std::string& machine, std::vector<std::string> args) {
-  args.insert(args.end(), {"--machine", kTests + "/machines/" + machine + ".json"});
-  return args;
-}
-
-std::string fixture(const std::string& name) { return kTests + "/fatbins/" + name; }
-
-std::string all_runs() {
-  std::string out;
-  for (const char* m : kTextMachines)
-    for (const char* f : kFixtures) out += record(on(m, {fixture(f)}));
-  for (const char* m : kJsonMachines)
-    for (const char* f : kFixtures) out += record(on(m, {"--json", fixture(f)}));
-  std::vector<std::string> every = {"--json"};
-  for (const char* f : kFixtures) every.push_back(fixture(f));
-  out += record(on("rtx3090-rtx4090", every));
-  every.erase(every.begin());
-  out += record(on("b200x8", every));
-  out += record(on("h200", {fixture("sm90a.fatbin"), "/nonexistent/libx.so"}));
-  return out;
-}
+using golden::all_runs;
+using golden::kGolden;
 
 std::vector<std::string> lines(const std::string& s) {
   std::vector<std::string> out;
@@ -73,12 +29,8 @@ std::vector<std::string> lines(const std::string& s) {
 
 TEST(InspectGolden, OutputIsUnchanged) {
   std::string now = all_runs();
-  if (std::getenv("GPUENV_UPDATE_GOLDEN")) {
-    std::ofstream(kGolden, std::ios::binary) << now;
-    GTEST_SKIP() << "wrote " << kGolden;
-  }
   std::ifstream in(kGolden, std::ios::binary);
-  ASSERT_TRUE(in) << kGolden << " is missing: run with GPUENV_UPDATE_GOLDEN=1";
+  ASSERT_TRUE(in) << kGolden << " is missing: cmake --build build --target update-inspect-golden";
   std::stringstream want;
   want << in.rdbuf();
   // The first line that differs, and the command whose output it is in.

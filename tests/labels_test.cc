@@ -15,6 +15,7 @@
 #include "decide/node_labels.h"
 #include "model/snapshot.h"
 #include "process.h"
+#include "wait_until.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -137,14 +138,6 @@ ino_t inode_of(const std::string& path) {
   return stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
-bool wait_until(const std::function<bool()>& ok, int timeout_ms) {
-  for (int t = 0; t < timeout_ms; t += 50) {
-    if (ok()) return true;
-    usleep(50 * 1000);
-  }
-  return ok();
-}
-
 // Without --once: a new file (a rename: a new inode) every round, and
 // SIGTERM ends the loop with status 0, leaving no temporary file.
 TEST(LabelsCli, LoopRewritesEachRoundUntilSigterm) {
@@ -153,9 +146,9 @@ TEST(LabelsCli, LoopRewritesEachRoundUntilSigterm) {
   Background b({GPUENV_BIN, "labels", "--interval", "1", "--output", out, "--cache-root",
                 dir.path() + "/cache"},
                stand_in_env("h200"));
-  ASSERT_TRUE(wait_until([&] { return inode_of(out) != 0; }, 20000)) << b.log();
+  ASSERT_TRUE(wait_until([&] { return inode_of(out) != 0; })) << b.log();
   ino_t first = inode_of(out);
-  ASSERT_TRUE(wait_until([&] { return inode_of(out) != first && inode_of(out) != 0; }, 20000))
+  ASSERT_TRUE(wait_until([&] { return inode_of(out) != first && inode_of(out) != 0; }))
       << "not rewritten: " << b.log();
   EXPECT_EQ(parse_labels(read(out))["gpu.count"], "1");
   kill(b.pid(), SIGTERM);

@@ -13,6 +13,7 @@
 
 #include "container_support.h"
 #include "process.h"
+#include "wait_until.h"
 #include "store/store.h"
 
 namespace gpuenv::testing {
@@ -154,22 +155,22 @@ TEST(OutputFiles, LabelsWithoutNfdsDirectoryExits1AtOnce) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
-bool wait_for_file(const std::string& path, int timeout_ms) {
-  for (int t = 0; t < timeout_ms; t += 50) {
-    if (stdfs::exists(path)) return true;
-    usleep(50 * 1000);
-  }
-  return stdfs::exists(path);
-}
-
 TEST(OutputFiles, LabelsKeepsLoopingWhereNfdsDirectoryIs) {
   ScratchDir dir;
   std::string parent = dir.path() + "/node-feature-discovery";
   ASSERT_EQ(mkdir(parent.c_str(), 0755), 0);
   Background b({GPUENV_BIN, "labels", "--interval", "1", "--cache-root", dir.path() + "/cache"},
                {{"GPUENV_FEATURES_D", parent + "/features.d"}});
-  ASSERT_TRUE(wait_for_file(parent + "/features.d/gpuenv", 20000)) << b.log();
-  usleep(1500 * 1000);
+  // Written, and written again: the loop goes on (each round renames a new
+  // file into place, so the inode changes).
+  std::string out = parent + "/features.d/gpuenv";
+  auto inode = [&] {
+    struct stat st{};
+    return stat(out.c_str(), &st) == 0 ? st.st_ino : 0;
+  };
+  ASSERT_TRUE(wait_until([&] { return inode() != 0; })) << b.log();
+  ino_t first = inode();
+  ASSERT_TRUE(wait_until([&] { return inode() != first && inode() != 0; })) << "not rewritten: " << b.log();
   kill(b.pid(), SIGTERM);
   int code = -1;
   ASSERT_TRUE(b.wait_exit(10000, &code)) << "SIGTERM did not end the loop: " << b.log();

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "container_support.h"
+#include "wait_until.h"
 
 namespace gpuenv {
 namespace {
@@ -51,7 +52,7 @@ TEST(Supervise, ForwardsASignalSentToThisProcess) {
   testing::ScratchDir dir;
   std::string ready = dir.path() + "/ready";
   std::thread sender([ready] {
-    for (int i = 0; i < 1000 && access(ready.c_str(), F_OK) != 0; ++i) usleep(10 * 1000);
+    testing::wait_until([&] { return access(ready.c_str(), F_OK) == 0; });  // the trap is set
     kill(getpid(), SIGUSR1);  // process-directed: the supervisor takes it and forwards it
   });
   ChildExit e = s.run({"sh", "-c", "trap 'exit 9' USR1; : > \"$0\"; while :; do sleep 0.05; done",

@@ -171,6 +171,45 @@ static void delay(const char* fn, int gpu) {
   }
 }
 
+/* `fault fn=NAME meet=N`: a call of NAME waits until N calls of it are in
+ * at once, and the first N then trace "meet NAME N": proof that GPUs are
+ * queried concurrently that no timing can fake or a busy machine break. A
+ * wait gives up after 20 s (a serial caller never gets N in), and then the
+ * calls after it go on at once. */
+static pthread_mutex_t g_meet_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_meet_cond = PTHREAD_COND_INITIALIZER;
+static int g_meet_in[SCN_MAX_RECORDS];    /* calls that came; under g_meet_lock */
+static int g_meet_over[SCN_MAX_RECORDS];  /* 1 met, 2 given up; under g_meet_lock */
+
+static void meet_at(int i, const char* fn, long long n) {
+  struct timespec until;
+  char line[160];
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 20;
+  pthread_mutex_lock(&g_meet_lock);
+  if (!g_meet_over[i] && ++g_meet_in[i] >= n) {
+    g_meet_over[i] = 1;
+    snprintf(line, sizeof line, "meet %s %lld", fn, n);
+    trace_call(line);
+    pthread_cond_broadcast(&g_meet_cond);
+  }
+  while (!g_meet_over[i] && pthread_cond_timedwait(&g_meet_cond, &g_meet_lock, &until) == 0) {
+  }
+  if (!g_meet_over[i]) g_meet_over[i] = 2, pthread_cond_broadcast(&g_meet_cond);
+  pthread_mutex_unlock(&g_meet_lock);
+}
+
+static void meet(const char* fn) {
+  int i;
+  long long n;
+  for (i = 0; i < g_scn.n; ++i) {
+    const scn_record* r = &g_scn.rec[i];
+    const char* name = scn_get(r, "fn");
+    if (strcmp(r->kind, "fault") == 0 && name != NULL && strcmp(name, fn) == 0 && scn_get_ll(r, "meet", &n))
+      meet_at(i, fn, n);
+  }
+}
+
 /* What every entry point does first: trace, check init and the handle,
  * apply injected faults and delays, count the query. */
 static nvmlReturn_t enter(const char* fn, const struct fake_device* d) {
@@ -178,6 +217,7 @@ static nvmlReturn_t enter(const char* fn, const struct fake_device* d) {
   trace_call(fn);
   if (!g_initialized) return NVML_ERROR_UNINITIALIZED;
   delay(fn, d ? d->gpu : -1);
+  meet(fn);
   if (d != NULL && !valid_device(d)) return NVML_ERROR_INVALID_ARGUMENT;
   rc = scn_fault(&g_scn, fn, d ? d->gpu : -1);
   if (rc != NVML_SUCCESS) return rc;
@@ -192,6 +232,7 @@ static nvmlReturn_t enter_pair(const char* fn, const struct fake_device* a,
   if (!valid_device(a) || !valid_device(b) || a->slot >= 0 || b->slot >= 0 || a == b)
     return NVML_ERROR_INVALID_ARGUMENT;
   delay(fn, a->gpu);
+  meet(fn);
   rc = scn_fault(&g_scn, fn, a->gpu);
   if (rc == NVML_SUCCESS) rc = touch_by(a->gpu, 0);
   if (rc == NVML_SUCCESS) rc = touch_by(b->gpu, 0);

@@ -3,26 +3,18 @@
 #include "decide/arch.h"
 #include "decide/rules/rules.h"
 #include "decide/torch_version.h"
+#include "model/hardware/measured_gains.h"
 
 namespace gpuenv {
 namespace {
 
-// Where the gain was measured (docs/performance.md, "TF32"): cited only
-// when every visible GPU is that model.
-struct Measured {
-  const char* gpu;  // NVML name
-  const char* figure;
-};
-constexpr Measured kMeasured[] = {
-    {"NVIDIA H200",
-     "2.9x for an fp32 GPT-2-small training loop on one H200 (52.0k -> 150.7k tokens/s)"},
-};
-
+// Where the gain was measured (model/hardware/measured_gains.h): cited
+// only when every visible GPU is that model.
 std::string measured_on(const std::vector<VisibleDevice>& devices) {
-  for (const Measured& m : kMeasured) {
+  for (const MeasuredGain& m : kTf32Gains) {
     bool all = true;
     for (const auto& d : devices) all = all && !d.mig && d.gpu->name == m.gpu;
-    if (all) return std::string(": ") + m.figure;
+    if (all) return ": " + describe(m);
   }
   return "";
 }

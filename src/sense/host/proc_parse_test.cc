@@ -5,10 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 
 #include "sys/fs.h"
 #include "sense/host/proc_tree.h"
+#include "wait_until.h"
 
 namespace gpuenv {
 namespace {
@@ -54,11 +56,23 @@ TEST(ProcTree, SeesChildrenAndTheirCpu) {
   if (child == 0) {
     for (;;) asm volatile("");
   }
+  // Readings 0.3 s apart until one finds the child has used some CPU (a
+  // loaded machine may give it little at first).
   CpuMeter meter;
   meter.read(process_tree(getpid()), 0.1);
-  usleep(300 * 1000);
-  std::vector<ProcStat> tree = process_tree(getpid());
-  TreeCpu cpu = meter.read(tree, 0.3);
+  auto last = std::chrono::steady_clock::now();
+  std::vector<ProcStat> tree;
+  TreeCpu cpu;
+  testing::wait_until(
+      [&] {
+        if (std::chrono::steady_clock::now() - last < std::chrono::milliseconds(300)) return false;
+        tree = process_tree(getpid());
+        auto now = std::chrono::steady_clock::now();
+        cpu = meter.read(tree, std::chrono::duration<double>(now - last).count());
+        last = now;
+        return cpu.top_cores > 0.05;
+      },
+      testing::kEventBound, std::chrono::milliseconds(50));
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
   bool found = false;

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sense/nvml/nvml_test_support.h"
+#include "wait_until.h"
 
 namespace gpuenv {
 namespace {
@@ -32,6 +35,12 @@ class NvmlWatchTest : public FakeNvidiaTest {
     }
     return write_scenario(s);
   }
+  // How many times the watcher has read the GPU so far (one temperature
+  // query a reading), from the stand-in's trace.
+  int readings() const {
+    std::vector<std::string> t = nvml_trace();
+    return static_cast<int>(std::count(t.begin(), t.end(), "nvmlDeviceGetTemperature"));
+  }
 };
 
 TEST_F(NvmlWatchTest, KeepsTheExtremesAndTheCountersOfTheReadings) {
@@ -39,12 +48,12 @@ TEST_F(NvmlWatchTest, KeepsTheExtremesAndTheCountersOfTheReadings) {
   NvmlWatch w;
   Problem err;
   ASSERT_TRUE(w.start(kFakeNvml, {kH200}, std::chrono::milliseconds(5), &err)) << err.message;
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(testing::wait_until([&] { return readings() >= 3; })) << "the first reading and two rounds";
   std::vector<WatchedGpu> seen = w.stop();
   ASSERT_EQ(seen.size(), 1u);
   const WatchedGpu& g = seen[0];
   EXPECT_EQ(g.uuid, kH200);
-  EXPECT_GE(g.samples, 2);  // the first reading and the last at least
+  EXPECT_GE(g.samples, 4);  // the first reading, two rounds and the last
   EXPECT_EQ(g.sm_mhz_min, 1500u);
   EXPECT_EQ(g.sm_mhz_max, 1500u);
   EXPECT_EQ(g.memory_mhz_min, 2600u);
