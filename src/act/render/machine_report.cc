@@ -117,10 +117,26 @@ std::string cpu_list(const std::vector<int>& cpus_in) {
   return out;
 }
 
+namespace {
+
+// What detect says without a GPU: none here, or none readable.
+std::string no_gpu_line(const Machine& m) {
+  if (driver_needs_reload(m))
+    return "NVIDIA GPUs unreadable: the driver was upgraded but the old kernel module is still loaded, so no GPU "
+           "can be read (nor used by PyTorch) until a reboot or a reload of the nvidia modules (the problem below "
+           "says how).\n";
+  if (gpus_unreadable(m))
+    return "NVIDIA GPUs unreadable: the driver failed (the problem below), so whether there are GPUs here, and "
+           "which, is unknown until it is fixed; until then PyTorch sees none.\n";
+  return "No NVIDIA GPU found: PyTorch will run on the CPU.\n";
+}
+
+}  // namespace
+
 std::string render_detect(const Machine& m, const Style& st) {
   std::string out = driver_line(m);
   for (const auto& g : m.gpus) out += gpu_line(st, g);
-  if (m.gpus.empty()) out += "No NVIDIA GPU found: PyTorch will run on the CPU.\n";
+  if (m.gpus.empty()) out += no_gpu_line(m);
   out += host_line(m.host);
   if (m.torch)
     out += "PyTorch " + printable(m.torch->version) +

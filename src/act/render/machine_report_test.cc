@@ -48,6 +48,24 @@ TEST(Report, DetectListsGpusAndMig) {
   EXPECT_NE(out.find("  MIG 2  NVIDIA A100-SXM4-80GB MIG 2g.20gb"), std::string::npos) << out;
 }
 
+// NVML 18: the GPUs are there, unreadable until the reboot or reload; not
+// "No NVIDIA GPU found" (issue 37).
+TEST(Report, DetectSaysTheGpusAreUnreadableWhenTheDriverFails) {
+  Machine m;
+  m.nvidia.problems.push_back({"nvml", "nvml_version_mismatch", "nvmlInit_v2 failed: Driver/library version mismatch",
+                               "reboot, or reload the nvidia kernel modules"});
+  std::string out = render_detect(m, {});
+  EXPECT_EQ(out.find("No NVIDIA GPU found"), std::string::npos) << out;
+  EXPECT_NE(out.find("NVIDIA GPUs unreadable: the driver was upgraded but the old kernel module is still loaded"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("until a reboot or a reload of the nvidia modules"), std::string::npos) << out;
+  m.nvidia.problems[0].code = "nvml_driver_not_loaded";
+  out = render_detect(m, {});
+  EXPECT_NE(out.find("NVIDIA GPUs unreadable: the driver failed"), std::string::npos) << out;
+  EXPECT_EQ(out.find("No NVIDIA GPU found"), std::string::npos) << out;
+}
+
 TEST(Report, DetectWithoutGpuSaysSoAndShowsTheFix) {
   Machine m = testing::machine::none();
   std::string out = render_detect(m, {});
