@@ -45,7 +45,7 @@ TEST(Cli, VersionAndHelp) {
 // values; --wide prints what a pipe without $COLUMNS gets, every value whole.
 TEST(Cli, ExplainFitsColumnsAndWideShowsValuesWhole) {
   std::string dgx = GPUENV_TESTS_DIR "/machines/a100x8-nvlink.json";
-  ProcessOptions narrow;
+  testing::ProcessOptions narrow;
   narrow.env = {{"COLUMNS", "80"}};
   auto r = run_gpuenv({"explain", "--machine", dgx}, narrow);
   ASSERT_EQ(r.exit_code, 0) << r.err;
