@@ -98,14 +98,14 @@ TEST(Cli, SuggestsTheNearestCommandOrFlag) {
   EXPECT_TRUE(contains(swapped.err, "did you mean \"labels\"?")) << swapped.err;
   auto flag = run_gpuenv({"detect", "--jsn"});
   EXPECT_EQ(flag.exit_code, 2);
-  EXPECT_TRUE(contains(flag.err, "gpuenv detect does not take --jsn; did you mean --json? (gpuenv help detect lists its flags)"))
+  EXPECT_TRUE(contains(flag.err, "gpuenv: detect does not take --jsn; did you mean --json? (gpuenv help detect lists its flags)"))
       << flag.err;
   auto nested = run_gpuenv({"serve", "jupyter", "--prot", "1"});
   EXPECT_EQ(nested.exit_code, 2);
-  EXPECT_TRUE(contains(nested.err, "gpuenv serve jupyter does not take --prot; did you mean --port?")) << nested.err;
+  EXPECT_TRUE(contains(nested.err, "gpuenv: serve jupyter does not take --prot; did you mean --port?")) << nested.err;
   auto far = run_gpuenv({"detect", "--frobnicate"});
   EXPECT_EQ(far.exit_code, 2);
-  EXPECT_TRUE(contains(far.err, "gpuenv detect does not take --frobnicate (gpuenv help detect")) << far.err;
+  EXPECT_TRUE(contains(far.err, "gpuenv: detect does not take --frobnicate (gpuenv help detect")) << far.err;
   auto json = run_gpuenv({"detect", "--log-format", "json", "--jsn"});
   EXPECT_TRUE(contains(json.err, "\"suggestion\":\"--json\"")) << json.err;
 }

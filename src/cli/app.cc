@@ -158,9 +158,9 @@ std::string unknown_flag(const CLI::App* sub, int first, int argc, char** argv) 
   return "";
 }
 
-// CLI11's "The following argument was not expected: --jsn", as "gpuenv
-// detect does not take --jsn; did you mean --json?" when argv holds a flag
-// the command does not take; CLI11's own message otherwise.
+// CLI11's "The following argument was not expected: --jsn", as "detect
+// does not take --jsn; did you mean --json?" when argv holds a flag the
+// command does not take; CLI11's own message otherwise.
 void report_parse_error(const CLI::App& app, const CLI::ParseError& e, const Command* named, int argc, char** argv) {
   std::ostringstream out, err;  // CLI11 quotes the arguments: sanitise them
   app.exit(e, out, err);
@@ -171,7 +171,7 @@ void report_parse_error(const CLI::App& app, const CLI::ParseError& e, const Com
   std::string path = sub->get_parent() && sub->get_parent()->get_parent() ? sub->get_parent()->get_name() + " " : "";
   path += sub->get_name();
   std::string near = nearest(flag, flag_names(sub));
-  std::string text = "gpuenv " + path + " does not take " + flag + (near.empty() ? "" : "; did you mean " + near + "?") +
+  std::string text = path + " does not take " + flag + (near.empty() ? "" : "; did you mean " + near + "?") +
                      " (gpuenv help " + path + " lists its flags)";
   nlohmann::ordered_json fields = {{"flag", flag}};
   if (!near.empty()) fields["suggestion"] = near;
