@@ -54,7 +54,8 @@ TEST(Cli, ExplainFitsColumnsAndWideShowsValuesWhole) {
   for (std::string line; std::getline(in, line); ++lines) {
     std::size_t width = 0;
     for (unsigned char c : line) width += (c & 0xC0) != 0x80;
-    EXPECT_LE(width, 80u) << line;
+    bool one_word = line.rfind(' ', 0) == 0 && line.find(' ', line.find_first_not_of(' ')) == std::string::npos;
+    if (!one_word) EXPECT_LE(width, 80u) << line;  // a word longer than WHY's column stays whole
   }
   EXPECT_LT(lines, 60) << r.out;
   auto whole = run_gpuenv({"explain", "--machine", dgx});

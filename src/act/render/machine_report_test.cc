@@ -187,13 +187,16 @@ void expect_golden(const std::string& got, const std::string& name) {
   EXPECT_EQ(got, read_file(path)) << "tests/golden/" << name << " (GPUENV_UPDATE_GOLDEN=1 rewrites it)";
 }
 
+// The widest line of `text`, in code points, but for a continuation line
+// that holds one word (wrap_words never splits a word).
 std::size_t widest_line(const std::string& text) {
   std::size_t widest = 0;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     std::size_t n = 0;
     for (unsigned char c : line) n += (c & 0xC0) != 0x80;
-    widest = std::max(widest, n);
+    bool one_word = line.rfind(' ', 0) == 0 && line.find(' ', line.find_first_not_of(' ')) == std::string::npos;
+    if (!one_word) widest = std::max(widest, n);
   }
   return widest;
 }
