@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "model/exit_codes.h"
 #include "sense/trace.h"
+#include "sys/nearest_word.h"
 #include "sys/text.h"
 
 namespace gpuenv {

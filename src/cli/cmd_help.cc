@@ -6,6 +6,7 @@
 #include "cli/app.h"
 #include "cli/commands.h"
 #include "model/exit_codes.h"
+#include "sys/nearest_word.h"
 #include "sys/text.h"
 
 namespace gpuenv {

@@ -31,18 +31,6 @@ std::vector<std::string> split_commas(const std::string& s);
 /// `s` in ASCII lower case.
 std::string ascii_lower(std::string s);
 
-/// The Damerau-Levenshtein distance (optimal string alignment) between `a`
-/// and `b`, in bytes: the insertions, deletions, substitutions and swaps of
-/// two neighbours that turn one into the other. edit_distance("detec",
-/// "detect") -> 1, edit_distance("lables", "labels") -> 1.
-std::size_t edit_distance(std::string_view a, std::string_view b);
-
-/// The one of `candidates` that `word` most likely misspells: the only one
-/// it begins (at least two characters), else the nearest by edit_distance
-/// when that is at most a third of the longer word (and at least 1); "" when
-/// none is near.
-std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
-
 /// `t` as RFC 3339 UTC, to the second: "2025-03-04T12:00:00Z".
 std::string utc_time(std::time_t t);
 /// utc_time of the present second.

@@ -66,25 +66,5 @@ TEST(Text, UtcNowMsIsRfc3339UtcWithMilliseconds) {
   EXPECT_TRUE(std::regex_match(buf, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)"))) << buf;
 }
 
-TEST(Text, EditDistanceCountsEditsAndSwaps) {
-  EXPECT_EQ(edit_distance("detec", "detect"), 1u);
-  EXPECT_EQ(edit_distance("lables", "labels"), 1u);  // a swap is one edit
-  EXPECT_EQ(edit_distance("--jsn", "--json"), 1u);
-  EXPECT_EQ(edit_distance("", "env"), 3u);
-  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
-  EXPECT_EQ(edit_distance("same", "same"), 0u);
-}
-
-TEST(Text, NearestSuggestsOnlyWhatIsNear) {
-  std::vector<std::string> commands = {"detect", "env", "explain", "labels", "plan-memory", "check"};
-  EXPECT_EQ(nearest("detec", commands), "detect");
-  EXPECT_EQ(nearest("lables", commands), "labels");
-  EXPECT_EQ(nearest("plan", commands), "plan-memory");  // the only one it begins
-  EXPECT_EQ(nearest("ev", commands), "env");
-  EXPECT_EQ(nearest("frobnicate", commands), "");
-  EXPECT_EQ(nearest("e", commands), "");  // begins two, near none
-  EXPECT_EQ(nearest("x", {}), "");
-}
-
 }  // namespace
 }  // namespace gpuenv
