@@ -5,7 +5,8 @@ JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ pkg-config ccache clang libclang-rt-14-dev \
   libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev libsqlite3-dev libevent-dev \
   openssh-server openssh-client jupyter-server curl prometheus munge slurmctld slurmd slurm-client python3 \
-  mmdebstrap libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc python3-grpcio
+  mmdebstrap libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc python3-grpcio \
+  zsh fish man-db groff-base
 # What `make test-image` builds and runs the image with (docs/container.md).
 IMAGE_PACKAGES := podman buildah runc mmdebstrap uidmap curl openssh-client python3 python3-yaml
 # What `make test-deploy` checks deploy/kubernetes with: promtool, and Node.js

@@ -40,8 +40,78 @@ TEST(Cli, VersionAndHelp) {
     EXPECT_TRUE(contains(all.out, std::string("  ") + sub + " ")) << sub << ": " << all.out;
 }
 
+// explain fits $COLUMNS, in a pipe too (issue 37): on the dgx-a100
+// snapshot at 80 columns the table stays within them and shortens long
+// values; --wide prints what a pipe without $COLUMNS gets, every value whole.
+TEST(Cli, ExplainFitsColumnsAndWideShowsValuesWhole) {
+  std::string dgx = GPUENV_TESTS_DIR "/machines/a100x8-nvlink.json";
+  testing::ProcessOptions narrow;
+  narrow.env = {{"COLUMNS", "80"}};
+  auto r = run_gpuenv({"explain", "--machine", dgx}, narrow);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(r.out.substr(0, r.out.find("\n\n")));
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    std::size_t width = 0;
+    for (unsigned char c : line) width += (c & 0xC0) != 0x80;
+    bool one_word = line.rfind(' ', 0) == 0 && line.find(' ', line.find_first_not_of(' ')) == std::string::npos;
+    if (!one_word) EXPECT_LE(width, 80u) << line;  // a word longer than WHY's column stays whole
+  }
+  EXPECT_LT(lines, 60) << r.out;
+  auto whole = run_gpuenv({"explain", "--machine", dgx});
+  auto wide = run_gpuenv({"explain", "--wide", "--machine", dgx}, narrow);
+  EXPECT_EQ(wide.out, whole.out);
+  EXPECT_EQ(whole.out.find("\u2026"), std::string::npos) << whole.out;
+}
+
+// A bare gpuenv and `gpuenv help` print the overview; `gpuenv help CMD`
+// is `gpuenv CMD --help` (issue 37).
+TEST(Cli, HelpAndABareGpuenvPrintTheOverview) {
+  auto bare = run_gpuenv({});
+  EXPECT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_EQ(bare.out, run_gpuenv({"--help"}).out);
+  EXPECT_TRUE(contains(bare.out, "  detect ")) << bare.out;
+  auto help = run_gpuenv({"help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_EQ(help.out, bare.out);
+  for (std::vector<std::string> topic : {std::vector<std::string>{"detect"}, {"plan-memory"}, {"serve", "jupyter"}}) {
+    std::vector<std::string> args = {"help"};
+    args.insert(args.end(), topic.begin(), topic.end());
+    auto h = run_gpuenv(args);
+    topic.push_back("--help");
+    auto want = run_gpuenv(topic);
+    EXPECT_EQ(h.exit_code, 0) << h.err;
+    EXPECT_EQ(h.out, want.out) << topic[0];
+  }
+  auto typo = run_gpuenv({"help", "detec"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_TRUE(contains(typo.err, "did you mean \"detect\"?")) << typo.err;
+}
+
+// A misspelt command or flag gets the nearest one, and a pointer to help.
+TEST(Cli, SuggestsTheNearestCommandOrFlag) {
+  auto cmd = run_gpuenv({"detec"});
+  EXPECT_EQ(cmd.exit_code, 2);
+  EXPECT_TRUE(contains(cmd.err, "unknown command \"detec\"; did you mean \"detect\"? (gpuenv help lists every command)"))
+      << cmd.err;
+  EXPECT_FALSE(contains(cmd.err, "the commands are")) << cmd.err;
+  auto swapped = run_gpuenv({"lables"});
+  EXPECT_TRUE(contains(swapped.err, "did you mean \"labels\"?")) << swapped.err;
+  auto flag = run_gpuenv({"detect", "--jsn"});
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_TRUE(contains(flag.err, "gpuenv: detect does not take --jsn; did you mean --json? (gpuenv help detect lists its flags)"))
+      << flag.err;
+  auto nested = run_gpuenv({"serve", "jupyter", "--prot", "1"});
+  EXPECT_EQ(nested.exit_code, 2);
+  EXPECT_TRUE(contains(nested.err, "gpuenv: serve jupyter does not take --prot; did you mean --port?")) << nested.err;
+  auto far = run_gpuenv({"detect", "--frobnicate"});
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_TRUE(contains(far.err, "gpuenv: detect does not take --frobnicate (gpuenv help detect")) << far.err;
+  auto json = run_gpuenv({"detect", "--log-format", "json", "--jsn"});
+  EXPECT_TRUE(contains(json.err, "\"suggestion\":\"--json\"")) << json.err;
+}
+
 TEST(Cli, UsageErrorsExit2) {
-  EXPECT_EQ(run_gpuenv({}).exit_code, 2);
   auto unknown = run_gpuenv({"frobnicate", "--json"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_TRUE(contains(unknown.err, "unknown command \"frobnicate\"; the commands are detect, env,"))

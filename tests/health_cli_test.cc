@@ -51,6 +51,9 @@ TEST(HealthCli, DetectFailsWhenTheDriverFails) {
   auto r = run_gpuenv({"detect"}, stand_ins("init_version_mismatch"));
   EXPECT_EQ(r.exit_code, 5) << r.err;
   EXPECT_FALSE(has(r.out, "problem:")) << r.out;
+  EXPECT_FALSE(has(r.out, "No NVIDIA GPU found")) << r.out;  // they are there, unreadable (issue 37)
+  EXPECT_TRUE(has(r.out, "NVIDIA GPUs unreadable")) << r.out;
+  EXPECT_TRUE(has(r.out, "until a reboot or a reload of the nvidia modules")) << r.out;
   EXPECT_TRUE(has(r.err, "problem:")) << r.err;
   auto j = run_gpuenv({"detect", "--json"}, stand_ins("init_version_mismatch"));
   EXPECT_EQ(j.exit_code, 5);

@@ -119,6 +119,18 @@ TEST(LabelsCli, NoGpuGivesAValidFileWithCountZero) {
   expect_expiry_ahead(r.out, 180);
 }
 
+// A driver/library mismatch (NVML 18): the GPUs are there but unreadable,
+// so no GPU label is published rather than gpu.count=0 (issue 37).
+TEST(LabelsCli, UnreadableGpusGiveNoGpuLabels) {
+  ProcessResult r = run_gpuenv({"labels", "--once", "--output", "-"}, stand_ins("init_version_mismatch"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto labels = parse_labels(r.out);
+  EXPECT_FALSE(labels.count("gpu.count")) << r.out;
+  EXPECT_FALSE(labels.count("driver.major")) << r.out;
+  EXPECT_EQ(labels["doctor"], "error") << r.out;
+  expect_expiry_ahead(r.out, 180);
+}
+
 TEST(LabelsCli, IntervalSetsTheExpiryAndBadInputExits3) {
   ProcessResult r = run_gpuenv({"labels", "--once", "--interval", "600", "--output", "-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -77,7 +77,7 @@ std::vector<Case> cases() {
        "error", "plugin"},
       {"check, both modes", {"check", "--quick", "--long"}, {}, "gpuenv: check: --quick or --long, not both",
        "error", "usage"},
-      {"a flag the command does not take", {"detect", "--ptx"}, {}, "The following argument was not expected: --ptx",
+      {"a flag the command does not take", {"detect", "--ptx"}, {}, "gpuenv: detect does not take --ptx (gpuenv help detect lists its flags)",
        "error", "usage"},
   };
 }

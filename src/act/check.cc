@@ -115,6 +115,7 @@ std::vector<CheckItem> watch_items(const std::vector<WatchedGpu>& watched) {
 }
 
 bool passed(const std::vector<CheckItem>& items) {
+  if (items.empty()) return false;  // nothing was checked: no pass
   for (const auto& i : items)
     if (i.verdict == CheckOutcome::kFail) return false;
   return true;
@@ -131,8 +132,9 @@ std::string render_check(const std::vector<CheckItem>& items, bool long_check, d
             tag + "\033[0m";
     out += fmt::format("{}  {:<28} {}\n", tag, printable(i.name), printable(i.message));
   }
+  if (items.empty()) out += "nothing was checked: no test ran and nothing was there to judge\n";
   out += fmt::format("\ngpuenv check {}: {} in {:.1f} s\n", long_check ? "--long" : "--quick",
-                     passed(items) ? "passed" : "FAILED", seconds);
+                     passed(items) ? "passed" : items.empty() ? "FAILED (nothing was checked)" : "FAILED", seconds);
   return out;
 }
 
@@ -156,7 +158,7 @@ std::string check_json(const std::vector<CheckItem>& items, bool long_check, dou
                   {"remapping_failed", opt(g.remapping_failed)}});
   RunInfo info;
   json rs = json::parse(results_json(info, results))["results"];
-  json j = {{"passed", passed(items)}, {"level", long_check ? "long" : "quick"},
+  json j = {{"passed", passed(items)}, {"nothing_checked", items.empty()}, {"level", long_check ? "long" : "quick"},
             {"seconds", seconds},      {"checks", checks},
             {"results", rs},           {"watch", ws}};
   return json_document(j);

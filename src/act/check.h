@@ -32,7 +32,8 @@ std::vector<CheckItem> result_items(const std::vector<Result>& results);
 /// fail; software thermal slowdown, pending remapping -> warn.
 std::vector<CheckItem> watch_items(const std::vector<WatchedGpu>& watched);
 
-/// True when nothing failed.
+/// True when something was checked (`items` is not empty) and nothing
+/// failed: a check that checked nothing does not pass.
 bool passed(const std::vector<CheckItem>& items);
 
 std::string render_check(const std::vector<CheckItem>& items, bool long_check, double seconds, const Style& style);

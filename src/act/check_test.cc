@@ -41,7 +41,23 @@ TEST(CheckVerdict, MachineAndPlan) {
   Machine quiet = machine::none();
   quiet.nvidia.problems.clear();
   expect_items(machine_items(quiet, {}), {{"nvidia", CheckOutcome::kFail, "no NVIDIA GPU was found"}});
-  EXPECT_TRUE(passed(machine_items(machine::h200(), {})));
+  EXPECT_TRUE(machine_items(machine::h200(), {}).empty());  // nothing to judge: no problem, finding or warning
+}
+
+// A check that checked nothing (check --machine on a healthy snapshot: the
+// GPU tests measure this machine only) says so and does not pass.
+TEST(CheckVerdict, NothingCheckedDoesNotPass) {
+  EXPECT_FALSE(passed({}));
+  std::string text = render_check({}, false, 0.1, Style{});
+  EXPECT_NE(text.find("nothing was checked"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpuenv check --quick: FAILED (nothing was checked)"), std::string::npos) << text;
+  auto j = nlohmann::json::parse(check_json({}, false, 0.1, {}, {}));
+  EXPECT_EQ(j["passed"], false);
+  EXPECT_EQ(j["nothing_checked"], true);
+  EXPECT_TRUE(j["checks"].empty());
+  auto some = nlohmann::json::parse(check_json({{"plan mig", CheckOutcome::kWarn, "hm"}}, false, 0.1, {}, {}));
+  EXPECT_EQ(some["passed"], true);
+  EXPECT_EQ(some["nothing_checked"], false);
 }
 
 // What doctor calls broken fails the check: decide/health.h judges both.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -9,6 +10,8 @@
 #include "cli/commands.h"
 #include "model/exit_codes.h"
 #include "sense/trace.h"
+#include "sys/nearest_word.h"
+#include "sys/text.h"
 
 namespace gpuenv {
 namespace {
@@ -114,13 +117,88 @@ void report_usage(const std::string& text) {
   log_event({Severity::kError, "usage", printable_lines(text), {{"message", message}}, LogEvent::Form::kVerbatim});
 }
 
+// A name that is no command: the nearest one, else the list.
+int report_unknown_command(const std::string& word) {
+  std::string near = nearest(word, command_names());
+  std::string text = "unknown command \"" + word + "\"; " +
+                     (near.empty() ? "the commands are " + join(command_names(), ", ") + " (gpuenv help says what each does)"
+                                   : "did you mean \"" + near + "\"? (gpuenv help lists every command)");
+  nlohmann::ordered_json fields = {{"command_word", word}};
+  if (!near.empty()) fields["suggestion"] = near;
+  log_message(Severity::kError, "usage", text, fields);
+  return kExitUsage;
+}
+
+// The flag names `sub` takes: "--json", "-h".
+std::vector<std::string> flag_names(const CLI::App* sub) {
+  std::vector<std::string> out;
+  for (const CLI::Option* o : sub->get_options()) {
+    for (const auto& n : o->get_lnames()) out.push_back("--" + n);
+    for (const auto& n : o->get_snames()) out.push_back("-" + n);
+  }
+  return out;
+}
+
+// The deepest command argv names under `sub` (serve's jupyter), from argv[first].
+const CLI::App* deepest(const CLI::App* sub, int first, int argc, char** argv) {
+  for (int i = first; i < argc; ++i)
+    for (const CLI::App* child : sub->get_subcommands({}))
+      if (child->get_name() == argv[i]) return deepest(child, i + 1, argc, argv);
+  return sub;
+}
+
+// The first of argv[first..argc) that looks like a flag `sub` does not take.
+std::string unknown_flag(const CLI::App* sub, int first, int argc, char** argv) {
+  std::vector<std::string> names = flag_names(sub);
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.size() < 2 || a[0] != '-' || a == "--") continue;
+    std::string name = a.substr(0, a.find('='));
+    if (std::find(names.begin(), names.end(), name) == names.end()) return name;
+  }
+  return "";
+}
+
+// CLI11's "The following argument was not expected: --jsn", as "detect
+// does not take --jsn; did you mean --json?" when argv holds a flag the
+// command does not take; CLI11's own message otherwise.
+void report_parse_error(const CLI::App& app, const CLI::ParseError& e, const Command* named, int argc, char** argv) {
+  std::ostringstream out, err;  // CLI11 quotes the arguments: sanitise them
+  app.exit(e, out, err);
+  int at = subcommand_at(argc, argv);
+  const CLI::App* sub = named && at > 0 ? deepest(app.get_subcommand(named->name), at + 1, argc, argv) : nullptr;
+  std::string flag = sub && dynamic_cast<const CLI::ExtrasError*>(&e) ? unknown_flag(sub, at + 1, argc, argv) : "";
+  if (flag.empty()) return report_usage(out.str() + err.str());
+  std::string path = sub->get_parent() && sub->get_parent()->get_parent() ? sub->get_parent()->get_name() + " " : "";
+  path += sub->get_name();
+  std::string near = nearest(flag, flag_names(sub));
+  std::string text = path + " does not take " + flag + (near.empty() ? "" : "; did you mean " + near + "?") +
+                     " (gpuenv help " + path + " lists its flags)";
+  nlohmann::ordered_json fields = {{"flag", flag}};
+  if (!near.empty()) fields["suggestion"] = near;
+  log_message(Severity::kError, "usage", text, fields);
+}
+
+constexpr const char* kSummary =
+    "gpuenv: sense the GPU machine, decide the environment PyTorch should run with, act on it.";
+
 }  // namespace
 
+CommandLine build_command_line(Context* ctx, const Command* only) {
+  CommandLine cl{std::make_unique<CLI::App>(kSummary, "gpuenv"), {}};
+  cl.app->set_version_flag("--version", std::string("gpuenv ") + GPUENV_VERSION);
+  cl.app->require_subcommand(1);
+  cl.app->footer("gpuenv help COMMAND lists a command's flags; gpuenv completion bash|zsh|fish, gpuenv man.");
+  for (const Command& c : commands()) {
+    CLI::App* sub = cl.app->add_subcommand(c.name, c.help);
+    if (only && only != &c) continue;
+    cl.actions.emplace_back(sub, c.setup(sub, ctx));
+    add_log_format(sub, &ctx->common.log_format);
+  }
+  return cl;
+}
+
 int run_cli(int argc, char** argv) {
-  CLI::App app{"gpuenv: sense the GPU machine, decide the environment PyTorch should run with, act on it.",
-               "gpuenv"};
-  app.set_version_flag("--version", std::string("gpuenv ") + GPUENV_VERSION);
-  app.require_subcommand(1);
   Context ctx;
   // CLI11 parses only the subcommand argv names, so only its options are
   // built when it names one: building all of them costs the start-up
@@ -128,24 +206,12 @@ int run_cli(int argc, char** argv) {
   // help line, for `gpuenv --help`.
   const Command* named = named_command(argc, argv);
   configure_log(early_log_format(""), "");
-  if (const char* word = command_word(argc, argv); word && !named) {
-    std::string names;
-    for (const Command& c : commands()) names += std::string(names.empty() ? "" : ", ") + c.name;
-    log_message(Severity::kError, "usage",
-                std::string("unknown command \"") + word + "\"; the commands are " + names +
-                    " (gpuenv --help says what each does)",
-                {{"command_word", word}});
-    return kExitUsage;
-  }
-  std::vector<std::pair<CLI::App*, std::function<int()>>> actions;
-  for (const Command& c : commands()) {
-    CLI::App* sub = app.add_subcommand(c.name, c.help);
-    if (named && named != &c) continue;
-    actions.emplace_back(sub, c.setup(sub, &ctx));
-    add_log_format(sub, &ctx.common.log_format);
-  }
+  if (const char* word = command_word(argc, argv); word && !named) return report_unknown_command(word);
+  CommandLine cl = build_command_line(&ctx, named);
+  CLI::App& app = *cl.app;
+  if (argc == 1) return std::fputs(app.help().c_str(), stdout), int(kExitOk);  // a bare gpuenv: the overview
   if (named && named->takes_command) {
-    auto [end, start] = split_command(actions[0].first, argc, argv, subcommand_at(argc, argv) + 1);
+    auto [end, start] = split_command(cl.actions[0].first, argc, argv, subcommand_at(argc, argv) + 1);
     ctx.command.assign(argv + start, argv + argc);
     argc = end;
   }
@@ -159,9 +225,7 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::ostringstream out, err;  // CLI11 quotes the arguments: sanitise them
-    app.exit(e, out, err);
-    report_usage(out.str() + err.str());
+    report_parse_error(app, e, named, argc, argv);
     return kExitUsage;
   }
   LogFormat format = LogFormat::kText;
@@ -172,7 +236,7 @@ int run_cli(int argc, char** argv) {
   }
   configure_log(format, named ? named->name : "");
   trace::set_sink(log_trace);
-  for (auto& [sub, action] : actions)
+  for (auto& [sub, action] : cl.actions)
     if (*sub) return action();
   return kExitUsage;
 }

@@ -151,12 +151,16 @@ std::function<int()> setup_bench(CLI::App* sub, Context* ctx) {
       ->option_text("N,...");
   sub->add_option("--trials", f->trials, "Timed trials per case; the median is reported (default 10)");
   sub->add_flag("--json", f->json, "Results as JSON, with every sample");
-  sub->add_flag("--history", f->history, "Show this machine's stored results over time");
+  CLI::Option* history = sub->add_flag("--history", f->history, "Show this machine's stored results over time");
   sub->add_flag("--no-store", f->no_store, "Do not keep the results");
   sub->add_option("--db", f->db,
                   "The measurement store (default: gpuenv.db under the cache root, --cache-root)")
       ->option_text("FILE");
   ctx->add_common_flags(sub, kFlagMachine | kFlagCacheRoot | kFlagNoColor);
+  // bench measures this machine: a snapshot only names whose stored results --history shows.
+  sub->get_option("--machine")
+      ->needs(history)
+      ->description("With --history: the stored results of the snapshot's machine (bench measures this one)");
   return [ctx, f] { return f->history ? show_history(ctx, *f) : run_bench(ctx, *f); };
 }
 

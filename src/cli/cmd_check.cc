@@ -84,6 +84,12 @@ int run_check(Context* ctx, const CheckFlags& f) {
   std::vector<bench::CheckItem> items = bench::machine_items(m, plan);
   GpuChecks gpu;
   if (ctx->common.machine_file.empty()) run_gpu_checks(ctx, m, f, &gpu, &items);
+  if (items.empty())
+    log_message(Severity::kError, "nothing checked",
+                ctx->common.machine_file.empty()
+                    ? "check: nothing was checked: no GPU test ran and nothing was there to judge"
+                    : "check: nothing was checked: with --machine the GPU tests do not run (they measure this "
+                      "machine's GPUs), and the snapshot gave no problem, health finding or plan warning to judge");
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   bool ok = bench::passed(items);
   if (!f.no_store && !gpu.results.empty()) {

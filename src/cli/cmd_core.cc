@@ -82,18 +82,21 @@ std::function<int()> setup_env(CLI::App* sub, Context* ctx) {
 
 std::function<int()> setup_explain(CLI::App* sub, Context* ctx) {
   auto json = std::make_shared<bool>(false);
+  auto wide = std::make_shared<bool>(false);
   auto f = std::make_shared<RunFlags>();
   sub->add_flag("--json", *json, "The plan as JSON");
+  sub->add_flag("--wide", *wide, "Every value whole, each row on one line (by default a terminal's width, or "
+                                 "$COLUMNS, is fitted: long values shortened, WHY wrapped)");
   add_run_flags(sub, f.get());
   ctx->add_common_flags(sub, kPlanFlags | kFlagNoColor);
   sub->footer("A command after the flags (or after --): also the feedback from its last watched run.");
-  return [ctx, json, f] {
+  return [ctx, json, wide, f] {
     Machine m;
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     Plan plan = decide(m, ctx->plan_options(m));
     warn_notes(plan);
     std::string out = *json ? plan_to_json(plan)
-                            : render_explain(plan, ctx->style(stdout), terminal_columns(stdout));
+                            : render_explain(plan, ctx->style(stdout), *wide ? 0 : terminal_columns(stdout));
     if (!*json) out += feedback_section(ctx, *f, ctx->command);
     std::fputs(out.c_str(), stdout);
     return int(kExitOk);

@@ -188,10 +188,6 @@ int serve(const ExportFlags& f, int fd, const ListenAddress& bound, NvmlSampler*
 }
 
 int run_export(Context* ctx, const ExportFlags& f) {
-  if (!ctx->common.machine_file.empty()) {
-    print_error("export: --machine does not apply: the exporter reads this machine's GPUs live; leave it out");
-    return kExitUsage;
-  }
   ListenAddress address, bound;
   std::string err;
   if (!parse_listen_address(f.listen, &address, &err)) {
@@ -260,9 +256,9 @@ std::function<int()> setup_export(CLI::App* sub, Context* ctx) {
       "Exit status: 0 ended by a "
       "signal, 1 cannot listen or load NVML, 2 bad command line, 3 bad --python.");
   // What sensing reads (the plan metric is the machine's own plan: --ptx and
-  // --override belong to the process that applies a plan; no colour here).
-  ctx->add_common_flags(sub, kSensingFlags);
-  sub->get_option("--machine")->description("Refused (exit 2): the exporter reads this machine's GPUs live");
+  // --override belong to the process that applies a plan; no colour here;
+  // no --machine: the exporter reads this machine's GPUs live).
+  ctx->add_common_flags(sub, kSensingFlags & ~kFlagMachine);
   return [ctx, f] { return run_export(ctx, *f); };
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "cli/context.h"
@@ -22,6 +23,9 @@ struct Command {
 
 /// Every subcommand, in the order `gpuenv --help` lists them.
 const std::vector<Command>& commands();
+
+/// Their names, in the same order.
+std::vector<std::string> command_names();
 
 // cli/cmd_core.cc: what was sensed, the environment, its reasons, a run.
 std::function<int()> setup_detect(CLI::App* sub, Context* ctx);
@@ -47,5 +51,9 @@ std::function<int()> setup_bench(CLI::App* sub, Context* ctx);        // cli/cmd
 std::function<int()> setup_plan_memory(CLI::App* sub, Context* ctx);  // cli/cmd_plan_memory.cc
 std::function<int()> setup_check(CLI::App* sub, Context* ctx);        // cli/cmd_check.cc
 std::function<int()> setup_report(CLI::App* sub, Context* ctx);       // cli/cmd_report.cc
+// cli/cmd_help.cc: the command table itself, for a person, a shell, man(1).
+std::function<int()> setup_help(CLI::App* sub, Context* ctx);
+std::function<int()> setup_completion(CLI::App* sub, Context* ctx);
+std::function<int()> setup_man(CLI::App* sub, Context* ctx);
 
 }  // namespace gpuenv

@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "model/env_names.h"
@@ -39,11 +40,12 @@ void Context::add_common_flags(CLI::App* sub, unsigned which) {
 
 std::size_t terminal_columns(FILE* stream) {
   int fd = fileno(stream);
-  if (!isatty(fd)) return 0;
+  bool terminal = isatty(fd);
   winsize ws{};
-  if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (terminal && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
   int columns = std::atoi(env_or("COLUMNS", "").c_str());
-  return columns > 0 ? std::size_t(columns) : 80;
+  if (columns > 0) return std::size_t(std::min(columns, 10000));
+  return terminal ? 80 : 0;
 }
 
 Style Context::style(FILE* stream) const {

@@ -108,4 +108,12 @@ bool driver_fails(const Machine& m) {
   return false;
 }
 
+bool gpus_unreadable(const Machine& m) { return m.gpus.empty() && driver_fails(m); }
+
+bool driver_needs_reload(const Machine& m) {
+  for (const auto& p : m.nvidia.problems)
+    if (p.code == "nvml_version_mismatch") return true;  // sense/nvml/nvml_errors.cc's code for 18
+  return false;
+}
+
 }  // namespace gpuenv

@@ -47,4 +47,15 @@ bool libraries_absent(const Problem& p);
 /// absent: a CPU machine, or Jetson, whose NVML is absent by design.
 bool driver_fails(const Machine& m);
 
+/// True when the driver failed before any GPU could be read (driver_fails,
+/// and no GPU): there may be GPUs, but how many and which is unknown, so
+/// nothing may say "no GPU" or count 0.
+bool gpus_unreadable(const Machine& m);
+
+/// True when NVML said its library and the loaded kernel module differ
+/// (NVML_ERROR_LIB_RM_VERSION_MISMATCH, 18: the driver was upgraded without
+/// a reboot): the GPUs are there, unreadable until a reboot or a reload of
+/// the nvidia modules.
+bool driver_needs_reload(const Machine& m);
+
 }  // namespace gpuenv

@@ -1,5 +1,7 @@
 #include "decide/launcher_env.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <initializer_list>
@@ -160,6 +162,21 @@ std::vector<EngineSeen> recognise(const Options& o) {
 }
 
 }  // namespace
+
+std::string local_rank_beyond_visible(const LaunchEnv& l, const Options& o) {
+  const std::string* cvd = o.getenv("CUDA_VISIBLE_DEVICES");
+  if (!l.local_rank || !cvd || cvd->empty()) return "";
+  std::size_t visible = split_commas(*cvd).size();
+  if (visible == 0 || std::size_t(*l.local_rank) < visible) return "";
+  std::string rank = "LOCAL_RANK=" + std::to_string(*l.local_rank) +
+                     (l.local_rank_var == "LOCAL_RANK" ? "" : " (from " + l.local_rank_var + ")");
+  return fmt::format(
+      "{} is this process's rank on the node, but it sees {} GPU{} (CUDA_VISIBLE_DEVICES={}), so "
+      "torch.cuda.set_device(LOCAL_RANK) fails with \"invalid device ordinal\": call "
+      "torch.cuda.set_device(LOCAL_RANK % torch.cuda.device_count()) (with one GPU per task: cuda:0); "
+      "PyTorch Lightning derives LOCAL_RANK the same way",
+      rank, visible, visible == 1 ? "" : "s", *cvd);
+}
 
 std::optional<int> parse_count(const std::string& s) {
   static_assert(kMaxLaunchCount == 999999, "six digits at most");

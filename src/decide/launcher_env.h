@@ -25,6 +25,16 @@ std::string launch_summary(const LaunchEnv& l);
 /// "torchrun", "Slurm", ... ("" for kNone): the engine's short id for JSON.
 const char* engine_id(Engine e);
 
+/// When the local rank this process was given (LOCAL_RANK, or Slurm's
+/// SLURM_LOCALID that rule ranks copies into it) is no index of the GPUs it
+/// sees: CUDA_VISIBLE_DEVICES lists fewer (Slurm's --gpus-per-task or
+/// --gpu-bind gives each task its own). LOCAL_RANK stays the rank on the
+/// node, as torchrun and PyTorch Lightning mean it (a script's "local rank
+/// 0 downloads" needs it), so `torch.cuda.set_device(LOCAL_RANK)` fails with
+/// "invalid device ordinal": the warning saying so and what to call
+/// instead; "" when the rank is a visible index (or nothing says).
+std::string local_rank_beyond_visible(const LaunchEnv& l, const Options& o);
+
 /// A non-negative decimal integer up to kMaxLaunchCount (999999), as launchers write them;
 /// nullopt for anything else ("", "-1", "3 ", "0x2").
 std::optional<int> parse_count(const std::string& s);

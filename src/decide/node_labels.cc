@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "decide/health.h"
 #include "model/hardware/arch_table.h"
 #include "sys/text.h"
 #include "decide/wheels.h"
@@ -212,9 +213,10 @@ bool valid_label_value(const std::string& s) {
 NodeLabels node_labels(const Machine& m, const std::optional<std::string>& doctor,
                    std::vector<std::string>* dropped) {
   NodeLabels l;
+  if (doctor) l["doctor"] = label_value(*doctor);
+  if (gpus_unreadable(m)) return l;  // no count rather than a false 0, and no driver the module may not be
   std::vector<const Gpu*> gpus = serving(m);
   l["gpu.count"] = std::to_string(gpus.size());
-  if (doctor) l["doctor"] = label_value(*doctor);
   driver_labels(m.nvidia, &l);
   if (gpus.empty()) return keep_valid(&l, dropped), l;
   gpu_labels(*gpus.front(), &l);

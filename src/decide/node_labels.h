@@ -25,7 +25,10 @@ inline constexpr std::size_t kFeatureFileLimit = 65536;
 using NodeLabels = std::map<std::string, std::string>;
 
 /// The labels of `m`. `doctor` is doctor's verdict (ok|warning|error), left
-/// out when nullopt. A machine without a GPU still gets gpu.count=0. Every
+/// out when nullopt. A machine without a GPU still gets gpu.count=0; one
+/// whose driver failed before any GPU was read (decide/health.h
+/// gpus_unreadable: a driver/library mismatch, a module not loaded) gets no
+/// GPU or driver label at all, only doctor's, rather than a false 0. Every
 /// value is checked against valid_label_value() last: one that fails (a
 /// stored bench figure of -5, or one that is not finite) is left out, and
 /// "NAME=VALUE: why" appended to *dropped when given.

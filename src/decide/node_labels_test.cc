@@ -85,6 +85,16 @@ const NodeLabels kH200 = with(kDriver580, {{"gpu.machine", "unknown"}, {"gpu.pro
                                        {"fp4", "false"},
                                        {"torch.wheel", "2.12.1-cu132"}});
 
+// NVML 18 (NVML_ERROR_LIB_RM_VERSION_MISMATCH): the driver was upgraded
+// without a reboot, and nvmlInit fails before any GPU is read.
+Machine version_mismatch() {
+  Machine m;
+  m.nvidia.problems.push_back({"nvml", "nvml_version_mismatch", "nvmlInit_v2 failed: Driver/library version mismatch",
+                               "reboot, or reload the nvidia kernel modules"});
+  m.nvidia.cuda_driver_version = 13000;  // the library's, not the loaded module's
+  return m;
+}
+
 struct Row {
   std::string description;
   Machine machine;
@@ -96,6 +106,8 @@ TEST(NodeLabels, WholeMapPerMachine) {
   const std::vector<Row> rows = {
       {"no NVIDIA software: count 0 and nothing else", none(), "error",
        {{"gpu.count", "0"}, {"doctor", "error"}}},
+      {"a driver/library mismatch: the GPUs are unreadable, so no GPU label, not a false count 0",
+       version_mismatch(), "error", {{"doctor", "error"}}},
       {"8 measured H200s: the slowest GPU's figures, rounded", measured_h200s(), "ok",
        with(kH200, {{"gpu.count", "8"}, {"doctor", "ok"}, {"bench.bf16-tflops", "700"},
                     {"bench.h2d-gbps", "55"}})},

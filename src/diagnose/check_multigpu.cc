@@ -1,6 +1,7 @@
 // Several GPUs: peer-to-peer where the topology allows it, and the NVLink
 // fabric of NVSwitch systems.
 #include "decide/health.h"
+#include "decide/launcher_env.h"
 #include "diagnose/describe.h"
 #include "diagnose/doctor.h"
 
@@ -51,6 +52,15 @@ std::vector<Finding> check_fabric(const Machine& m, const Options&) {
     out.push_back(ok("the NVLink fabric is up on " + std::to_string(completed) + " GPU" +
                      (completed == 1 ? "" : "s")));
   return out;
+}
+
+std::vector<Finding> check_local_rank(const Machine&, const Options& o) {
+  LaunchEnv l = launch_env(o);
+  std::string why = local_rank_beyond_visible(l, o);
+  if (why.empty()) return {};
+  return {warning(why, "torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]) % torch.cuda.device_count()); or give "
+                       "each task every GPU of the node (srun --gpus-per-node, no --gpus-per-task or --gpu-bind) "
+                       "so LOCAL_RANK indexes them")};
 }
 
 }  // namespace gpuenv

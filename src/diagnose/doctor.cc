@@ -41,6 +41,7 @@ const std::vector<Check>& all_checks() {
       {"pcie", "PCIe links at their full width and generation", check_pcie},
       {"p2p", "peer-to-peer works where the topology allows it", check_p2p},
       {"fabric", "the NVLink fabric (Fabric Manager) is up", check_fabric},
+      {"local_rank", "LOCAL_RANK indexes a GPU the process sees", check_local_rank},
   };
   return kChecks;
 }

@@ -77,5 +77,6 @@ std::vector<Finding> check_pcie(const Machine&, const Options&);
 // check_multigpu.cc
 std::vector<Finding> check_p2p(const Machine&, const Options&);
 std::vector<Finding> check_fabric(const Machine&, const Options&);
+std::vector<Finding> check_local_rank(const Machine&, const Options&);
 
 }  // namespace gpuenv

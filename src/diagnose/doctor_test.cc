@@ -414,6 +414,14 @@ std::vector<Row> multigpu_rows() {
        {}, {{Status::kOk, "up on 2 GPUs"}}},
       {"fabric: PCIe GPU: silent", check_fabric,
        with(machine::l4(), [](Machine& m) { m.gpus[0].fabric_state = "not_supported"; }), {}, {}},
+      {"local_rank: Slurm bound one GPU per task, SLURM_LOCALID=1", check_local_rank, machine::h100(8),
+       {{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "1"}, {"SLURM_LOCALID", "1"}, {"SLURM_NTASKS", "2"},
+        {"CUDA_VISIBLE_DEVICES", "1"}, {"SLURM_STEP_GPUS", "1"}},
+       {{Status::kWarning, "torch.cuda.set_device(LOCAL_RANK) fails"}}},
+      {"local_rank: torchrun's LOCAL_RANK=3 with every GPU visible: silent", check_local_rank, machine::h100(8),
+       {{"LOCAL_RANK", "3"}, {"LOCAL_WORLD_SIZE", "8"}}, {}},
+      {"local_rank: LOCAL_RANK=2 but only two GPUs visible", check_local_rank, machine::h100(8),
+       {{"LOCAL_RANK", "2"}, {"CUDA_VISIBLE_DEVICES", "0,1"}}, {{Status::kWarning, "sees 2 GPUs"}}},
   };
 }
 

@@ -180,10 +180,14 @@ run_case() {
     check "task $i explain" "launcher: Slurm (SLURM_PROCID=$i, SLURM_LOCALID=$i, SLURM_NTASKS=2" \
       "$(grep -o '^launcher: Slurm (SLURM_PROCID=[0-9]*, SLURM_LOCALID=[0-9]*, SLURM_NTASKS=[0-9]*' "$T/task.$i.explain")"
     local job; job=$(grep -o 'job=[0-9]*' "$T/task.$i.ranks" | cut -d= -f2)
+    # With one GPU per task, task 1's LOCAL_RANK=1 is no device index: run
+    # and explain warn (decide/launcher_env.h local_rank_beyond_visible).
+    local warns=no; grep -q 'torch.cuda.set_device(LOCAL_RANK) fails' "$T/task.$i.explain" && warns=yes
+    check "task $i LOCAL_RANK warning" "$([ "$i" = 1 ] && [ "$cvd" = 1 ] && echo yes || echo no)" "$warns"
     local peers; peers=$([ "$i" = 0 ] && echo 1 || echo "")
     check "task $i env:// rendezvous" \
       "RANK=$i LOCAL_RANK=$i WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=$node MASTER_PORT=$((15000 + ${job:-0} % 10000)) peers=$peers job=$job" \
-      "$(cat "$T/task.$i.ranks")"
+      "$(grep '^RANK=' "$T/task.$i.ranks")"
     check "task $i engine" "slurm 2 2" \
       "$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["launcher"]; print(l["engine"], l["world_size"], l["local_world_size"])' "$T/task.$i.json")"
   done

@@ -117,10 +117,26 @@ std::string cpu_list(const std::vector<int>& cpus_in) {
   return out;
 }
 
+namespace {
+
+// What detect says without a GPU: none here, or none readable.
+std::string no_gpu_line(const Machine& m) {
+  if (driver_needs_reload(m))
+    return "NVIDIA GPUs unreadable: the driver was upgraded but the old kernel module is still loaded, so no GPU "
+           "can be read (nor used by PyTorch) until a reboot or a reload of the nvidia modules (the problem below "
+           "says how).\n";
+  if (gpus_unreadable(m))
+    return "NVIDIA GPUs unreadable: the driver failed (the problem below), so whether there are GPUs here, and "
+           "which, is unknown until it is fixed; until then PyTorch sees none.\n";
+  return "No NVIDIA GPU found: PyTorch will run on the CPU.\n";
+}
+
+}  // namespace
+
 std::string render_detect(const Machine& m, const Style& st) {
   std::string out = driver_line(m);
   for (const auto& g : m.gpus) out += gpu_line(st, g);
-  if (m.gpus.empty()) out += "No NVIDIA GPU found: PyTorch will run on the CPU.\n";
+  if (m.gpus.empty()) out += no_gpu_line(m);
   out += host_line(m.host);
   if (m.torch)
     out += "PyTorch " + printable(m.torch->version) +
@@ -182,6 +198,34 @@ std::string why_cell(const std::string& why, std::size_t start, std::size_t inde
   return out;
 }
 
+// The widest a VALUE cell gets: 40 columns, and on a terminal at most two
+// fifths of what the SETTING column leaves (at least 12), so WHY keeps room.
+std::size_t value_column_cap(std::size_t name_w, std::size_t columns) {
+  if (columns == 0) return 40;
+  std::size_t rest = columns > name_w + 4 ? columns - name_w - 4 : 0;
+  return std::clamp<std::size_t>(rest * 2 / 5, 12, 40);
+}
+
+// The first code point of `s` at or after byte `at`.
+std::size_t code_point_start(std::string_view s, std::size_t at) {
+  while (at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) ++at;
+  return at;
+}
+
+// `s` (more than `width` code points) as `width` of them: its head, an
+// ellipsis, and its tail, which in a path or a list is what tells it apart.
+std::string shorten_middle(const std::string& s, std::size_t width) {
+  if (width < 3) return s;
+  std::size_t head = (width - 1) / 3, tail = width - 1 - head;
+  std::size_t head_end = 0, tail_start = s.size();
+  for (std::size_t n = 0; n < head; ++n) head_end = code_point_start(s, head_end + 1);
+  for (std::size_t n = 0; n < tail; ++n) {
+    do --tail_start;
+    while (tail_start > 0 && (static_cast<unsigned char>(s[tail_start]) & 0xC0) == 0x80);
+  }
+  return s.substr(0, head_end) + "\u2026" + s.substr(tail_start);
+}
+
 }  // namespace
 
 std::vector<std::string> wrap_words(std::string_view text, std::size_t first, std::size_t width) {
@@ -207,19 +251,22 @@ std::vector<std::string> wrap_words(std::string_view text, std::size_t first, st
 
 std::string render_explain(const Plan& plan, const Style& st, std::size_t columns) {
   size_t name_w = 7, value_w = 5;
-  for (const auto& s : plan.settings) {
-    name_w = std::max(name_w, s.name.size());
-    value_w = std::max(value_w, std::min<size_t>(printable(s.value).size(), 40));
-  }
+  for (const auto& s : plan.settings) name_w = std::max(name_w, s.name.size());
+  std::size_t value_cap = value_column_cap(name_w, columns);
+  for (const auto& s : plan.settings) value_w = std::max(value_w, std::min(code_points(printable(s.value)), value_cap));
   std::string out = paint(st, kBold, fmt::format("{:<{}}  {:<{}}  {}", "SETTING", name_w, "VALUE", value_w, "WHY")) + "\n";
   std::size_t indent = name_w + 2 + value_w + 2;
+  bool shortened = false;
   for (const auto& s : plan.settings) {
     std::string why = printable(s.reason), value = printable(s.value);
     if (s.origin == Origin::kKept) why = "[kept] " + why;
     if (s.origin == Origin::kOverridden) why = "[override] " + why;
+    if (columns > 0 && code_points(value) > value_w) value = shorten_middle(value, value_w), shortened = true;
     std::size_t start = name_w + 2 + std::max(value_w, code_points(value)) + 2;
-    out += fmt::format("{:<{}}  {:<{}}  {}\n", s.name, name_w, value, value_w, why_cell(why, start, indent, columns));
+    std::string pad(value_w > code_points(value) ? value_w - code_points(value) : 0, ' ');
+    out += fmt::format("{:<{}}  {}{}  {}\n", s.name, name_w, value, pad, why_cell(why, start, indent, columns));
   }
+  if (shortened) out += "(a value shortened in the middle with \u2026: --wide or --json shows it whole)\n";
   if (plan.settings.empty()) out += "(no settings: nothing on this machine calls for one)\n";
   if (!plan.launch.seen.empty()) out += "\nlauncher: " + printable(launch_summary(plan.launch)) + "\n";
   if (plan.binding)

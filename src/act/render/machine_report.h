@@ -33,9 +33,12 @@ std::string render_problems(const Machine& m, const Style& style);
 std::vector<LogEvent> problem_events(const Machine& m, const Style& style);
 
 /// `gpuenv explain`: the plan as a table (setting, value, why), then notes
-/// and the CPU binding. With `columns` (a terminal's width), the WHY column
-/// is wrapped to fit, its continuation lines indented under it; 0: each
-/// row on one line, whatever its length (stdout is a pipe or a file).
+/// and the CPU binding. With `columns` (a terminal's width), the VALUE
+/// column takes at most two fifths of what SETTING leaves (12 to 40), a
+/// longer value is shortened in the middle with an ellipsis (and a line
+/// under the table says so), and the WHY column is wrapped to fit, its
+/// continuation lines indented under it; 0 (a pipe, a file, `--wide`):
+/// every value whole and each row on one line, whatever its length.
 std::string render_explain(const Plan& plan, const Style& style, std::size_t columns = 0);
 
 /// `text` broken at spaces into lines of at most `first` columns for the

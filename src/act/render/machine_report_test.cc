@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "builders.h"
+#include "decide/decide.h"
+#include "model/snapshot.h"
 
 namespace gpuenv {
 namespace {
@@ -46,6 +50,24 @@ TEST(Report, DetectListsGpusAndMig) {
   EXPECT_NE(out.find("NVIDIA driver 580.95.05, supports CUDA 13.0"), std::string::npos) << out;
   EXPECT_NE(out.find("GPU 0  NVIDIA A100-SXM4-80GB  cc 8.0  Ampere"), std::string::npos) << out;
   EXPECT_NE(out.find("  MIG 2  NVIDIA A100-SXM4-80GB MIG 2g.20gb"), std::string::npos) << out;
+}
+
+// NVML 18: the GPUs are there, unreadable until the reboot or reload; not
+// "No NVIDIA GPU found" (issue 37).
+TEST(Report, DetectSaysTheGpusAreUnreadableWhenTheDriverFails) {
+  Machine m;
+  m.nvidia.problems.push_back({"nvml", "nvml_version_mismatch", "nvmlInit_v2 failed: Driver/library version mismatch",
+                               "reboot, or reload the nvidia kernel modules"});
+  std::string out = render_detect(m, {});
+  EXPECT_EQ(out.find("No NVIDIA GPU found"), std::string::npos) << out;
+  EXPECT_NE(out.find("NVIDIA GPUs unreadable: the driver was upgraded but the old kernel module is still loaded"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("until a reboot or a reload of the nvidia modules"), std::string::npos) << out;
+  m.nvidia.problems[0].code = "nvml_driver_not_loaded";
+  out = render_detect(m, {});
+  EXPECT_NE(out.find("NVIDIA GPUs unreadable: the driver failed"), std::string::npos) << out;
+  EXPECT_EQ(out.find("No NVIDIA GPU found"), std::string::npos) << out;
 }
 
 TEST(Report, DetectWithoutGpuSaysSoAndShowsTheFix) {
@@ -133,6 +155,76 @@ TEST(Report, PlanJson) {
   EXPECT_NE(j.find("\"origin\": \"overridden\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"user_value\": \"0\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"cpu_binding\": null"), std::string::npos) << j;
+}
+
+// explain on the dgx-a100 snapshot (tests/machines/a100x8-nvlink.json,
+// 15 settings) at 80 and 200 columns, byte for byte against
+// tests/golden/explain_COLUMNS.txt (issue 37: at 80 columns the VALUE column
+// was as wide as PYTHONPATH, and 15 settings took 131 lines).
+// GPUENV_UPDATE_GOLDEN=1 rewrites them; review the diff before committing.
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Plan dgx_a100_plan() {
+  Machine m;
+  std::string err;
+  EXPECT_TRUE(machine_from_json(read_file(GPUENV_TESTS_DIR "/machines/a100x8-nvlink.json"), &m, &err)) << err;
+  Options o;  // as the CLI builds them, with an installed hook and a user's cache root
+  o.cache_root = "/home/researcher/.cache/gpuenv";
+  o.python_hook_dir = "/home/researcher/.local/lib/gpuenv/python";
+  o.env = m.env;
+  for (const auto& [name, value] : m.env) o.from_snapshot.insert(name);
+  return decide(m, o);
+}
+
+void expect_golden(const std::string& got, const std::string& name) {
+  std::string path = GPUENV_TESTS_DIR "/golden/" + name;
+  if (const char* u = std::getenv("GPUENV_UPDATE_GOLDEN"); u && std::string(u) == "1") std::ofstream(path) << got;
+  EXPECT_EQ(got, read_file(path)) << "tests/golden/" << name << " (GPUENV_UPDATE_GOLDEN=1 rewrites it)";
+}
+
+// The widest line of `text`, in code points, but for a continuation line
+// that holds one word (wrap_words never splits a word).
+std::size_t widest_line(const std::string& text) {
+  std::size_t widest = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::size_t n = 0;
+    for (unsigned char c : line) n += (c & 0xC0) != 0x80;
+    bool one_word = line.rfind(' ', 0) == 0 && line.find(' ', line.find_first_not_of(' ')) == std::string::npos;
+    if (!one_word) widest = std::max(widest, n);
+  }
+  return widest;
+}
+
+TEST(Report, ExplainFitsTheTerminalGolden) {
+  Plan plan = dgx_a100_plan();
+  ASSERT_EQ(plan.settings.size(), 15u);
+  std::string narrow = render_explain(plan, {}, 80), wide = render_explain(plan, {}, 200);
+  expect_golden(narrow, "explain_80.txt");
+  expect_golden(wide, "explain_200.txt");
+  // The table fits: no line past the width (a word longer than WHY's column
+  // aside, and the notes below the table, which are not wrapped).
+  std::string table_80 = narrow.substr(0, narrow.find("\n\n"));
+  EXPECT_LE(widest_line(table_80), 80u) << narrow;
+  EXPECT_LE(std::count(narrow.begin(), narrow.end(), '\n'), 60) << narrow;
+  EXPECT_NE(narrow.find("--wide or --json shows it whole"), std::string::npos) << narrow;
+  // Unwrapped (a pipe, --wide): every value whole.
+  std::string whole = render_explain(plan, {}, 0);
+  EXPECT_NE(whole.find("/home/researcher/.local/lib/gpuenv/python"), std::string::npos) << whole;
+  EXPECT_EQ(whole.find("\u2026"), std::string::npos) << whole;
+}
+
+// A value is shortened in the middle, by code points, keeping its tail.
+TEST(Report, ExplainShortensALongValueInTheMiddle) {
+  Plan plan;
+  plan.settings.push_back(make_setting("PYTHONPATH", "/a/very/long/directory/of/the/ho\u00f6k/python", "why"));
+  std::string out = render_explain(plan, {}, 60);  // VALUE: 2/5 of 60 - 10 - 4, 18 columns
+  EXPECT_NE(out.find("PYTHONPATH  /a/ve\u2026/ho\u00f6k/python  why"), std::string::npos) << out;
 }
 
 }  // namespace

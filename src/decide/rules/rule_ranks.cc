@@ -53,6 +53,7 @@ Decision rule_ranks(const Machine&, const Options& o) {
   Adder add{o, &d};
   add("RANK", l.rank, "SLURM_PROCID: this task's rank in the step");
   add("LOCAL_RANK", l.local_rank, "SLURM_LOCALID: its rank on this node");
+  if (std::string why = local_rank_beyond_visible(l, o); !why.empty()) d.notes.push_back({Severity::kWarning, "", why});
   add("WORLD_SIZE", l.world_size, "SLURM_NTASKS: the step's tasks");
   add("LOCAL_WORLD_SIZE", l.local_world_size, l.local_world_size_var + ": the tasks on this node");
   if (auto addr = master_addr(o)) add("MASTER_ADDR", addr->first, addr->second + ": the step's first node");

@@ -59,6 +59,21 @@ std::vector<RuleCase> rows() {
        with(srun_task(1), {{"SLURM_JOB_ID", "12"}, {"SLURM_STEP_NODELIST", "node1"}}),
        {{"RANK", "1"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"},
         {"MASTER_ADDR", "node1"}, {"MASTER_PORT", "15012"}}},
+      // Slurm bound one GPU to each task (--gpus-per-task=1): LOCAL_RANK
+      // stays the rank on the node (torchrun's and Lightning's meaning), and
+      // the note says set_device(LOCAL_RANK) fails (issue 37).
+      {"one GPU bound per task: LOCAL_RANK=1 is no device index, and a note says so",
+       machine::h100(8),
+       with(srun_task(1), {{"CUDA_VISIBLE_DEVICES", "1"}, {"SLURM_STEP_GPUS", "1"}}),
+       {{"RANK", "1"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"},
+        {"MASTER_ADDR", "gpu07"}, {"MASTER_PORT", "17917"}},
+       {{Severity::kWarning, "LOCAL_RANK=1 (from SLURM_LOCALID) is this process's rank on the node, but it sees 1 GPU "
+                             "(CUDA_VISIBLE_DEVICES=1), so torch.cuda.set_device(LOCAL_RANK) fails"}}},
+      {"two GPUs per task: LOCAL_RANK=1 is still an index, no note",
+       machine::h100(8),
+       with(srun_task(1), {{"CUDA_VISIBLE_DEVICES", "2,3"}, {"SLURM_STEP_GPUS", "2,3"}}),
+       {{"RANK", "1"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"},
+        {"MASTER_ADDR", "gpu07"}, {"MASTER_PORT", "17917"}}},
   };
 }
 
