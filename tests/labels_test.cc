@@ -85,7 +85,7 @@ TEST(LabelsCli, OnceWritesTheFeatureFileAtomically) {
       {"gpu.compute.major", "9"},  {"gpu.compute.minor", "0"},      {"gpu.family", "hopper"},
       {"mig.capable", "true"},     {"mig.strategy", "none"},        {"tf32", "true"},
       {"bf16", "true"},            {"fp8", "true"},                 {"fp4", "false"},
-      {"torch.wheel", "2.12.1-cu132"},
+      {"torch.wheel", "2.14.0-cu130"}, {"torch.wheel.as-of", "2026-09-18"},
       // GFD's meanings: the driver's version (580.95.05) and the CUDA version (13.0).
       {"cuda.driver.major", "580"}, {"cuda.driver.minor", "95"},   {"cuda.driver.rev", "05"},
       {"cuda.runtime.major", "13"}, {"cuda.runtime.minor", "0"},   {"driver.major", "580"}};

@@ -128,9 +128,13 @@ void format_labels(const std::vector<ComputeCapability>& ccs, NodeLabels* l) {
   (*l)["fp4"] = b(all.fp4);
 }
 
+// choose_wheel's node-wide answer (doctor's fixes ask it too), "none" when
+// no build runs on this driver; and the date of the table it comes from.
 void wheel_label(const Machine& m, const std::vector<ComputeCapability>& ccs, NodeLabels* l) {
-  const TorchBuild* b = newest_build(ccs, &m.nvidia);
-  (*l)["torch.wheel"] = b ? label_value(std::string(b->torch) + "-" + b->variant) : "none";
+  WheelChoice c = choose_wheel(ccs, m.nvidia);
+  bool runs = c.build && !c.driver_first;
+  (*l)["torch.wheel"] = runs ? label_value(c.version + "-" + c.build->variant) : "none";
+  (*l)["torch.wheel.as-of"] = wheel_table_end().date;
 }
 
 int size_of(const std::string& key) {

@@ -83,7 +83,7 @@ const NodeLabels kH200 = with(kDriver580, {{"gpu.machine", "unknown"}, {"gpu.pro
                                        {"bf16", "true"},
                                        {"fp8", "true"},
                                        {"fp4", "false"},
-                                       {"torch.wheel", "2.12.1-cu132"}});
+                                       {"torch.wheel", "2.14.0-cu130"}, {"torch.wheel.as-of", "2026-09-18"}});
 
 // NVML 18 (NVML_ERROR_LIB_RM_VERSION_MISMATCH): the driver was upgraded
 // without a reboot, and nvmlInit fails before any GPU is read.
@@ -129,7 +129,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
                          {"bf16", "true"},
                          {"fp8", "false"},
                          {"fp4", "false"},
-                         {"torch.wheel", "2.12.1-cu132"}})},
+                         {"torch.wheel", "2.14.0-cu130"}, {"torch.wheel.as-of", "2026-09-18"}})},
       {"A100 in MIG mode with one profile: single, and the gpu.* labels are the MIG devices', as GFD's",
        a100_mig(), std::nullopt,
        with(kDriver580, {{"gpu.count", "3"},
@@ -144,7 +144,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
                          {"bf16", "true"},
                          {"fp8", "false"},
                          {"fp4", "false"},
-                         {"torch.wheel", "2.12.1-cu132"}})},
+                         {"torch.wheel", "2.14.0-cu130"}, {"torch.wheel.as-of", "2026-09-18"}})},
       {"two A100s with two profiles: mixed, a count and memory per profile", a100_mixed(), std::nullopt,
        with(kDriver580, {{"gpu.count", "2"},
                          {"gpu.machine", "unknown"}, {"gpu.product", "NVIDIA-A100-SXM4-80GB"},
@@ -162,7 +162,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
                          {"bf16", "true"},
                          {"fp8", "false"},
                          {"fp4", "false"},
-                         {"torch.wheel", "2.12.1-cu132"}})},
+                         {"torch.wheel", "2.14.0-cu130"}, {"torch.wheel.as-of", "2026-09-18"}})},
       {"B200: FP4", b200(), std::nullopt,
        with(kDriver580, {{"gpu.count", "1"},
                          {"gpu.machine", "unknown"}, {"gpu.product", "NVIDIA-B200"},
@@ -176,7 +176,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
                          {"bf16", "true"},
                          {"fp8", "true"},
                          {"fp4", "true"},
-                         {"torch.wheel", "2.12.1-cu132"}})},
+                         {"torch.wheel", "2.14.0-cu130"}, {"torch.wheel.as-of", "2026-09-18"}})},
       {"Pascal on driver 535: no tensor cores, the cu126 wheel", gtx1080(), std::nullopt,
        {{"gpu.count", "1"},
         {"driver.major", "535"},
@@ -198,7 +198,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
         {"bf16", "false"},
         {"fp8", "false"},
         {"fp4", "false"},
-        {"torch.wheel", "2.12.1-cu126"}}},
+        {"torch.wheel", "2.14.0-cu126"}, {"torch.wheel.as-of", "2026-09-18"}}},
   };
   for (const Row& r : rows) {
     NodeLabels got = node_labels(r.machine, r.doctor);

@@ -37,6 +37,20 @@ bool TorchVersion::official_build() const {
   return local.size() > 2 && local.compare(0, 2, "cu") == 0 && all_digits(local.substr(2));
 }
 
+bool TorchVersion::nvidia_build() const {
+  return local.rfind("nv", 0) == 0 || local.find(".nv") != std::string::npos;
+}
+
+std::string TorchVersion::release_version() const {
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+int TorchVersion::compare_release(const TorchVersion& o) const {
+  if (major != o.major) return major < o.major ? -1 : 1;
+  if (minor != o.minor) return minor < o.minor ? -1 : 1;
+  return 0;
+}
+
 std::optional<TorchVersion> parse_torch_version(const std::string& v) {
   TorchVersion t;
   size_t pos = 0;

@@ -15,6 +15,15 @@ struct TorchVersion {
   /// True for the builds download.pytorch.org and PyPI ship: no local label,
   /// or a "cuNNN"/"cpu" one. Source, NGC and Jetson builds are not.
   bool official_build() const;
+  /// A pre-release (a0, rc1, .dev...) or a local build (NGC, source, ROCm):
+  /// no index serves it under its version, so it is never reinstalled.
+  bool not_reinstallable() const { return !suffix.empty() || !official_build(); }
+  /// NVIDIA's build, as in NGC containers: a local label with ".nv" ("nv25.12").
+  bool nvidia_build() const;
+  /// "2.14.0": the release and patch, without pre-release or local parts.
+  std::string release_version() const;
+  /// -1, 0, 1 comparing major.minor with `other`'s.
+  int compare_release(const TorchVersion& other) const;
 };
 
 /// nullopt when `v` does not start with "MAJOR.MINOR".

@@ -1,6 +1,7 @@
 #include "decide/wheels.h"
 
 #include "decide/kernel_compat.h"
+#include "decide/torch_version.h"
 
 namespace gpuenv {
 
@@ -60,10 +61,12 @@ std::string cuda_string(int cuda) {
   return std::to_string(cuda / 1000) + "." + std::to_string(cuda % 1000 / 10);
 }
 
+namespace {
+
 // CUDA Toolkit release notes, "CUDA Toolkit and Corresponding Driver
 // Versions" (Linux, GA), and the CUDA Compatibility guide's minor-version
-// table: 11.x >= 450.80.02, 12.x >= 525.60.13, 13.x >= 580.
-const ToolkitDriver* toolkit_driver(int cuda) {
+// table: 11.x >= 450.80.02, 12.x >= 525.60.13, 13.x >= 580 (docs/wheels.md).
+const std::vector<ToolkitDriver>& toolkit_drivers() {
   static const std::vector<ToolkitDriver> kTable = {
       {11000, "450.51.06", "450.80.02"}, {11080, "520.61.05", "450.80.02"},
       {12000, "525.60.13", "525.60.13"}, {12010, "530.30.02", "525.60.13"},
@@ -71,10 +74,16 @@ const ToolkitDriver* toolkit_driver(int cuda) {
       {12040, "550.54.14", "525.60.13"}, {12050, "555.42.02", "525.60.13"},
       {12060, "560.28.03", "525.60.13"}, {12080, "570.26", "525.60.13"},
       {12090, "575.51.03", "525.60.13"}, {13000, "580.65.06", "580.65.06"},
-      {13020, nullptr, "580.65.06"},
+      {13010, "590.44.01", "580.65.06"}, {13020, "595.45.04", "580.65.06"},
   };
+  return kTable;
+}
+
+}  // namespace
+
+const ToolkitDriver* toolkit_driver(int cuda) {
   const ToolkitDriver* best = nullptr;
-  for (const auto& row : kTable)
+  for (const auto& row : toolkit_drivers())
     if (row.cuda <= cuda && row.cuda / 1000 == cuda / 1000) best = &row;
   return best;
 }
@@ -108,9 +117,9 @@ bool any_cubin_runs(const std::vector<ComputeCapability>& sass, ComputeCapabilit
   return false;
 }
 
-// PyTorch's CUDA Support Matrix (RELEASE.md), Linux x86_64, 2.9 to 2.12;
+// PyTorch's CUDA Support Matrix (RELEASE.md), Linux x86_64, 2.9 to 2.14;
 // docs/wheels.md cites each row. 2.10 kept 2.9's rows; 2.11 dropped Volta
-// from cu128; 2.12 dropped cu128 and added cu132.
+// from cu128; 2.12 dropped cu128 and added cu132; 2.13 and 2.14 kept 2.12's.
 const std::vector<TorchBuild>& release_matrix() {
   using CCs = std::vector<ComputeCapability>;
   static const CCs kCu126 = {{5, 0}, {6, 0}, {7, 0}, {7, 5}, {8, 0}, {8, 6}, {9, 0}};
@@ -131,8 +140,21 @@ const std::vector<TorchBuild>& release_matrix() {
       {"2.12.1", "cu126", "12.6.3", kCu126, std::nullopt, "525.60.13"},
       {"2.12.1", "cu130", "13.0.2", kCu13, kPtx120, "580.65.06"},
       {"2.12.1", "cu132", "13.2.1", kCu13, kPtx120, "580.65.06"},
+      {"2.13.0", "cu126", "12.6.3", kCu126, std::nullopt, "525.60.13"},
+      {"2.13.0", "cu130", "13.0.2", kCu13, kPtx120, "580.65.06"},
+      {"2.13.0", "cu132", "13.2.1", kCu13, kPtx120, "580.65.06"},
+      {"2.14.0", "cu126", "12.6.3", kCu126, std::nullopt, "525.60.13"},
+      {"2.14.0", "cu130", "13.0.2", kCu13, kPtx120, "580.65.06"},
+      {"2.14.0", "cu132", "13.2.1", kCu13, kPtx120, "580.65.06"},
   };
   return kMatrix;
+}
+
+WheelTableEnd wheel_table_end() { return {"2.14", "2026-09-18"}; }
+
+std::string wheel_table_note() {
+  WheelTableEnd end = wheel_table_end();
+  return "gpuenv's wheel table ends at torch " + std::string(end.release) + " (sources up to " + end.date + ")";
 }
 
 std::string release_of(const std::string& v) {
@@ -160,10 +182,19 @@ std::vector<const TorchBuild*> recommended_builds() {
 
 std::vector<const TorchBuild*> image_builds() { return builds_of("2.9"); }
 
-bool driver_runs(const Nvidia& n, const TorchBuild& b) {
-  if (n.driver_version) return compare_driver_versions(*n.driver_version, b.min_driver) >= 0;
-  if (n.cuda_driver_version) return *n.cuda_driver_version / 1000 >= *cuda_number(b.cuda) / 1000;
-  return true;
+std::optional<int> driver_cuda(const Nvidia& n) {
+  if (n.cuda_driver_version) return n.cuda_driver_version;
+  if (!n.driver_version) return std::nullopt;
+  std::optional<int> out;
+  for (const auto& row : toolkit_drivers())
+    if (compare_driver_versions(*n.driver_version, row.full) >= 0) out = row.cuda;
+  return out;
+}
+
+bool runs_by_minor_compat(const Nvidia& n, int have, int need) {
+  const ToolkitDriver* td = toolkit_driver(need);
+  return td && have / 1000 == need / 1000 &&
+         (!n.driver_version || compare_driver_versions(*n.driver_version, td->minor_compat) >= 0);
 }
 
 bool carries_all(const TorchBuild& b, const std::vector<ComputeCapability>& gpus) {
@@ -174,37 +205,91 @@ bool carries_all(const TorchBuild& b, const std::vector<ComputeCapability>& gpus
 
 namespace {
 
-// The user's release first (when the matrix has it), then the newest.
-std::vector<std::vector<const TorchBuild*>> candidates(const std::string& release) {
-  std::vector<std::vector<const TorchBuild*>> out;
-  if (auto own = builds_of(release); !own.empty()) out.push_back(own);
-  out.push_back(recommended_builds());
+int cuda_of(const TorchBuild& b) { return cuda_number(b.cuda).value_or(0); }
+
+// Builds to choose among, in order, and the version each list pins.
+struct Candidates {
+  std::vector<const TorchBuild*> builds;
+  std::string version;  // "" : each build's own
+  bool past_table = false;
+};
+
+// The user's release first (pinned to their patch), then the newest; past
+// the table, only the newest release's lines under the user's own version.
+std::vector<Candidates> candidates(const std::optional<TorchVersion>& own) {
+  std::vector<const TorchBuild*> newest = recommended_builds();
+  if (!own) return {{newest, ""}};
+  std::string release = std::to_string(own->major) + "." + std::to_string(own->minor);
+  if (auto mine = builds_of(release); !mine.empty()) return {{mine, own->release_version()}, {newest, ""}};
+  if (own->compare_release(*parse_torch_version(wheel_table_end().release)) > 0)
+    return {{newest, own->release_version(), true}};
+  return {{newest, ""}};
+}
+
+// Builds run oldest CUDA first: under the ceiling the last that carries the
+// GPUs (the newest CUDA), beyond it the first (the least beyond).
+const TorchBuild* pick(const Candidates& c, const std::vector<ComputeCapability>& gpus, const Nvidia& n,
+                       bool* minor_compat) {
+  std::optional<int> ceiling = driver_cuda(n);
+  const TorchBuild* best = nullptr;
+  for (const TorchBuild* b : c.builds)
+    if (carries_all(*b, gpus) && (!ceiling || cuda_of(*b) <= *ceiling)) best = b;
+  if (best || !ceiling) return best;
+  for (const TorchBuild* b : c.builds)
+    if (carries_all(*b, gpus) && runs_by_minor_compat(n, *ceiling, cuda_of(*b))) {
+      *minor_compat = true;
+      return b;
+    }
+  return nullptr;
+}
+
+WheelChoice chosen(const Candidates& c, const TorchBuild* b) {
+  WheelChoice out;
+  out.build = b;
+  out.version = c.version.empty() ? b->torch : c.version;
+  out.past_table = c.past_table;
   return out;
+}
+
+// No build runs on this driver: the build of the least CUDA that carries
+// the GPUs, after the GA driver of its CUDA.
+std::optional<WheelChoice> after_driver_upgrade(const std::vector<Candidates>& lists,
+                                                const std::vector<ComputeCapability>& gpus) {
+  for (const Candidates& c : lists)
+    for (const TorchBuild* b : c.builds) {
+      if (!carries_all(*b, gpus)) continue;
+      WheelChoice out = chosen(c, b);
+      const ToolkitDriver* td = toolkit_driver(cuda_of(*b));
+      out.driver_first = td ? td->full : b->min_driver;
+      return out;
+    }
+  return std::nullopt;
 }
 
 }  // namespace
 
-const TorchBuild* newest_build(const std::vector<ComputeCapability>& gpus, const Nvidia* driver,
-                               const std::string& release) {
-  for (const auto& builds : candidates(release)) {
-    const TorchBuild* best = nullptr;
-    for (const TorchBuild* b : builds)
-      if (carries_all(*b, gpus) && (!driver || driver_runs(*driver, *b))) best = b;
-    if (best) return best;
+WheelChoice choose_wheel(const std::vector<ComputeCapability>& gpus, const Nvidia& n,
+                         const std::string& installed) {
+  std::optional<TorchVersion> own;
+  if (!installed.empty()) own = parse_torch_version(installed);
+  WheelChoice none;
+  if (own && own->not_reinstallable()) {
+    none.not_reinstallable = true;
+    return none;
   }
-  return nullptr;
-}
-
-const TorchBuild* least_driver_build(const std::vector<ComputeCapability>& gpus,
-                                     const std::string& release) {
-  for (const auto& builds : candidates(release)) {
-    const TorchBuild* best = nullptr;
-    for (const TorchBuild* b : builds)
-      if (carries_all(*b, gpus) && (!best || compare_driver_versions(b->min_driver, best->min_driver) <= 0))
-        best = b;
-    if (best) return best;
+  std::vector<Candidates> lists = candidates(own);
+  for (const Candidates& c : lists) {
+    bool minor_compat = false;
+    if (const TorchBuild* b = pick(c, gpus, n, &minor_compat)) {
+      WheelChoice out = chosen(c, b);
+      out.minor_compat = minor_compat;
+      return out;
+    }
   }
-  return nullptr;
+  if (auto up = after_driver_upgrade(lists, gpus)) return *up;
+  none.past_table = lists.front().past_table;
+  none.version = lists.front().version;
+  return none;
 }
 
 std::string pip_install(const TorchBuild& b, const std::string& version) {

@@ -42,7 +42,7 @@ std::string cuda_string(int cuda);
 /// of its major family that runs it through minor-version compatibility.
 struct ToolkitDriver {
   int cuda = 0;  // 12080
-  const char* full;  // nullptr where gpuenv has no source for it (docs/wheels.md)
+  const char* full;  // the driver its GA shipped with (docs/wheels.md)
   const char* minor_compat;
 };
 
@@ -50,18 +50,19 @@ struct ToolkitDriver {
 /// newer than it; nullptr when gpuenv knows no such release.
 const ToolkitDriver* toolkit_driver(int cuda);
 
-/// -1, 0, 1 comparing driver versions "580.65.06" and "570.124"; unparsable
-/// parts compare as 0.
+/// -1, 0, 1 comparing driver versions "580.65.06" and "570.124" field by
+/// field as numbers, branch first (580.65.06 < 580.159.04, never as text);
+/// unparsable parts compare as 0.
 int compare_driver_versions(const std::string& a, const std::string& b);
 
 /// Whether a cubin for one of `sass` runs on a GPU of capability `gpu`.
 bool any_cubin_runs(const std::vector<ComputeCapability>& sass, ComputeCapability gpu);
 
 /// One official Linux x86_64 build of one torch release: PyTorch's "CUDA
-/// Support Matrix" (RELEASE.md) for 2.9 to 2.12, each row's source cited in
+/// Support Matrix" (RELEASE.md) for 2.9 to 2.14, each row's source cited in
 /// docs/wheels.md. What doctor's fixes install.
 struct TorchBuild {
-  const char* torch;    // "2.12.1": the newest patch release gpuenv knows of
+  const char* torch;    // "2.14.0": the newest patch release gpuenv knows of
   const char* variant;  // "cu126"
   const char* cuda;     // "12.6.3": the toolkit it bundles
   std::vector<ComputeCapability> sass;
@@ -90,26 +91,58 @@ std::vector<const TorchBuild*> recommended_builds();
 /// README's "Which base tag" table (WheelsTest.ReadmeTableIsTheImageBuilds).
 std::vector<const TorchBuild*> image_builds();
 
-/// Whether the driver runs `b`: by its version when known, else by the
-/// CUDA version it reports; true when neither was sensed.
-bool driver_runs(const Nvidia& n, const TorchBuild& b);
-
 /// Whether `b` has SASS for every capability in `gpus` (natively, no PTX JIT).
 bool carries_all(const TorchBuild& b, const std::vector<ComputeCapability>& gpus);
 
-/// The newest-CUDA build that carries every GPU in `gpus` and that the
-/// driver runs (`driver`; nullptr: any driver): among release `release`'s
-/// builds (the user's own, "2.12") when it has one, else among the newest
-/// release's; nullptr when neither has one.
-const TorchBuild* newest_build(const std::vector<ComputeCapability>& gpus, const Nvidia* driver,
-                               const std::string& release = "");
+/// The newest release in the matrix ("2.14") and the date of the newest
+/// source it was checked against: what the label, doctor and docs/wheels.md
+/// say so that a stale table shows itself.
+struct WheelTableEnd {
+  const char* release;  // "2.14"
+  const char* date;     // "2026-09-18"
+};
+WheelTableEnd wheel_table_end();
 
-/// Among the builds (of `release` first, as newest_build) that carry every
-/// GPU in `gpus`, the newest of those that need the least driver: what to
-/// install after the smallest driver upgrade. nullptr when none carries
-/// code for them.
-const TorchBuild* least_driver_build(const std::vector<ComputeCapability>& gpus,
-                                     const std::string& release = "");
+/// "gpuenv's wheel table ends at torch 2.14 (sources up to 2026-09-18)".
+std::string wheel_table_note();
+
+/// The newest CUDA the driver supports in full (13000): the CUDA version it
+/// reports when sensed, else the newest toolkit whose GA driver it is at
+/// least; nullopt when neither is known.
+std::optional<int> driver_cuda(const Nvidia& n);
+
+/// Whether a driver that supports CUDA `have` (13000) runs CUDA `need`
+/// (13020) by minor-version compatibility: the same major, and a driver of
+/// that major's branch (assumed when its version was not sensed).
+bool runs_by_minor_compat(const Nvidia& n, int have, int need);
+
+/// What gpuenv advises for torch on one machine: the one decision behind
+/// `labels`' torch.wheel and doctor's torch, driver_compat and kernels fixes.
+struct WheelChoice {
+  const TorchBuild* build = nullptr;  // the official build to install; nullptr: none
+  std::string version;                // the version to pin: "2.14.0", or the user's own patch
+  // The driver to install first when no build runs on this one: the GA
+  // driver of `build`'s CUDA, so that afterwards the same choice is made.
+  std::optional<std::string> driver_first;
+  // `build`'s CUDA is newer than the driver's: it runs only through
+  // minor-version compatibility (no build of the release fits under it).
+  bool minor_compat = false;
+  // The user's torch is newer than the table: `version` is theirs and the
+  // variant is the newest known release's line, not verified for it.
+  bool past_table = false;
+  // The user's torch is a pre-release, local or vendor build (NGC's
+  // "2.10.0a0+3e8e2a4.nv25.12"): no index serves it, so nothing is advised.
+  bool not_reinstallable = false;
+};
+
+/// The choice for GPUs `gpus` on driver `n`, for the installed torch version
+/// `installed` ("" for none or a node-wide answer). The driver's supported
+/// CUDA is the ceiling: the newest-CUDA build at or under it wins; only when
+/// none is under it, the build least beyond it that runs by minor-version
+/// compatibility. A build of the user's own release first (pinned to their
+/// patch), then of the newest release; never an older release than theirs.
+WheelChoice choose_wheel(const std::vector<ComputeCapability>& gpus, const Nvidia& n,
+                         const std::string& installed = "");
 
 /// "pip install --force-reinstall torch==2.12.1 --index-url
 /// https://download.pytorch.org/whl/cu126": replaces whatever torch is

@@ -111,12 +111,14 @@ TEST(WheelsTest, ReleaseMatrix) {
   EXPECT_EQ(variants("2.10"), "cu126 cu128 cu130");
   EXPECT_EQ(variants("2.11"), "cu126 cu128 cu130");
   EXPECT_EQ(variants("2.12"), "cu126 cu130 cu132");
-  EXPECT_EQ(variants("2.13"), "");  // not in the matrix: docs/wheels.md says why
+  EXPECT_EQ(variants("2.13"), "cu126 cu130 cu132");
+  EXPECT_EQ(variants("2.14"), "cu126 cu130 cu132");
+  EXPECT_EQ(variants("2.15"), "");  // past the table: docs/wheels.md says why
   EXPECT_EQ(variants("2.1"), "");   // "2.1" is not a prefix of "2.12"
   ComputeCapability volta{7, 0}, pascal{6, 0}, blackwell{12, 0};
   EXPECT_TRUE(carries_all(build("2.10", "cu128"), {volta}));
   EXPECT_FALSE(carries_all(build("2.11", "cu128"), {volta}));  // 2.11 dropped Volta from cu128
-  for (const std::string r : {"2.9", "2.10", "2.11", "2.12"}) {
+  for (const std::string r : {"2.9", "2.10", "2.11", "2.12", "2.13", "2.14"}) {
     SCOPED_TRACE(r);
     EXPECT_TRUE(carries_all(build(r, "cu126"), {volta, pascal}));  // cu12x still has sm_70
     EXPECT_FALSE(carries_all(build(r, "cu126"), {blackwell}));
@@ -125,9 +127,15 @@ TEST(WheelsTest, ReleaseMatrix) {
     EXPECT_EQ(std::string(build(r, "cu130").min_driver), "580.65.06");
     EXPECT_EQ(std::string(build(r, "cu126").min_driver), "525.60.13");
   }
-  EXPECT_FALSE(carries_all(build("2.12", "cu132"), {volta}));
-  EXPECT_EQ(std::string(build("2.12", "cu132").cuda), "13.2.1");
-  EXPECT_EQ(std::string(recommended_builds().back()->torch), "2.12.1");
+  for (const std::string r : {"2.12", "2.13", "2.14"}) {
+    SCOPED_TRACE(r);
+    EXPECT_FALSE(carries_all(build(r, "cu132"), {volta}));
+    EXPECT_EQ(std::string(build(r, "cu132").cuda), "13.2.1");
+    EXPECT_EQ(std::string(build(r, "cu130").cuda), "13.0.2");
+  }
+  EXPECT_EQ(std::string(recommended_builds().back()->torch), "2.14.0");
+  EXPECT_EQ(std::string(wheel_table_end().release), release_of(recommended_builds().back()->torch));
+  EXPECT_EQ(std::string(wheel_table_end().date), "2026-09-18");
 }
 
 TEST(WheelsTest, ReleaseOf) {
@@ -146,42 +154,98 @@ Nvidia driver(const char* version, int cuda) {
   return n;
 }
 
-// {GPUs, driver, the user's release} -> the build a fix installs.
-TEST(WheelsTest, NewestBuildPrefersTheUsersRelease) {
+Nvidia driver_only(const char* version) {
+  Nvidia n;
+  n.driver_version = version;
+  return n;
+}
+
+// "2.14.0 cu130", "+minor", "+driver 580.65.06", "+past", "+keep": a choice
+// in one line.
+std::string describe(const WheelChoice& c) {
+  std::string out = c.build ? c.version + " " + c.build->variant : c.version;
+  if (c.minor_compat) out += " +minor";
+  if (c.driver_first) out += " +driver " + *c.driver_first;
+  if (c.past_table) out += " +past";
+  if (c.not_reinstallable) out += " +keep";
+  return out;
+}
+
+// {GPUs, driver, the installed torch} -> the one choice labels and doctor use.
+TEST(WheelsTest, ChooseWheel) {
   struct Case {
     const char* what;
     std::vector<ComputeCapability> gpus;
     Nvidia driver;
-    std::string release;
-    std::string want;  // "2.12.1 cu126", or "" for none
+    std::string installed;
+    std::string want;
   };
   const Case cases[] = {
-      {"H100, driver 550, torch 2.12: its own cu126, no downgrade", {{9, 0}}, driver("550.54.14", 12040),
-       "2.12", "2.12.1 cu126"},
-      {"H100, driver 580, torch 2.12: the newest CUDA", {{9, 0}}, driver("580.95.05", 13000), "2.12",
-       "2.12.1 cu132"},
-      {"V100, driver 580, torch 2.12: cu126 (cu13x has no sm_70)", {{7, 0}}, driver("580.95.05", 13000),
-       "2.12", "2.12.1 cu126"},
-      {"V100, driver 550, torch 2.10: cu128 still has sm_70 there", {{7, 0}}, driver("550.54.14", 12040),
-       "2.10", "2.10.0 cu128"},
-      {"V100, driver 550, torch 2.11: cu128 dropped it", {{7, 0}}, driver("550.54.14", 12040), "2.11",
-       "2.11.0 cu126"},
-      {"B200, driver 550, torch 2.12: nothing of 2.12 fits, nor of the newest", {{10, 0}},
-       driver("550.54.14", 12040), "2.12", ""},
-      {"B200, driver 570, torch 2.11: its cu128", {{10, 0}}, driver("570.124.06", 12080), "2.11",
-       "2.11.0 cu128"},
-      {"unknown release: the newest's", {{9, 0}}, driver("550.54.14", 12040), "2.13", "2.12.1 cu126"},
-      {"no release: the newest's", {{8, 0}}, driver("580.95.05", 13000), "", "2.12.1 cu132"},
+      {"H200, driver 580.159.04 reports CUDA 13.0: cu130, not cu132 (the driver's CUDA is the ceiling)",
+       {{9, 0}}, driver("580.159.04", 13000), "", "2.14.0 cu130"},
+      {"V100, 2.14.0+cu130 installed: 2.14.0's own cu126, never 2.12.1", {{7, 0}},
+       driver("580.95.05", 13000), "2.14.0+cu130", "2.14.0 cu126"},
+      {"H100, driver 595 reports CUDA 13.2: cu132", {{9, 0}}, driver("595.45.04", 13020), "",
+       "2.14.0 cu132"},
+      {"H100, driver 550, torch 2.12: its own patch, cu126 by minor-version compatibility", {{9, 0}},
+       driver("550.54.14", 12040), "2.12.0+cu130", "2.12.0 cu126 +minor"},
+      {"H100, driver 580, torch 2.12: its own cu130", {{9, 0}}, driver("580.95.05", 13000),
+       "2.12.0+cu130", "2.12.0 cu130"},
+      {"V100, driver 550, torch 2.10: the line least beyond 12.4", {{7, 0}}, driver("550.54.14", 12040),
+       "2.10.0+cu128", "2.10.0 cu126 +minor"},
+      {"B200, driver 570, torch 2.11 (CPU): its cu128", {{10, 0}}, driver("570.124.06", 12080),
+       "2.11.0+cpu", "2.11.0 cu128"},
+      {"B200, driver 550, torch 2.12: the GA driver of cu130 first", {{10, 0}}, driver("550.54.14", 12040),
+       "2.12.0+cu130", "2.12.0 cu130 +driver 580.65.06"},
+      {"H100, driver 470: the GA driver of cu126 first", {{9, 0}}, driver("470.256.02", 11040), "",
+       "2.14.0 cu126 +driver 560.28.03"},
+      {"torch 2.5 (before the table): the newest's", {{9, 0}}, driver("580.95.05", 13000), "2.5.1+cu124",
+       "2.14.0 cu130"},
+      {"future 2.99.0+cu140: its own version, never a downgrade", {{9, 0}}, driver("580.95.05", 13000),
+       "2.99.0+cu140", "2.99.0 cu130 +past"},
+      {"future 2.99.0 on Kepler: nothing, still no downgrade", {{3, 7}}, driver("580.95.05", 13000),
+       "2.99.0+cu140", "2.99.0 +past"},
+      {"NGC's build: never a reinstall", {{8, 0}}, driver("580.159.04", 13000), "2.10.0a0+3e8e2a4.nv25.12",
+       " +keep"},
+      {"a nightly: never a reinstall", {{9, 0}}, driver("580.95.05", 13000), "2.15.0.dev20261001+cu130",
+       " +keep"},
+      {"a source build: never a reinstall", {{9, 0}}, driver("580.95.05", 13000), "2.14.0a0+gitabc1234",
+       " +keep"},
+      {"nothing known of the driver: the newest CUDA", {{9, 0}}, Nvidia{}, "", "2.14.0 cu132"},
+      {"driver version only, 580.159.04: CUDA 13.0 by the GA drivers", {{9, 0}}, driver_only("580.159.04"),
+       "", "2.14.0 cu130"},
+      {"driver version only, 595.45.04: CUDA 13.2's GA driver", {{9, 0}}, driver_only("595.45.04"), "",
+       "2.14.0 cu132"},
+      {"Kepler: nothing", {{3, 7}}, driver("470.256.02", 11040), "", ""},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    const TorchBuild* b = newest_build(c.gpus, &c.driver, c.release);
-    EXPECT_EQ(b ? std::string(b->torch) + " " + b->variant : "", c.want);
+    EXPECT_EQ(describe(choose_wheel(c.gpus, c.driver, c.installed)), c.want);
   }
-  const TorchBuild* up = least_driver_build({{10, 0}}, "2.12");
-  ASSERT_TRUE(up);
-  EXPECT_EQ(std::string(up->variant), "cu132");  // 580 either way: the newest of the least
-  EXPECT_EQ(least_driver_build({{3, 7}}, "2.12"), nullptr);
+}
+
+TEST(WheelsTest, DriverCuda) {
+  EXPECT_EQ(driver_cuda(Nvidia{}), std::nullopt);
+  EXPECT_EQ(driver_cuda(driver("580.159.04", 13000)), 13000);  // the reported CUDA wins
+  EXPECT_EQ(driver_cuda(driver_only("580.159.04")), 13000);
+  EXPECT_EQ(driver_cuda(driver_only("590.44.01")), 13010);
+  EXPECT_EQ(driver_cuda(driver_only("595.45.04")), 13020);
+  EXPECT_EQ(driver_cuda(driver_only("570.124.06")), 12080);
+  EXPECT_EQ(driver_cuda(driver_only("400.1")), std::nullopt);
+}
+
+// Field by field as numbers: the branch, then the rest (issue 39: a
+// 580.159.04 driver was told to upgrade to 580.65.06).
+TEST(WheelsTest, CompareDriverVersionsNumericallyByBranch) {
+  struct Case {
+    const char *a, *b;
+    int want;
+  } cases[] = {
+      {"580.65.06", "580.159.04", -1}, {"580.159.04", "580.65.06", 1}, {"595.45.04", "580.159.04", 1},
+      {"580.65.06", "580.65.06", 0},   {"570.124", "570.124.06", -1},  {"1000.1", "999.99.99", 1},
+      {"525.60.13", "525.60.9", 1},
+  };
+  for (const Case& c : cases) EXPECT_EQ(compare_driver_versions(c.a, c.b), c.want) << c.a << " " << c.b;
 }
 
 TEST(WheelsTest, PipInstallReplacesTheInstalledTorch) {
@@ -193,26 +257,14 @@ TEST(WheelsTest, PipInstallReplacesTheInstalledTorch) {
             "https://download.pytorch.org/whl/cu126");
 }
 
-TEST(WheelsTest, DriverRuns) {
-  const TorchBuild& cu128 = build("2.9", "cu128");
-  const TorchBuild& cu130 = build("2.9", "cu130");
-  Nvidia n;
-  EXPECT_TRUE(driver_runs(n, cu130));  // nothing known
-  n.cuda_driver_version = 12020;
-  EXPECT_TRUE(driver_runs(n, cu128));
-  EXPECT_FALSE(driver_runs(n, cu130));
-  n.driver_version = "525.60.12";  // the version wins over the CUDA it reports
-  EXPECT_FALSE(driver_runs(n, cu128));
-  n.driver_version = "580.65.06";
-  EXPECT_TRUE(driver_runs(n, cu130));
-}
-
-TEST(WheelsTest, ToolkitDriverOf132HasNoFullDriverYet) {
-  const ToolkitDriver* td = toolkit_driver(13020);
-  ASSERT_TRUE(td);
-  EXPECT_EQ(td->full, nullptr);  // docs/wheels.md: not found in the sources gpuenv cites
-  EXPECT_EQ(std::string(td->minor_compat), "580.65.06");
+// The GA driver of each CUDA 13 release (docs/wheels.md): what a driver
+// upgrade names.
+TEST(WheelsTest, ToolkitDrivers) {
   EXPECT_EQ(std::string(toolkit_driver(13000)->full), "580.65.06");
+  EXPECT_EQ(std::string(toolkit_driver(13010)->full), "590.44.01");
+  EXPECT_EQ(std::string(toolkit_driver(13020)->full), "595.45.04");
+  EXPECT_EQ(std::string(toolkit_driver(13020)->minor_compat), "580.65.06");
+  EXPECT_EQ(toolkit_driver(14000), nullptr);
 }
 
 }  // namespace

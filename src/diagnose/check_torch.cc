@@ -6,6 +6,7 @@
 
 #include "decide/arch.h"
 #include "decide/kernel_compat.h"
+#include "decide/torch_version.h"
 #include "decide/visible.h"
 #include "decide/wheels.h"
 #include "diagnose/describe.h"
@@ -36,38 +37,52 @@ bool any_tegra(const std::vector<ComputeCapability>& ccs) {
   return false;
 }
 
-// The user's own torch version without its local part ("2.12.0+cu130" ->
-// "2.12.0") when the release matrix has its release, else "".
-std::string own_version(const Machine& m) {
-  if (!m.torch || builds_of(release_of(m.torch->version)).empty()) return "";
-  return m.torch->version.substr(0, m.torch->version.find('+'));
+std::string installed(const Machine& m) { return m.torch ? m.torch->version : ""; }
+
+WheelChoice choice_for(const Machine& m, const std::vector<ComputeCapability>& ccs) {
+  return choose_wheel(ccs, m.nvidia, installed(m));
 }
 
-// The version to install of `b`: the user's own when `b` is of its release.
-std::string version_for(const Machine& m, const TorchBuild& b) {
-  std::string own = own_version(m);
-  return !own.empty() && release_of(own) == release_of(b.torch) ? own : b.torch;
+// The pip command of a choice; past the table, with what gpuenv cannot know.
+std::string install(const WheelChoice& c) {
+  std::string cmd = pip_install(*c.build, c.version);
+  if (c.past_table)
+    cmd += " (" + wheel_table_note() + ": that torch " + c.version + " has a " + c.build->variant +
+           " build is not checked)";
+  return cmd;
 }
 
-std::string install(const Machine& m, const TorchBuild& b) { return pip_install(b, version_for(m, b)); }
+// A pre-release, local or vendor torch: what to do instead of a reinstall.
+std::string keep_fix(const Machine& m) {
+  std::string v = installed(m);
+  auto t = parse_torch_version(v);
+  if (t && t->nvidia_build())
+    return "torch " + v + " is NVIDIA's build (NGC; its container pins it in /etc/pip/constraint.txt), "
+           "which no package index serves: use an NGC PyTorch release made for this GPU and driver "
+           "(its release notes list both) rather than reinstalling torch";
+  return "torch " + v + " is a pre-release or locally built torch, which no release index serves: "
+         "rebuild it for this GPU and driver, or install an official release";
+}
 
-// The torch build to install for these GPUs with this driver, as a fix: a
-// build of the user's own release when one fits, else the newest release's
-// (decide/wheels.h, docs/wheels.md).
+// The torch build to install for these GPUs with this driver, as a fix:
+// choose_wheel's answer (decide/wheels.h, docs/wheels.md).
 std::string install_fix(const Machine& m, const std::vector<ComputeCapability>& ccs) {
   if (any_tegra(ccs))
     return "on a Jetson or DRIVE board PyTorch's x86_64 wheels do not apply: install the torch "
            "build NVIDIA publishes for its JetPack release";
-  std::string release = release_of(own_version(m));
-  if (const TorchBuild* b = newest_build(ccs, &m.nvidia, release)) return install(m, *b);
-  if (const TorchBuild* b = least_driver_build(ccs, release))
-    return "upgrade the NVIDIA driver to " + std::string(b->min_driver) + " or newer, then " +
-           install(m, *b);
+  WheelChoice c = choice_for(m, ccs);
+  if (c.not_reinstallable) return keep_fix(m);
+  if (c.build && c.driver_first)
+    return "upgrade the NVIDIA driver to " + *c.driver_first + " or newer, then " + install(c);
+  if (c.build) return install(c);
   std::string list;
   for (auto cc : ccs) list += (list.empty() ? "" : ";") + cc_string(cc);
-  return "no official torch " + std::string(recommended_builds().back()->torch) +
-         " build carries code for this GPU: build PyTorch from source with "
-         "TORCH_CUDA_ARCH_LIST=\"" + list + "\"";
+  std::string what = c.past_table ? "torch " + c.version + " is past the table (" + wheel_table_note() +
+                                        "), and no build gpuenv knows of"
+                                  : "no official torch " + std::string(recommended_builds().back()->torch) +
+                                        " build";
+  return what + " carries code for this GPU: build PyTorch from source with TORCH_CUDA_ARCH_LIST=\"" +
+         list + "\"";
 }
 
 // The visible GPUs that no official build of `variant`'s CUDA line has SASS
@@ -111,6 +126,41 @@ std::string file_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The driver to name for CUDA `need`: the GA driver of that very release
+// when gpuenv knows it and it is newer than this driver.
+std::string full_driver(const Nvidia& n, int need) {
+  const ToolkitDriver* td = toolkit_driver(need);
+  bool known = td && td->cuda == need &&
+               (!n.driver_version || compare_driver_versions(*n.driver_version, td->full) < 0);
+  return known ? std::string(td->full) + " or newer" : "one that supports CUDA " + cuda_string(need);
+}
+
+// ", or install torch 2.14.0+cu130: pip ...": choose_wheel's build when it
+// runs on this driver and is not the installed one; "" otherwise.
+std::string or_install(const Machine& m, const std::vector<ComputeCapability>& ccs) {
+  if (any_tegra(ccs)) return "";
+  WheelChoice c = choice_for(m, ccs);
+  auto t = parse_torch_version(installed(m));
+  if (!c.build || c.driver_first || (t && t->local == c.build->variant)) return "";
+  return ", or install torch " + c.version + "+" + c.build->variant + ": " + install(c);
+}
+
+// A pre-release, local or vendor torch (NGC's) newer than the driver's
+// CUDA: fine by minor-version compatibility; otherwise the driver its CUDA
+// major needs, and never a reinstall.
+Finding kept_build_compat(const Machine& m, const std::string& seen, int have, int need) {
+  if (runs_by_minor_compat(m.nvidia, have, need))
+    return ok(seen + ": it runs through minor-version compatibility (the same CUDA major, a driver of "
+                     "its branch)");
+  const ToolkitDriver* td = toolkit_driver(need);
+  std::string branch = td ? "a driver of CUDA " + std::to_string(need / 1000) + "'s branch (" +
+                                td->minor_compat + " or newer) runs it"
+                          : "a driver that supports CUDA " + cuda_string(need) + " runs it";
+  return warning(seen + ": it runs only through a CUDA forward-compatibility package (NGC containers "
+                        "carry one for data-center GPUs and the driver branches their release notes list)",
+                 branch + "; " + keep_fix(m));
+}
+
 }  // namespace
 
 std::vector<Finding> check_torch(const Machine& m, const Options& o) {
@@ -139,29 +189,23 @@ std::vector<Finding> check_driver_compat(const Machine& m, const Options& o) {
   std::string seen = "torch " + m.torch->version + " bundles CUDA " + cuda_string(*need) +
                      "; driver " + driver + " supports CUDA " + cuda_string(have);
   if (have >= *need) return {ok(seen)};
+  auto t = parse_torch_version(m.torch->version);
+  if (t && t->not_reinstallable()) return {kept_build_compat(m, seen, have, *need)};
   std::vector<ComputeCapability> ccs = ccs_of(m, o);
   std::vector<std::string> old = too_old_for(m, o, variant_of(*m.torch->cuda_version));
   if (!old.empty() && !any_tegra(ccs))
     return {error(seen + ", and no CUDA " + cuda_string(*need) + " build of torch carries kernels for " +
                       diag::join(old) + ": a driver upgrade would not make it run",
                   "install a build of a CUDA line that still has them: " + install_fix(m, ccs))};
-  const ToolkitDriver* td = toolkit_driver(*need);
-  std::string full = td && td->full ? std::string(td->full) + " or newer"
-                                    : "one that supports CUDA " + cuda_string(*need);
-  bool minor_ok = td && have / 1000 == *need / 1000 && m.nvidia.driver_version &&
-                  compare_driver_versions(driver, td->minor_compat) >= 0;
-  if (minor_ok)
+  std::string fix = "upgrade the NVIDIA driver to " + full_driver(m.nvidia, *need) + or_install(m, ccs);
+  if (runs_by_minor_compat(m.nvidia, have, *need))
     return {warning(seen + ": it runs through minor-version compatibility, but the driver "
                            "cannot JIT-compile PTX newer than CUDA " + cuda_string(have) +
                            " and lacks CUDA " + cuda_string(*need) + "'s newer features",
-                    "upgrade the NVIDIA driver to " + full)};
-  const TorchBuild* b = any_tegra(ccs) ? nullptr : newest_build(ccs, &m.nvidia, release_of(own_version(m)));
-  std::string fix = "upgrade the NVIDIA driver to " + full;
-  if (b) fix += ", or install torch " + version_for(m, *b) + "+" + b->variant + ": " + install(m, *b);
-  fix += " (on a data-center GPU, the cuda-compat package is a third way)";
+                    fix)};
   return {error(seen + ": CUDA fails with \"CUDA driver version is insufficient for CUDA runtime "
                        "version\" (error 35)",
-                fix)};
+                fix + " (on a data-center GPU, the cuda-compat package is a third way)")};
 }
 
 std::vector<Finding> check_kernels(const Machine& m, const Options& o) {

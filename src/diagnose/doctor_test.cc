@@ -442,11 +442,13 @@ TEST(Doctor, TorchFixNamesTheNewestBuildBothAllow) {
     Machine machine;
     std::string fix;
   } cases[] = {
-      {"H100, driver 535: cu128 by minor-version compatibility",
-       driver(machine::h100(), "535.183.01", 12020), pip + "cu128"},
-      {"H100, driver 550", driver(machine::h100(), "550.54.15", 12040), pip + "cu128"},
-      {"H100, driver 525.60.13 exactly", driver(machine::h100(), "525.60.13", 12000),
+      {"H100, driver 535: no build under CUDA 12.2, so the least beyond it, by minor-version "
+       "compatibility", driver(machine::h100(), "535.183.01", 12020), pip + "cu126"},
+      {"H100, driver 550", driver(machine::h100(), "550.54.15", 12040), pip + "cu126"},
+      {"H100, driver 570 (CUDA 12.8): cu128", driver(machine::h100(), "570.124.06", 12080),
        pip + "cu128"},
+      {"H100, driver 525.60.13 exactly", driver(machine::h100(), "525.60.13", 12000),
+       pip + "cu126"},
       {"H200, driver 580.65.06: cu130", driver(machine::h200(), "580.65.06", 13000),
        pip + "cu130"},
       {"B200, driver 590", driver(machine::b200(), "590.44.01", 13010), pip + "cu130"},
@@ -460,16 +462,16 @@ TEST(Doctor, TorchFixNamesTheNewestBuildBothAllow) {
                                        "580.95.05", 13000),
        pip + "cu126"},
       {"driver version unknown, CUDA 12.2 reported", driver(machine::h100(), std::nullopt, 12020),
-       pip + "cu128"},
+       pip + "cu126"},
       {"nothing known of the driver: the newest", driver(machine::h100(), std::nullopt, std::nullopt),
        pip + "cu130"},
-      {"H100, driver 470: the least upgrade, then the newest build it runs",
+      {"H100, driver 470: the GA driver of the least CUDA line, then that build",
        driver(machine::h100(), "470.256.02", 11040),
-       "upgrade the NVIDIA driver to 525.60.13 or newer, then " + pip + "cu128"},
+       "upgrade the NVIDIA driver to 560.28.03 or newer, then " + pip + "cu126"},
       {"Kepler: no build", driver(MachineBuilder().gpus(GpuModel{"Tesla K80", {3, 7}, 12ull << 30,
                                                                   3, 16, 150000, 875, 2505, 0}),
                                   "470.256.02", 11040),
-       "no official torch 2.12.1 build carries code for this GPU: build PyTorch from source with "
+       "no official torch 2.14.0 build carries code for this GPU: build PyTorch from source with "
        "TORCH_CUDA_ARCH_LIST=\"3.7\""},
       {"Jetson Orin: not an x86_64 wheel", driver(machine::jetson_orin(), "540.4.0", 12060),
        "on a Jetson or DRIVE board PyTorch's x86_64 wheels do not apply: install the torch build "
@@ -483,27 +485,29 @@ TEST(Doctor, TorchFixNamesTheNewestBuildBothAllow) {
   }
 }
 
-// No torch at all: the newest release's builds (2.12.1).
+// No torch at all: the newest release's builds (2.14.0).
 TEST(Doctor, TorchFixWithoutTorchNamesTheNewestRelease) {
   auto no_torch = [](MachineBuilder b, const char* version, int cuda) {
     Machine m = b.driver(version, cuda);
     m.torch.reset();
     return m;
   };
-  const std::string pip = "pip install --force-reinstall torch==2.12.1 --index-url "
+  const std::string pip = "pip install --force-reinstall torch==2.14.0 --index-url "
                           "https://download.pytorch.org/whl/";
   struct Case {
     const char* what;
     Machine machine;
     std::string fix;
   } cases[] = {
-      {"H200, driver 580: cu132", no_torch(machine::h200(), "580.95.05", 13000), pip + "cu132"},
-      {"H100, driver 550: cu126 (2.12 has no cu128)", no_torch(machine::h100(), "550.54.15", 12040),
+      {"H200, driver 580 (CUDA 13.0): cu130, not cu132", no_torch(machine::h200(), "580.95.05", 13000),
+       pip + "cu130"},
+      {"H200, driver 595 (CUDA 13.2): cu132", no_torch(machine::h200(), "595.45.04", 13020), pip + "cu132"},
+      {"H100, driver 550: cu126 (2.14 has no cu128)", no_torch(machine::h100(), "550.54.15", 12040),
        pip + "cu126"},
       {"V100, driver 580: cu126", no_torch(machine::v100(), "580.95.05", 13000), pip + "cu126"},
-      {"B200, driver 550: 2.12's Blackwell builds are CUDA 13: upgrade",
+      {"B200, driver 550: 2.14's Blackwell builds are CUDA 13: CUDA 13.0's GA driver, then cu130",
        no_torch(machine::b200(), "550.54.15", 12040),
-       "upgrade the NVIDIA driver to 580.65.06 or newer, then " + pip + "cu132"},
+       "upgrade the NVIDIA driver to 580.65.06 or newer, then " + pip + "cu130"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
