@@ -122,7 +122,9 @@ TEST_P(LockedStore, NoCommandWaitsPastTheBoundAndEachSaysSo) {
     } else {
       EXPECT_FALSE(contains(t.r.err, "locked")) << what << ": WAL readers are not blocked: " << t.r.err;
     }
-    if (!writes) EXPECT_LE(count(t.r.err, "locked by another process"), 1u) << what << ": said once: " << t.r.err;
+    if (!writes) {
+      EXPECT_LE(count(t.r.err, "locked by another process"), 1u) << what << ": said once: " << t.r.err;
+    }
   }
 }
 
@@ -156,7 +158,9 @@ TEST_P(LockedStore, InitDoesNotBlameTheDriverForTheStore) {
   EXPECT_EQ(code, 0) << b.log();
   EXPECT_TRUE(contains(b.log(), "the-command-ran")) << b.log();
   EXPECT_FALSE(contains(b.log(), "hung NVIDIA driver")) << b.log();
-  if (rollback_journal()) EXPECT_TRUE(contains(b.log(), db_ + " is locked by another process")) << b.log();
+  if (rollback_journal()) {
+    EXPECT_TRUE(contains(b.log(), db_ + " is locked by another process")) << b.log();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(JournalModes, LockedStore,
