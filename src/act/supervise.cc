@@ -77,7 +77,8 @@ bool reap(pid_t child, int* status) {
   return done;
 }
 
-int wait_forwarding(pid_t child) {
+// The child's wait status; *stopped once a stop signal was passed on.
+int wait_forwarding(pid_t child, bool* stopped) {
   sigset_t set = wait_set();
   int status = 0;
   for (;;) {
@@ -87,6 +88,7 @@ int wait_forwarding(pid_t child) {
     int sig = sigtimedwait(&set, &info, &tick);
     if (sig <= 0 || sig == SIGCHLD || own_broken_pipe(sig, info)) continue;
     sys::forward_signal(child, sig);
+    *stopped = *stopped || sys::is_stop_signal(sig);
   }
 }
 
@@ -186,9 +188,12 @@ ChildExit Supervisor::run(const std::vector<std::string>& argv, std::string* err
   int exec_errno = read_exec_errno(fds[0]);
   close(fds[0]);
   if (exec_errno == 0 && started) started(pid);
-  int status = wait_forwarding(pid);
+  bool stopped = false;
+  int status = wait_forwarding(pid, &stopped);
   if (exec_errno != 0) return not_started(argv[0], exec_errno, err);
-  return exit_of(status);
+  ChildExit out = exit_of(status);
+  out.stop_forwarded = stopped;
+  return out;
 }
 
 }  // namespace gpuenv

@@ -28,6 +28,7 @@ struct ChildExit {
   bool started = false;  // false: the command could not be executed
   int code = 0;          // exit status; 128+signal when a signal ended it
   int signal = 0;        // the signal that ended it, or 0
+  bool stop_forwarded = false;  // a stop signal (sys::stop_signals) reached this process and was passed on
 };
 
 /// Holds the forwarded signals and SIGCHLD blocked from construction on.

@@ -51,9 +51,10 @@ bool regular_file(const std::string& p) {
   return std::filesystem::is_regular_file(p, ec);
 }
 
-// Neither the job's start nor its exit status waits long for the store: a store another process
-// holds gets this long, and a stop signal ends the wait at once.
-store::Patience record_patience() { return {std::chrono::milliseconds(1500), stop_signal_pending}; }
+// The job's exit status does not wait long for the record: a store another process holds gets
+// store::kStorePatience, shared by the record and the tuning profile, and none once a stop signal is
+// pending (Store) or one ended the job (`stopped`: gpuenv passed it on).
+store::Patience record_patience(bool stopped) { return {store::kStorePatience, [stopped] { return stopped; }}; }
 
 // Why the job's Python will not load gpuenv's hook, "" when it may: a flag on its command line
 // (decide/run/python_flags.h), or the user's empty PYTHONPATH that the plan keeps (rule tf32 says
@@ -94,11 +95,11 @@ std::string apply_tuning(const RunTuning& t, const std::string& blocked) {
 }
 
 // The finished job refines the profile (rank 0's job only: the others apply what it chose).
-void refine_tuning(const std::string& store, const Job& job, RunTuning* t) {
+void refine_tuning(const std::string& store, const store::Patience& patience, const Job& job, RunTuning* t) {
   if (!t->profile || job.id == 0 || !speaks_for_job(job.rank)) return;
   std::vector<std::string> notes = refine_profile(&*t->profile, tune_run(job), judge(job));
   std::string err;
-  auto db = store::Store::open(store, &err, record_patience());
+  auto db = store::Store::open(store, &err, patience);
   if (!db || !db->put_profile(*t->profile, utc_now(), &err)) {
     print_error("the tuning profile was not updated: " + err);
     return;
@@ -173,11 +174,11 @@ Job new_job(const Machine& m, const Plan& plan, const std::vector<std::string>& 
   return j;
 }
 
-void keep_job(const std::string& store, Job* job) {
+void keep_job(const std::string& store, const store::Patience& patience, bool stopped, Job* job) {
   std::string err;
-  auto db = store::Store::open(store, &err, record_patience());
+  auto db = store::Store::open(store, &err, patience);
   if (!db || !db->add_job(*job, &job->id, &err)) {
-    std::string why = stop_signal_pending() ? "a stop signal arrived (" + err + ")" : err;
+    std::string why = stopped || stop_signal_pending() ? "a stop signal arrived (" + err + ")" : err;
     print_error("the job's record was skipped, its exit status " + std::to_string(job->exit_code) +
                 " is passed on: " + why);
     return;
@@ -233,16 +234,18 @@ int supervise_watched(const RunRequest& r, Supervisor* supervisor, const Machine
   job.context.cpus_per_gpu = cpus_per_gpu(m, plan, o);
   if (!wo.uuids.empty()) job.context.gemm_tflops = measured_gemm_tflops(m, wo.uuids[0]);
   note_precision(m, o, precision, &job.context);
-  keep_job(r.store, &job);
-  refine_tuning(r.store, job, tuning);
+  store::Patience patience = record_patience(exit.stop_forwarded);
+  keep_job(r.store, patience, exit.stop_forwarded, &job);
+  refine_tuning(r.store, patience, job, tuning);
   return exit.code;
 }
 
 }  // namespace
 
-std::optional<Job> last_job(const std::string& store, const std::vector<std::string>& argv) {
+std::optional<Job> last_job(const std::string& store, const std::vector<std::string>& argv,
+                            const store::Patience& patience) {
   std::string err;
-  auto db = store::Store::open_existing(store, &err, record_patience());
+  auto db = store::Store::open_existing(store, &err, patience);
   std::optional<Job> job;
   if (db) {
     if (argv.empty()) {
@@ -252,14 +255,15 @@ std::optional<Job> last_job(const std::string& store, const std::vector<std::str
       db->last_job(store::command_fingerprint(argv, current_dir()), env_int("RANK", "SLURM_PROCID"), &job, &err);
     }
   }
-  if (!err.empty()) print_error("the job store: " + err);
+  if (!err.empty()) print_error("the job store: " + err + " (the last verdict is left out)");
   return job;
 }
 
-std::optional<TuneProfile> stored_profile(const std::string& store, const std::string& fp) {
+std::optional<TuneProfile> stored_profile(const std::string& store, const std::string& fp,
+                                          const store::Patience& patience) {
   std::string err;
   std::optional<TuneProfile> p;
-  if (auto db = store::Store::open_existing(store, &err, record_patience())) db->profile(fp, &p, &err);
+  if (auto db = store::Store::open_existing(store, &err, patience)) db->profile(fp, &p, &err);
   if (!err.empty()) print_error("the job store: " + err + " (the tuning profile is left out)");
   return p;
 }
@@ -283,10 +287,10 @@ int watched_run(const RunRequest& r, const SenseMachine& sense, const std::funct
     print_error("--tune and --no-tune: choose one");
     return kExitUsage;
   }
-  std::optional<Job> last = last_job(r.store, r.argv);
+  std::optional<Job> last = last_job(r.store, r.argv, r.patience);
   say_last_verdict(last);
   std::string fp = store::command_fingerprint(r.argv, current_dir());
-  RunTuning tuning = choose_tuning(fp, stored_profile(r.store, fp), last, choice, r.no_tune);
+  RunTuning tuning = choose_tuning(fp, stored_profile(r.store, fp, r.patience), last, choice, r.no_tune);
   tuning.loud = speaks_for_job(env_int("RANK", "SLURM_PROCID"));
   std::string blocked = hook_blocked(plan, r.argv);
   say_tf32_without_hook(plan, r.argv);
@@ -307,13 +311,13 @@ int watched_run(const RunRequest& r, const SenseMachine& sense, const std::funct
 }
 
 std::string feedback_section(const std::string& store, const std::optional<std::string>& tune,
-                             const std::vector<std::string>& argv) {
-  std::optional<Job> last = last_job(store, argv);
+                             const std::vector<std::string>& argv, const store::Patience& patience) {
+  std::optional<Job> last = last_job(store, argv, patience);
   if (!last) return render_feedback(last, !argv.empty(), std::nullopt, TuneChoice{});
   TuneChoice choice;
   std::string err;
   parse_tune(tune, env_or(kTuneSkipVar, ""), &choice, &err, env_or(kTuneAddVar, ""));
-  return render_feedback(last, !argv.empty(), stored_profile(store, last->command_fp), choice);
+  return render_feedback(last, !argv.empty(), stored_profile(store, last->command_fp, patience), choice);
 }
 
 }  // namespace gpuenv

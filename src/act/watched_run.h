@@ -13,6 +13,7 @@
 #include "model/machine.h"
 #include "model/plan.h"
 #include "model/tune_profile.h"
+#include "store/store.h"
 
 namespace gpuenv {
 
@@ -23,6 +24,10 @@ struct RunRequest {
   std::optional<std::string> tune; // --tune[=SPEC]: its value; nullopt when not given
   bool no_tune = false;            // --no-tune
   bool no_watch = false;           // --no-watch
+  // The reads before the job (the last verdict, the tuning profile) wait for a store another
+  // process holds no longer than this, which sensing's read shares: the job starts within
+  // store::kStorePatience of gpuenv whatever the store does, at once when a stop signal is pending.
+  store::Patience patience;
 };
 
 /// Senses the Machine and its Options (false: the reason is printed).
@@ -35,16 +40,19 @@ using SenseMachine = std::function<bool(Machine*, Options*)>;
 int watched_run(const RunRequest& r, const SenseMachine& sense, const std::function<void(const Plan&)>& warn);
 
 /// The newest job of `argv` in this directory and rank (empty argv: the
-/// newest watched job); nullopt when none, with a store error printed.
-std::optional<Job> last_job(const std::string& store, const std::vector<std::string>& argv);
+/// newest watched job); nullopt when none, with a store error printed
+/// (none once `patience` found the store locked: said then).
+std::optional<Job> last_job(const std::string& store, const std::vector<std::string>& argv,
+                            const store::Patience& patience);
 
 /// The tuning profile of the command `fp` (store/fingerprint.h); nullopt when
-/// none, with a store error printed.
-std::optional<TuneProfile> stored_profile(const std::string& store, const std::string& fp);
+/// none, with a store error printed, as last_job's.
+std::optional<TuneProfile> stored_profile(const std::string& store, const std::string& fp,
+                                          const store::Patience& patience);
 
 /// explain's "Feedback" section for `argv` (act/render/feedback_report.h),
-/// read from the store; "" when nothing was stored.
+/// read from the store; "" when nothing was stored (or it was locked).
 std::string feedback_section(const std::string& store, const std::optional<std::string>& tune,
-                             const std::vector<std::string>& argv);
+                             const std::vector<std::string>& argv, const store::Patience& patience);
 
 }  // namespace gpuenv

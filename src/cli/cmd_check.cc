@@ -10,7 +10,6 @@
 #include "sys/text.h"
 #include "model/exit_codes.h"
 #include "decide/decide.h"
-#include "sense/measurements.h"
 #include "sense/nvml/nvml_watch.h"
 
 namespace gpuenv {
@@ -79,7 +78,7 @@ int run_check(Context* ctx, const CheckFlags& f) {
   ctx->common.health = true;  // ECC, row remapping, clocks, fabric: decide/health.h judges them
   Machine m;
   if (!ctx->load_machine(&m)) return kExitBadInput;
-  if (ctx->common.machine_file.empty()) sense_measurements(store::chosen_path(f.db, ctx->cache_root()), &m);
+  ctx->read_measurements(store::chosen_path(f.db, ctx->cache_root()), &m);
   Plan plan = decide(m, ctx->plan_options(m));
   std::vector<bench::CheckItem> items = bench::machine_items(m, plan);
   GpuChecks gpu;

@@ -77,9 +77,14 @@ int run_init(const Context& ctx, const InitFlags& o, std::vector<std::string> ar
   {
     AsUser as_user(who.account, becomes);  // sense and plan with the user's rights
     if (!as_user.error().empty()) log(error_event("cannot sense as " + who.account.name + ": " + as_user.error()));
-    SenseGuard guard(sense_limit_ms(), [&](int sig) { end_while_sensing(log, sig); },
-                     [&] { end_while_sensing(log, 0); });
-    if (!ctx.load_machine(&m)) return kExitBadInput;
+    {
+      SenseGuard guard(sense_limit_ms(), [&](int sig) { end_while_sensing(log, sig); },
+                       [&] { end_while_sensing(log, 0); });
+      if (!ctx.load_machine_without_store(&m)) return kExitBadInput;
+    }
+    // After the guard: a store another process holds has its own bound (store::kStorePatience),
+    // is said as such, and is no hung driver.
+    ctx.read_measurements(ctx.sense_options().store_path, &m);
     Options options = ctx.plan_options(m);
     cache_root = options.cache_root;
     plan = decide(m, options);

@@ -65,6 +65,7 @@ std::string labels_json(const NodeLabels& labels, const std::string& expiry) {
 // or the file would pass NFD's size limit. Labels expire after three rounds:
 // one missed round keeps them, a dead writer does not.
 bool render_round(Context* ctx, const LabelFlags& f, std::string* out, int* code) {
+  ctx->store_patience = {};  // each round waits for a locked store afresh, and says so again
   Machine m;
   if (!ctx->load_machine(&m)) {
     *code = kExitBadInput;

@@ -27,6 +27,7 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
   r.tune = f.tune_spec();
   r.no_tune = f.no_tune;
   r.no_watch = f.no_watch;
+  r.patience = ctx->store_patience;
   auto sense = [ctx](Machine* m, Options* o) {
     if (!ctx->load_machine(m)) return false;
     *o = ctx->plan_options(*m);
@@ -36,7 +37,7 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
 }
 
 std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv) {
-  return feedback_section(store::chosen_path(f.db, ctx->cache_root()), f.tune_spec(), argv);
+  return feedback_section(store::chosen_path(f.db, ctx->cache_root()), f.tune_spec(), argv, ctx->store_patience);
 }
 
 }  // namespace gpuenv

@@ -9,7 +9,7 @@
 #include "model/env_names.h"
 #include "model/snapshot.h"
 #include "sys/fs.h"
-#include "sys/fs.h"
+#include "sense/measurements.h"
 #include "sense/python/python_hook.h"
 #include "store/cache_root.h"
 #include "store/private_dir.h"
@@ -68,34 +68,66 @@ SenseOptions Context::sense_options() const {
   o.nvml_library = env_or("GPUENV_NVML_LIBRARY", o.nvml_library);
   o.cuda_library = env_or("GPUENV_CUDA_LIBRARY", o.cuda_library);
   o.store_path = store::path_in(cache_root());
+  o.store_patience = store_patience;
   return o;
 }
 
-bool Context::load_machine(Machine* m) const {
-  if (common.machine_file.empty()) {
-    SenseOptions o = sense_options();
-    std::string why;
-    *m = sense_machine(o, &why);
-    if (!why.empty()) {
-      log_message(Severity::kError, "python", why + "; name a Python interpreter: --python /path/to/venv/bin/python",
-                  {{"error", why}});
-      return false;
-    }
-    return true;
-  }
+namespace {
+
+// A store locked while sensing is this command's to say, once, and not the
+// machine's: it stays out of the snapshot.
+void say_store_locked(Machine* m) {
+  auto& problems = m->host.problems;
+  for (const auto& p : problems)
+    if (p.code == kStoreLocked)
+      log_message(Severity::kWarning, "store", p.message, {{"code", p.code}, {"fix", p.fix}});
+  std::erase_if(problems, [](const Problem& p) { return p.code == kStoreLocked; });
+}
+
+bool sense_live(const SenseOptions& o, Machine* m) {
+  std::string why;
+  *m = sense_machine(o, &why);
+  if (why.empty()) return true;
+  log_message(Severity::kError, "python", why + "; name a Python interpreter: --python /path/to/venv/bin/python",
+              {{"error", why}});
+  return false;
+}
+
+bool load_snapshot(const std::string& file, Machine* m) {
   std::string text, err;
-  if (!fs::read_file(common.machine_file, &text, &err)) {
+  if (!fs::read_file(file, &text, &err)) {
     log_message(Severity::kError, "snapshot",
                 "cannot read the snapshot: " + err + "; pass a snapshot written by `gpuenv detect --json > FILE`",
-                {{"path", common.machine_file}, {"error", err}});
+                {{"path", file}, {"error", err}});
     return false;
   }
   if (!machine_from_json(text, m, &err)) {
-    log_message(Severity::kError, "snapshot", common.machine_file + ": " + err,
-                {{"path", common.machine_file}, {"error", err}});
+    log_message(Severity::kError, "snapshot", file + ": " + err, {{"path", file}, {"error", err}});
     return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool Context::load_machine(Machine* m) const {
+  if (!common.machine_file.empty()) return load_snapshot(common.machine_file, m);
+  bool ok = sense_live(sense_options(), m);
+  say_store_locked(m);
+  return ok;
+}
+
+bool Context::load_machine_without_store(Machine* m) const {
+  if (!common.machine_file.empty()) return load_snapshot(common.machine_file, m);
+  SenseOptions o = sense_options();
+  o.store_path.clear();
+  return sense_live(o, m);
+}
+
+void Context::read_measurements(const std::string& path, Machine* m) const {
+  if (!common.machine_file.empty()) return;
+  sense_measurements(path, m, store_patience);
+  say_store_locked(m);
 }
 
 std::string Context::cache_root() const { return resolve_cache_root(common.cache_root, std::getenv); }

@@ -14,6 +14,7 @@
 #include "model/machine.h"
 #include "model/plan.h"
 #include "sense/sense.h"
+#include "store/store.h"
 #include "sys/env.h"  // env_or
 
 namespace gpuenv {
@@ -67,9 +68,21 @@ class Context {
   /// subcommand: only those it reads (--no-color only where it prints
   /// colour). --log-format is every command's: cli/app.cc adds it.
   void add_common_flags(CLI::App* sub, unsigned which);
+  /// How long this command waits, in all its reads, for a store another
+  /// process holds (store::kStorePatience): sensing's measurements, run's
+  /// last verdict and tuning profile, explain's feedback. Once one found it
+  /// locked, the others leave it alone.
+  store::Patience store_patience;
+
   /// The Machine: sensed live, or read from --machine FILE. On failure
   /// prints the reason and returns false (exit with kExitBadInput).
   bool load_machine(Machine* m) const;
+  /// The same without the store's measurements (init senses the hardware
+  /// under a time limit, then reads the store: read_measurements()).
+  bool load_machine_without_store(Machine* m) const;
+  /// A live Machine's (none with --machine) measurements from the store at
+  /// `path`, said on stderr when the store is locked (sense/measurements.h).
+  void read_measurements(const std::string& path, Machine* m) const;
   SenseOptions sense_options() const;
   /// The snapshot's recorded variables with the live process's on top.
   Options plan_options(const Machine& m) const;

@@ -5,14 +5,22 @@
 #include <string>
 
 #include "model/machine.h"
+#include "store/store.h"
 
 namespace gpuenv {
+
+/// The Problem code of a store another process held past the patience:
+/// sensing went on without its measurements (optional, as the GPUs' health
+/// is). The command says so once on stderr and keeps it out of the Machine
+/// (cli/context.h).
+inline constexpr const char* kStoreLocked = "store_locked";
 
 /// Fills m->measurements with the newest stored figure of each case for
 /// m's fingerprint (store/fingerprint.h). Needs m's GPUs and driver sensed
 /// first. A missing database is no problem; an unreadable one adds a
 /// Problem to m->host.problems, as does a store that another user could
-/// have planted (store/private_dir.h). `db_path` "" reads none.
-void sense_measurements(const std::string& db_path, Machine* m);
+/// have planted (store/private_dir.h), and one locked past `patience`
+/// (kStoreLocked). `db_path` "" reads none.
+void sense_measurements(const std::string& db_path, Machine* m, const store::Patience& patience = {});
 
 }  // namespace gpuenv

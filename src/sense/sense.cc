@@ -42,7 +42,7 @@ Machine sense_machine(const SenseOptions& opts, std::string* torch_why) {
   m.host.problems.insert(m.host.problems.end(), torch_problems.begin(), torch_problems.end());
   {
     trace::Scope t("sense measurements (store)");
-    sense_measurements(opts.store_path, &m);  // what gpuenv bench stored for this machine
+    sense_measurements(opts.store_path, &m, opts.store_patience);  // what gpuenv bench stored for this machine
   }
   m.env = sense_env();
   if (trace::enabled()) trace::flush();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/machine.h"
+#include "store/store.h"
 
 namespace gpuenv {
 
@@ -43,8 +44,10 @@ struct SenseOptions {
   // that carries CUDA code (flash-attn, xformers, bitsandbytes, ...).
   bool with_extensions = false;
   // The measurement store to read (store::path_in(the cache root)); "":
-  // none.
+  // none. It waits for a store another process holds no longer than
+  // store_patience (which the command's other reads share).
   std::string store_path;
+  store::Patience store_patience;
 };
 
 /// NVML (and, when asked or as the fallback, the CUDA driver): fills

@@ -9,7 +9,13 @@
 
 namespace gpuenv::store {
 
+/// A store (`what`: its path) that another process held past the patience.
+inline std::string locked_error(const std::string& what) {
+  return what + ": locked by another process (database is locked)";
+}
+
 inline std::string sqlite_error(sqlite3* db, const std::string& what) {
+  if (db && (sqlite3_errcode(db) & 0xff) == SQLITE_BUSY) return locked_error(what);
   return what + ": " + (db ? sqlite3_errmsg(db) : "out of memory");
 }
 

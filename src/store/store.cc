@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "sys/fs.h"
+#include "sys/signals.h"
 #include "store/fingerprint.h"
 #include "store/private_dir.h"
 #include "store/sqlite_stmt.h"
@@ -168,9 +169,14 @@ int Store::busy(void* store, int attempt) {
   return 1;
 }
 
-bool Store::patient() const {
-  if (patience_.give_up && patience_.give_up()) return false;
-  return std::chrono::steady_clock::now() - busy_since_ < patience_.limit;
+// False (and the store found locked) once this wait reached the limit, at a
+// stop signal, or when a wait under the same patience ran out before.
+bool Store::patient() {
+  bool stop = patience_.found_locked() || sys::signal_pending(sys::stop_signals()) ||
+              (patience_.give_up && patience_.give_up());
+  if (!stop && std::chrono::steady_clock::now() - busy_since_ < patience_.limit) return true;
+  *patience_.locked = true;
+  return false;
 }
 
 std::unique_ptr<Store> Store::open(const std::string& path, std::string* err, Patience patience) {
@@ -179,6 +185,7 @@ std::unique_ptr<Store> Store::open(const std::string& path, std::string* err, Pa
            "--cache-root DIR or --db FILE";
     return nullptr;
   }
+  if (patience.found_locked()) return *err = locked_error(path), nullptr;
   bool exists = false;
   if (!make_private_dir(fs::dirname(path), err) || !check_store_file(path, true, &exists, err)) return nullptr;
   sqlite3* db = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err);
@@ -189,7 +196,7 @@ std::unique_ptr<Store> Store::open(const std::string& path, std::string* err, Pa
 }
 
 std::unique_ptr<Store> Store::open_existing(const std::string& path, std::string* err, Patience patience) {
-  if (path.empty()) return nullptr;
+  if (path.empty() || patience.found_locked()) return nullptr;
   if (std::string why = unsafe_dir(fs::dirname(path)); !why.empty()) return *err = why, nullptr;
   bool exists = false;
   if (!check_store_file(path, false, &exists, err) || !exists) return nullptr;
@@ -229,7 +236,8 @@ bool Store::exec(const char* sql, std::string* err, int* rc) {
   int code = sqlite3_exec(db_, sql, nullptr, nullptr, &msg);
   if (rc) *rc = code;
   if (code == SQLITE_OK) return true;
-  *err = path_ + ": " + (msg ? msg : sqlite3_errmsg(db_));
+  if ((code & 0xff) == SQLITE_BUSY) *err = locked_error(path_);
+  else *err = msg ? path_ + ": " + msg : sqlite_error(db_, path_);
   sqlite3_free(msg);
   return false;
 }
@@ -252,7 +260,7 @@ bool Store::init(std::string* err) {
     set = exec(journal.c_str(), err, &rc);
     if (!set) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  if (!set && err->empty()) *err = path_ + ": database is locked";
+  if (!set && (rc & 0xff) == SQLITE_BUSY) *patience_.locked = true, *err = locked_error(path_);
   if (!set || !exec(sync, err) || !exec("BEGIN IMMEDIATE", err)) return false;
   if (!known_version(err) || !exec(kSchema, err) || !migrate(err)) {
     std::string ignored;

@@ -1,9 +1,10 @@
-// The measurement store: one SQLite database (WAL, busy timeout) keeping
+// The measurement store: one SQLite database (WAL, a bounded wait for locks) keeping
 // every `gpuenv bench` / `gpuenv check` run with its figures, keyed by the
 // machine's fingerprint, and every job `gpuenv run` watched. Several processes (8 ranks of a job) may write at
 // once; each run is one transaction, and none is lost.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -44,11 +45,23 @@ struct HistoryRow {
   Measurement m;
 };
 
+/// The longest a command waits for a store another process holds: the
+/// documented bound (docs/bench.md, "A store another process holds").
+inline constexpr std::chrono::milliseconds kStorePatience{1500};
+
 /// How long a call waits for a lock another process holds: up to `limit`,
-/// and not a moment longer once `give_up` (when set) returns true.
+/// and not a moment longer once a stop signal (sys::stop_signals) is
+/// pending or `give_up` (when set) returns true. Once a wait stopped short
+/// of the lock, the store is found locked for every Store opened with this
+/// Patience or a copy (one command's reads share one): they wait no more.
 struct Patience {
-  std::chrono::milliseconds limit{60000};
+  std::chrono::milliseconds limit{kStorePatience};
   std::function<bool()> give_up;
+  std::shared_ptr<std::atomic<bool>> locked = std::make_shared<std::atomic<bool>>(false);
+  /// A call under it (or a copy) found the store locked: the opens after
+  /// it try nothing (open_existing() gives nullptr and no error, open() the
+  /// error), so that it is waited for and said once.
+  bool found_locked() const { return *locked; }
 };
 
 class Store {
@@ -60,12 +73,15 @@ class Store {
   /// Opens the database, creating it (and its directory, 0700) and the
   /// schema when missing. Refuses (nullptr, the reason in *err) an unsafe
   /// directory or file (store/private_dir.h) and a schema newer than this
-  /// gpuenv's, which it would otherwise downgrade.
+  /// gpuenv's, which it would otherwise downgrade. A store another process
+  /// holds past `patience` is refused too: *err names it, "locked by
+  /// another process".
   static std::unique_ptr<Store> open(const std::string& path, std::string* err, Patience patience = {});
   /// Opens an existing database only, for reading: nullptr and no error when
   /// the file is absent (sensing must not create files); the same checks of
   /// the directory and the file as open(). A WAL store that cannot be read
   /// as usual (on a read-only filesystem) is read as it is (immutable).
+  /// After patience.found_locked(), nullptr and no error: nothing is tried.
   static std::unique_ptr<Store> open_existing(const std::string& path, std::string* err, Patience patience = {});
 
   /// What the opener should say once ("" when nothing): the store is on a
@@ -114,7 +130,7 @@ class Store {
   static int busy(void* store, int attempt);
   static std::unique_ptr<Store> open_immutable(const std::string& path, const Patience& patience, std::string* err);
   int first_read();
-  bool patient() const;
+  bool patient();
   std::string note_;
   bool exec(const char* sql, std::string* err, int* rc = nullptr);
   bool init(std::string* err);

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 
@@ -276,6 +279,63 @@ TEST(Store, OnANetworkFilesystemItUsesARollbackJournal) {
   ASSERT_TRUE(local) << err;
   EXPECT_EQ(local->note(), "");
   EXPECT_EQ(journal_mode(dir + "/local.db"), "wal");
+}
+
+// issue 35, 1: a store on a network filesystem (rollback journal) that another process holds with
+// BEGIN EXCLUSIVE: each open waited 60 s. Now the bound, once for every open sharing the patience.
+TEST(Store, ALockedStoreIsWaitedForOnceAndAtMostTheBound) {
+  EXPECT_EQ(Patience{}.limit, std::chrono::milliseconds(1500));  // docs/bench.md
+  std::string path = temp_dir() + "/nfs.db", err;
+  setenv("GPUENV_STORE_FS_TYPE", "0x6969", 1);
+  ASSERT_TRUE(Store::open(path, &err)) << err;
+  unsetenv("GPUENV_STORE_FS_TYPE");
+  ASSERT_EQ(journal_mode(path), "delete");
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  Patience command;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(Store::open_existing(path, &err, command));
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(1500));
+  EXPECT_LT(waited, std::chrono::seconds(5));
+  EXPECT_EQ(err, path + ": locked by another process (database is locked)");
+  EXPECT_TRUE(command.found_locked());
+  // The command's other reads and writes wait no more, and its reads say nothing more.
+  start = std::chrono::steady_clock::now();
+  err.clear();
+  EXPECT_FALSE(Store::open_existing(path, &err, command));
+  EXPECT_EQ(err, "");
+  EXPECT_FALSE(Store::open(path, &err, command));
+  EXPECT_EQ(err, path + ": locked by another process (database is locked)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
+  EXPECT_TRUE(Store::open_existing(path, &err)) << err;  // a new command's patience
+}
+
+// A pending stop signal ends the wait at once, whatever the patience's own give_up says.
+TEST(Store, APendingStopSignalEndsTheWaitAtOnce) {
+  std::string path = temp_dir() + "/gpuenv.db", err;
+  ASSERT_TRUE(Store::open(path, &err)) << err;
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  sigset_t term, old;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, &old);
+  pthread_kill(pthread_self(), SIGTERM);
+  Patience p{std::chrono::seconds(60), nullptr};
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(Store::open(path, &err, p));  // WAL: the writer waits
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  EXPECT_NE(err.find("locked by another process"), std::string::npos) << err;
+  timespec none{0, 0};
+  EXPECT_EQ(sigtimedwait(&term, nullptr, &none), SIGTERM);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
 }
 
 }  // namespace
