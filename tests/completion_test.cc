@@ -81,9 +81,20 @@ TEST(Completion, BashOffersEveryCommandAndEachCommandsFlags) {
   EXPECT_TRUE(bash_offers(file, {"serve", "jupyter", "--python", "ssh", "--p"}).count("--port"));
 }
 
+// fish writes its history and variables under HOME and the XDG
+// directories: a temporary one, never the runner's.
+ProcessOptions fish_home() {
+  static const std::string home = make_temp_dir("gpuenv-fish-home");
+  ProcessOptions o;
+  o.env = {{"HOME", home}, {"XDG_CONFIG_HOME", home + "/config"}, {"XDG_DATA_HOME", home + "/data"},
+           {"XDG_CACHE_HOME", home + "/cache"}};
+  return o;
+}
+
 // What fish completes for the command line `line` (its `complete -C`).
 Words fish_offers(const std::string& file, const std::string& line) {
-  ProcessResult r = run_process({"fish", "-c", "source " + quoted(file) + "; complete -C " + quoted(line)});
+  ProcessResult r =
+      run_process({"fish", "-c", "source " + quoted(file) + "; complete -C " + quoted(line)}, fish_home());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   Words out;
   for (const auto& l : lines_of(r.out)) out.insert(l.substr(0, l.find('\t')));
@@ -93,7 +104,7 @@ Words fish_offers(const std::string& file, const std::string& line) {
 TEST(Completion, FishOffersEveryCommandAndEachCommandsFlags) {
   if (!installed("fish")) GTEST_SKIP() << "fish is not installed (make deps installs it)";
   std::string file = script("fish");
-  EXPECT_EQ(run_process({"fish", "-n", file}).exit_code, 0);
+  EXPECT_EQ(run_process({"fish", "-n", file}, fish_home()).exit_code, 0);
   Words top = fish_offers(file, "gpuenv ");
   for (const auto& name : every_command()) EXPECT_TRUE(top.count(name)) << name;
   for (const auto& form : command_forms()) {
@@ -131,7 +142,7 @@ TEST(ManPage, RendersCleanlyAndNamesEveryCommandAndFlag) {
   if (!installed("man")) GTEST_SKIP() << "man-db is not installed (make deps installs it)";
   std::string file = write_temp_file("gpuenv.1", page.out);
   ProcessOptions o;
-  o.env = {{"MANWIDTH", "100"}};
+  o.env = {{"MANWIDTH", "100"}, {"HOME", make_temp_dir("gpuenv-man-home")}};
   ProcessResult r = run_process({"man", "--warnings", "-l", file}, o);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "") << "man --warnings";
