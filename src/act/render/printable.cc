@@ -56,19 +56,6 @@ bool valid_utf8(std::string_view s) {
 
 std::string printable(std::string_view s) { return sanitise(s, false); }
 
-std::string json_printable(std::string_view json) {
-  std::string out;
-  out.reserve(json.size());
-  for (size_t i = 0; i < json.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(json[i]);
-    unsigned char next = i + 1 < json.size() ? static_cast<unsigned char>(json[i + 1]) : 0;
-    if (c == 0x7f) out += "\\u007f";
-    else if (c == 0xc2 && next >= 0x80 && next < 0xa0) out += fmt::format("\\u{:04x}", next), ++i;
-    else out += char(c);
-  }
-  return out;
-}
-
 std::string printable_lines(std::string_view s) { return sanitise(s, true); }
 
 }  // namespace gpuenv

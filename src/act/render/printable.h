@@ -17,12 +17,6 @@ std::string printable(std::string_view s);
 /// printable() that keeps \n and \t, for text laid out in lines.
 std::string printable_lines(std::string_view s);
 
-/// A JSON text (valid UTF-8, as nlohmann's dump with the replace handler
-/// writes it) with DEL and every C1 control (U+0080-U+009F) written as a
-/// \u escape, which JSON readers decode to the same string: a JSON log line
-/// shown on a terminal carries no raw CSI, as printable() would not.
-std::string json_printable(std::string_view json);
-
 /// Whether `s` is valid UTF-8 (RFC 3629: no overlong forms, no surrogates).
 bool valid_utf8(std::string_view s);
 
