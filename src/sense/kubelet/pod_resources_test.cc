@@ -54,27 +54,27 @@ class HangingKubelet {
 };
 
 // latest() answers while the List is in flight (its deadline a minute away,
-// no change reported yet); a latest() that waited for the List would take
+// no round reported yet); a latest() that waited for the List would take
 // that minute.
 TEST(PodResourcesWatcher, AHangingListNeverHoldsLatest) {
   testing::ScratchDir dir;
   std::string socket = dir.path() + "/kubelet.sock";
   HangingKubelet kubelet(socket);
   ASSERT_TRUE(kubelet.ok());
-  std::atomic<int> changes{0};
+  std::atomic<int> rounds{0};
   PodResourcesWatcher w;
   w.start(socket, std::chrono::hours(1), std::chrono::minutes(1),
-          [&](PodListStatus, const std::string&, std::size_t) { ++changes; });
+          [&](const PodListRound&, bool) { ++rounds; });
   ASSERT_TRUE(testing::wait_until([&] { return kubelet.called(); }));
   auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const PodDevices> now = w.latest();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, testing::kEventBound) << "latest() waited for the List";
-  EXPECT_EQ(changes, 0) << "the List was over already";
+  EXPECT_EQ(rounds, 0) << "the List was over already";
   ASSERT_NE(now, nullptr);
   EXPECT_EQ(now->size(), 0u);
   kubelet.hang_up();
   w.stop();
-  EXPECT_EQ(changes, 1);  // the List failed
+  EXPECT_EQ(rounds, 1);  // the List failed
 }
 
 }  // namespace
