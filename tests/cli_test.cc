@@ -61,7 +61,9 @@ TEST(Cli, ExplainFitsColumnsAndWideShowsValuesWhole) {
   }
   EXPECT_GT(lines, 14) << r.out;
   EXPECT_LE(r.out.find("WHY"), 80u - 24) << r.out;  // WHY keeps room: VALUE is not PYTHONPATH's width
-  auto whole = run_gpuenv({"explain", "--machine", dgx});
+  testing::ProcessOptions no_columns;
+  no_columns.env = {{"COLUMNS", ""}};
+  auto whole = run_gpuenv({"explain", "--machine", dgx}, no_columns);
   auto wide = run_gpuenv({"explain", "--wide", "--machine", dgx}, narrow);
   EXPECT_EQ(wide.out, whole.out);
   EXPECT_EQ(whole.out.find("\u2026"), std::string::npos) << whole.out;

@@ -136,7 +136,10 @@ TEST(ManPage, RendersCleanlyAndNamesEveryCommandAndFlag) {
   ProcessResult page = run_gpuenv({"man"});
   ASSERT_EQ(page.exit_code, 0) << page.err;
   for (const auto& form : command_forms()) {
-    std::string title = ".SS \"gpuenv " + form[0] + (form.size() > 1 ? " " + form[1] : "") + "\"";
+    std::string name = form[0] + (form.size() > 1 ? " " + form[1] : "");
+    std::string roff;  // roff writes a hyphen as \-
+    for (char c : name) roff += c == '-' ? std::string("\\-") : std::string(1, c);
+    std::string title = ".SS \"gpuenv " + roff + "\"";
     EXPECT_NE(page.out.find(title), std::string::npos) << title;
   }
   if (!installed("man")) GTEST_SKIP() << "man-db is not installed (make deps installs it)";

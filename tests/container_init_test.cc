@@ -129,7 +129,7 @@ TEST_F(InitTest, WritesThePlanFilesAndAppliesThePlan) {
   auto r = run_gpuenv(init_args({"--machine", machine(), "--", "sh", "-c", "echo $TORCH_CUDA_ARCH_LIST"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "9.0\n");
-  auto dotenv = run_gpuenv({"env", "--format", "dotenv", "--machine", machine()});
+  auto dotenv = run_gpuenv({"env", "--format", "dotenv", "--machine", machine(), "--cache-root", dir_ + "/cache"});
   std::string env_file = slurp(dir_ + "/etc/env");
   EXPECT_TRUE(contains(env_file, dotenv.out)) << env_file;
   struct stat st;

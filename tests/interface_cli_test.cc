@@ -151,13 +151,14 @@ TEST(Interface, LabelsJsonHoldsTheFileLabels) {
   EXPECT_EQ(run_gpuenv({"labels", "--json", "--output", "/tmp/x", "--machine", h200}).exit_code, 2);
 }
 
-// Piped (not a terminal), explain prints each row whole, whatever $COLUMNS
-// says: a row holds its setting's full reason.
+// Piped (not a terminal) with no $COLUMNS, explain prints each row whole: a
+// row holds its setting's full reason (a $COLUMNS set for the pipe fits it,
+// issue 37: Cli.ExplainFitsColumnsAndWideShowsValuesWhole).
 TEST(Interface, ExplainPipedPrintsWholeLines) {
   std::string h200 = snapshot_file(machine::h200());
-  ProcessOptions narrow;
-  narrow.env["COLUMNS"] = "40";
-  auto text = run_gpuenv({"explain", "--machine", h200}, narrow);
+  ProcessOptions unset;
+  unset.env["COLUMNS"] = "";
+  auto text = run_gpuenv({"explain", "--machine", h200}, unset);
   auto plan = json::parse(run_gpuenv({"explain", "--json", "--machine", h200}).out);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   ASSERT_FALSE(plan["settings"].empty());

@@ -75,7 +75,9 @@ TEST(Watch, SamplesTheJobAndKeepsItsRecord) {
   // GPU's utilisation 7 times (the stand-in's trace counts them): however
   // loaded the machine, the record then has its five samples.
   o.env["FAKE_NVML_TRACE"] = root + "/nvml-trace";
-  const std::vector<std::string> job_argv = {"python3", "-c", kSevenReadings};
+  // Debian's python3 itself: a version manager's shim (pyenv's is a shell
+  // script) would add its own processes to the job's workers.
+  const std::vector<std::string> job_argv = {"/usr/bin/python3", "-c", kSevenReadings};
   ProcessResult r = run_gpuenv({"run", "--", job_argv[0], job_argv[1], job_argv[2]}, o);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("gpuenv: job 1: "), std::string::npos) << r.err;

@@ -55,7 +55,7 @@ TEST(WheelAdvice, ATorchNewerThanTheTableIsNeverDowngraded) {
   EXPECT_TRUE(has(driver, "torch==2.99.0")) << driver;
   EXPECT_TRUE(has(driver, table_end)) << driver;
   for (const std::string& text : {kernels, driver})
-    for (const char* older : {"torch==2.14", "torch==2.13", "torch==2.12", "torch==2.9"})
+    for (const char* older : {"torch==2.14.", "torch==2.13.", "torch==2.12.", "torch==2.9."})
       EXPECT_FALSE(has(text, older)) << text;
   Machine kepler = MachineBuilder()
                        .gpus(GpuModel{"Tesla K80", {3, 7}, 12ull << 30, 3, 16, 150000, 875, 2505, 0})

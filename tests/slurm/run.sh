@@ -175,7 +175,8 @@ run_case() {
   fi
   for i in 0 1; do
     local cvd; cvd=$([ "$i" = 0 ] && echo "$3" || echo "$4")
-    check "task $i run" "procid=$i localid=$i cvd=$cvd omp=1 Cpus_allowed_list:$i" "$(cat "$T/task.$i.run")"
+    # The command's line (run's stderr, a warning included, shares the file).
+    check "task $i run" "procid=$i localid=$i cvd=$cvd omp=1 Cpus_allowed_list:$i" "$(grep '^procid=' "$T/task.$i.run")"
     check "task $i plan" "[$i]" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cpu_binding"]["cpus"])' "$T/task.$i.json" | tr -d ' ')"
     check "task $i explain" "launcher: Slurm (SLURM_PROCID=$i, SLURM_LOCALID=$i, SLURM_NTASKS=2" \
       "$(grep -o '^launcher: Slurm (SLURM_PROCID=[0-9]*, SLURM_LOCALID=[0-9]*, SLURM_NTASKS=[0-9]*' "$T/task.$i.explain")"
