@@ -4,7 +4,6 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/listener.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -77,8 +76,8 @@ bufferevent* ConnectionGuard::on_new_connection(event_base* base, void* self) {
   if (bev == nullptr) return nullptr;
   bufferevent_incref(bev);  // so that it cannot be freed and reused before adopt()
   g->pending_.push_back(bev);
-  if (g->open_.size() + g->pending_.size() > static_cast<std::size_t>(g->cap_) && g->accepting_ && g->listener_) {
-    evconnlistener_disable(g->listener_);  // ends the listener's accept loop: adopt() makes room first
+  if (g->open_.size() + g->pending_.size() >= static_cast<std::size_t>(g->cap_) && g->accepting_ && g->listener_) {
+    evconnlistener_disable(g->listener_);  // ends the listener's accept loop
     g->accepting_ = false;
   }
   event_active(g->adopt_, EV_TIMEOUT, 1);
@@ -106,30 +105,16 @@ void ConnectionGuard::adopt() {
   update_listener();
 }
 
-// Over the cap: a connection goes, but never one that has a request waiting
-// to be read and is younger than min_age_to_evict (a scraper just let in).
-// The one idle longest, once it has had min_age_to_evict; while all are
-// younger, the newcomer if it sent nothing yet, else the one idle longest
-// after all. Accepting goes on meanwhile, so a flood of idle connections
-// is turned away at once, not one per min_age_to_evict.
+// Over the cap: the connection idle longest goes if it has had its
+// min_age_to_evict, otherwise the newest (accepting then pauses).
 void ConnectionGuard::make_room() {
   auto now = Clock::now();
   while (open_.size() > static_cast<std::size_t>(cap_)) {
-    std::size_t i = victim(now);
-    if (i == open_.size()) break;  // every one has just brought a request: the tick tries again
-    full_log_.log("export: " + std::to_string(cap_) +
-                  " connections open, the most it keeps: closing the one idle longest, or a new one "
-                  "that sent nothing");
+    full_log_.log("export: " + std::to_string(cap_) + " connections open, the most it keeps: closing the one idle longest");
     std::size_t before = open_.size();
-    close(i);
+    close(evictable(now) ? idle_longest() : open_.size() - 1);
     if (open_.size() == before) break;  // evhttp did not say it closed: forgotten next tick
   }
-}
-
-std::size_t ConnectionGuard::victim(Clock::time_point now) const {
-  std::size_t oldest = idle_longest(now), newest = open_.size() - 1;
-  if (oldest == open_.size() || now - open_[oldest].since >= limits_.min_age_to_evict) return oldest;
-  return request_waiting(open_[newest]) ? oldest : newest;
 }
 
 void ConnectionGuard::on_close(evhttp_connection* evcon, void* self) {
@@ -155,26 +140,13 @@ void ConnectionGuard::close(std::size_t i) {
   evhttp_connection_free(open_[i].evcon);     // on_close forgets it
 }
 
-// Unread bytes in the kernel: a request has come that evhttp has yet to read.
-bool ConnectionGuard::request_waiting(const Conn& c) {
-  int fd = bufferevent_getfd(c.bev);
-  int unread = 0;
-  return fd >= 0 && ioctl(fd, FIONREAD, &unread) == 0 && unread > 0;
-}
-
-std::size_t ConnectionGuard::idle_longest(Clock::time_point now) const {
-  std::size_t best = open_.size();
-  for (std::size_t i = 0; i < open_.size(); ++i) {
-    if (best < open_.size() && open_[i].since >= open_[best].since) continue;
-    if (now - open_[i].since < limits_.min_age_to_evict && request_waiting(open_[i])) continue;
-    best = i;
-  }
-  return best;
+std::size_t ConnectionGuard::idle_longest() const {
+  auto it = std::min_element(open_.begin(), open_.end(), [](const Conn& a, const Conn& b) { return a.since < b.since; });
+  return static_cast<std::size_t>(it - open_.begin());
 }
 
 bool ConnectionGuard::evictable(Clock::time_point now) const {
-  std::size_t i = idle_longest(now);
-  return i < open_.size() && now - open_[i].since >= limits_.min_age_to_evict;
+  return !open_.empty() && now - open_[idle_longest()].since >= limits_.min_age_to_evict;
 }
 
 void ConnectionGuard::answered(evhttp_request* req) {
@@ -186,7 +158,6 @@ void ConnectionGuard::answered(evhttp_request* req) {
 void ConnectionGuard::on_tick(int, short, void* self) {
   auto* g = static_cast<ConnectionGuard*>(self);
   g->close_expired();
-  g->make_room();
   g->update_listener();
 }
 
@@ -216,16 +187,17 @@ void ConnectionGuard::on_accept_error(evconnlistener* listener, void*) {
   g->accept_log_.log(std::string("export: accept(): ") + std::strerror(err) + "; accepting pauses for " +
                       std::to_string(g->limits_.accept_pause.count()) + " ms" +
                       (out_of_descriptors(err) ? ", and the connection idle longest is closed" : ""));
-  if (out_of_descriptors(err) && g->evictable(now)) g->close(g->idle_longest(now));
+  if (out_of_descriptors(err) && g->evictable(now)) g->close(g->idle_longest());
   evconnlistener_disable(listener);
   g->accepting_ = false;
 }
 
-// Accepting, unless paused, or over the cap (make_room found none to close).
+// Accepting, unless paused, or full with no connection old enough to go.
 void ConnectionGuard::update_listener() {
   if (listener_ == nullptr) return;
   auto now = Clock::now();
-  bool want = now >= paused_until_ && open_.size() + pending_.size() <= static_cast<std::size_t>(cap_);
+  bool want = now >= paused_until_ &&
+              (open_.size() + pending_.size() < static_cast<std::size_t>(cap_) || evictable(now));
   if (want == accepting_) return;
   if (want)
     evconnlistener_enable(listener_);

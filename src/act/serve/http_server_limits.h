@@ -31,9 +31,7 @@ struct HttpLimits {
   /// request's head and body.
   std::chrono::milliseconds request_deadline{10000};
   /// A full table makes room by closing the connection idle longest, once
-  /// it has been open this long; until then a newcomer that sent nothing
-  /// goes instead (one that came with a request outranks them all). A
-  /// connection this young with a request waiting is never closed for room.
+  /// it has been open this long; until then accepting pauses.
   std::chrono::milliseconds min_age_to_evict{100};
   /// How long accepting pauses after accept() fails (EMFILE, ENFILE).
   std::chrono::milliseconds accept_pause{100};
@@ -78,13 +76,9 @@ class ConnectionGuard {
   void adopt();
   void close_expired();
   void make_room();
-  std::size_t victim(Clock::time_point now) const;  // open_.size(): none may go
   void close(std::size_t i);
   void forget(std::size_t i);
-  static bool request_waiting(const Conn& c);
-  /// The connection idle longest, passing over young ones with a request
-  /// waiting; open_.size() if none.
-  std::size_t idle_longest(Clock::time_point now) const;
+  std::size_t idle_longest() const;
   bool evictable(Clock::time_point now) const;
   void update_listener();
 
