@@ -13,8 +13,10 @@
 # utilisation and power over its own window):
 #   memory.total exact (to the MiB); memory.used 64 MiB or 2%;
 #   temperature 3 C; power 25 W or 15%; utilisation 10 points;
-#   SM clock 100 MHz or 10% (25% under load: at the power cap the clock
-#   moves by more than that between two readings a second apart); memory clock 1%.
+#   SM clock 100 MHz or 10% while no reason holds the clocks back; under a
+#   power cap or slowdown, compared through the clock-event mask (the exporter
+#   names the same reason, its clock at most the maximum): the clock moves by
+#   more than any tolerance between two readings a second apart); memory clock 1%.
 # NVLink (compare_nvlink): each GPU's data counters, summed over its links by
 # `nvidia-smi nvlink -gt d`, against gpuenv_gpu_nvlink_data_bytes_total (1 MiB
 # or 1%), and DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL against nvidia-smi's growth
@@ -44,7 +46,7 @@ head -n1 "$OUT/export.err"
 compare() {  # $1: label (idle|load)
   sleep 2  # a fresh round
   curl -sS "http://127.0.0.1:$port/metrics" >"$OUT/metrics-$1.txt"
-  nvidia-smi --query-gpu=index,uuid,utilization.gpu,memory.used,memory.total,temperature.gpu,power.draw,clocks.sm,clocks.mem \
+  nvidia-smi --query-gpu=index,uuid,utilization.gpu,memory.used,memory.total,temperature.gpu,power.draw,clocks.sm,clocks.mem,clocks_event_reasons.active,clocks.max.sm \
     --format=csv,noheader,nounits >"$OUT/smi-$1.csv"
   python3 - "$1" "$OUT/metrics-$1.txt" "$OUT/smi-$1.csv" "$OUT/compare-$1.json" <<'PYEOF'
 import json, re, sys
@@ -55,7 +57,8 @@ for line in open(metrics):
     if not m or 'mig="' in m.group(2):
         continue
     labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
-    series[(m.group(1), labels.get("uuid"))] = float(m.group(3))
+    key = (m.group(1), labels.get("uuid")) + ((labels["reason"],) if "reason" in labels else ())
+    series[key] = float(m.group(3))
 MiB = 1024 * 1024
 def near(a, b, abs_tol, rel_tol=0.0):
     return abs(a - b) <= max(abs_tol, rel_tol * max(abs(a), abs(b)))
@@ -63,15 +66,26 @@ rows, ok = [], True
 for line in open(smi):
     f = [x.strip() for x in line.split(",")]
     idx, uuid = f[0], f[1]
-    smi_v = dict(zip(["util", "used", "total", "temp", "power", "sm", "mem"], f[2:]))
-    SM_TOL = 0.25 if label == "load" else 0.10  # at the power cap the SM clock moves within the skew
+    smi_v = dict(zip(["util", "used", "total", "temp", "power", "sm", "mem", "events", "max_sm"], f[2:]))
+    # The SM clock through the clock-event mask: where neither side holds the
+    # clocks back, the two readings agree (100 MHz or 10 %); where a reason that
+    # moves the clock holds (power cap, slowdowns), the exporter must report that
+    # same reason, and its clock must lie between the idle floor and the maximum:
+    # at the cap the clock moves by hundreds of MHz within the second between the
+    # two readings, so their difference says nothing.
+    MOVERS = {"sw_power_cap": 0x4, "hw_slowdown": 0x8, "sw_thermal_slowdown": 0x20,
+              "hw_thermal_slowdown": 0x40, "hw_power_brake_slowdown": 0x80}
+    smi_events = int(smi_v["events"], 16) if smi_v["events"].startswith("0x") else 0
+    exp_events = {r for r in MOVERS if series.get(("gpuenv_gpu_clock_event_active", uuid, r)) == 1.0}
+    smi_movers = {r for r, bit in MOVERS.items() if smi_events & bit}
+    capped = bool(smi_movers or exp_events)
     checks = [  # (what, exporter series, scale to nvidia-smi's unit, abs tolerance, rel tolerance)
         ("util", "gpuenv_gpu_utilization_ratio", 100, 10, 0),
         ("used", "gpuenv_gpu_memory_used_bytes", 1 / MiB, 64, 0.02),
         ("total", "gpuenv_gpu_memory_total_bytes", 1 / MiB, 1, 0),
         ("temp", "gpuenv_gpu_temperature_celsius", 1, 3, 0),
         ("power", "gpuenv_gpu_power_watts", 1, 25, 0.15),
-        ("sm", "gpuenv_gpu_sm_clock_hertz", 1e-6, 100, SM_TOL),
+        ("sm", "gpuenv_gpu_sm_clock_hertz", 1e-6, 100, 0.10),
         ("mem", "gpuenv_gpu_memory_clock_hertz", 1e-6, 0, 0.01),
     ]
     up = series.get(("gpuenv_gpu_up", uuid))
@@ -81,6 +95,11 @@ for line in open(smi):
         if s in ("[N/A]", "[Not Supported]", "N/A"):
             good = e is None  # unknown to both
             rows.append({"gpu": idx, "what": what, "nvidia_smi": s, "exporter": e, "ok": good})
+        elif what == "sm" and capped:
+            good = e is not None and bool(smi_movers & exp_events) and 0 < e * scale <= float(smi_v["max_sm"])
+            rows.append({"gpu": idx, "what": what, "nvidia_smi": float(s),
+                         "exporter": None if e is None else round(e * scale, 3), "ok": good,
+                         "through_mask": {"nvidia_smi": sorted(smi_movers), "exporter": sorted(exp_events)}})
         else:
             good = e is not None and near(e * scale, float(s), abs_tol, rel_tol)
             rows.append({"gpu": idx, "what": what, "nvidia_smi": float(s),
@@ -104,6 +123,9 @@ compare_dcgm() {  # $1: label; reads $OUT/metrics-$1.txt
 import json, os, re, sys
 label, metrics, smi, names, out = sys.argv[1:]
 names = names.split(",")
+def held_back(f):  # power cap, slowdowns: reasons that move the SM clock within a second
+    v = f.get("clocks_event_reasons.active", "")
+    return v.startswith("0x") and int(v, 16) & 0xEC != 0
 series, labels_of = {}, {}
 for line in open(metrics):
     m = re.match(r'(DCGM_FI_DEV_\w+)\{([^}]*)\} (\S+)$', line.strip())
@@ -124,7 +146,8 @@ checks = [  # (nvidia-smi field, DCGM series, compare)
     ("temperature.gpu", "DCGM_FI_DEV_GPU_TEMP", lambda e, s: near(e, s, 3)),
     ("temperature.memory", "DCGM_FI_DEV_MEMORY_TEMP", lambda e, s: near(e, s, 3)),
     ("power.draw", "DCGM_FI_DEV_POWER_USAGE", lambda e, s: near(e, s, 25, 0.15)),
-    ("clocks.sm", "DCGM_FI_DEV_SM_CLOCK", lambda e, s: near(e, s, 100, 0.25 if label == "load" else 0.10)),
+    ("clocks.sm", "DCGM_FI_DEV_SM_CLOCK", lambda e, s: near(e, s, 100, 0.10) or
+     held_back(f)),  # held back: the clocks_event_reasons row below decides
     ("clocks.mem", "DCGM_FI_DEV_MEM_CLOCK", lambda e, s: near(e, s, 0, 0.01)),
     ("ecc.errors.corrected.volatile.total", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", lambda e, s: e == s),
     ("ecc.errors.uncorrected.volatile.total", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", lambda e, s: e == s),

@@ -122,6 +122,7 @@ LORA_NAMES = {
 def parse(argv):
     p = argparse.ArgumentParser()
     p.add_argument("--suite", action="store_true")
+    p.add_argument("--loops", action="store_true", help="LOOPS, each in both loop shapes (issue 40)")
     p.add_argument("--probe", action="store_true")
     p.add_argument("--probe-masks", action="store_true")
     p.add_argument("--out")
@@ -137,6 +138,8 @@ def parse(argv):
     p.add_argument("--lora-dropout", type=float, default=0.05)
     p.add_argument("--lora-alpha", type=float)
     p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--loop", default="frees", choices=["frees", "keeps"],
+                   help="keeps: the loop holds the model's outputs through backward (plan-memory --keeps-logits)")
     return p.parse_args(argv)
 
 
@@ -206,7 +209,11 @@ def measure(a):
     t0 = time.time()
     for step in range(a.steps):
         with torch.autocast("cuda", torch.bfloat16, enabled=amp):
-            loss = model(input_ids=ids, labels=ids).loss
+            if a.loop == "keeps":  # `outputs = model(**batch)` held through backward, until the next forward returns
+                outputs = model(input_ids=ids, labels=ids)
+                loss = outputs.loss
+            else:
+                loss = model(input_ids=ids, labels=ids).loss
         if step == 1:
             torch.cuda.synchronize()
             out["after_forward"] = torch.cuda.memory_allocated() - base
@@ -228,7 +235,8 @@ def measure(a):
     out["peak_with_base"] = torch.cuda.max_memory_allocated()
     out["peak"] = torch.cuda.max_memory_allocated() - base
     out["peak_reserved"] = torch.cuda.max_memory_reserved()
-    del model, opt, trainable, ids
+    outputs = None
+    del model, opt, trainable, ids, outputs
     free()
     return out
 
@@ -314,6 +322,10 @@ def probe_one(name, precision, lora=0, seq=256, overrides=None):
             "layer": layer1, "root": root}
 
 
+# Both loop shapes, keeps and frees (plan-memory --keeps-logits / --frees-logits).
+LOOPS = ("qwen2 bf16-mixed", "qwen3 fp32", "llama-1b bf16-mixed")
+
+
 def main():
     a = parse(sys.argv[1:])
     out = open(a.out, "a") if a.out else None
@@ -352,8 +364,11 @@ def main():
                 emit({"probe": name, "precision": prec, "seq": seq, "error": repr(e)[:800]})
             free()
         return
-    if a.suite:
-        for name, config, flags in SUITE + VERIFY:
+    if a.loops:
+        rows = [("%s %s" % (n, loop), c, "%s --loop %s" % (f, loop)) for n, c, f in SUITE if n in LOOPS
+                for loop in ("frees", "keeps")]
+    if a.suite or a.loops:
+        for name, config, flags in (rows if a.loops else SUITE + VERIFY):
             if a.only and a.only not in name:
                 continue
             row = {"name": name, "config": config, "flags": flags, **env}

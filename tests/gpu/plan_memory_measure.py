@@ -41,6 +41,8 @@ SUITE = [
     ("llama-1B fp32 ckpt", "--arch llama --hidden 2048 --layers 16 --heads 32 --kv-heads 8 --ffn 8192 --vocab 128256 --tied --seq 2048 --batch 4 --precision fp32 --checkpointing"),
     ("llama-1B bf16 sgd", "--arch llama --hidden 2048 --layers 16 --heads 32 --kv-heads 8 --ffn 8192 --vocab 128256 --tied --seq 2048 --batch 2 --precision bf16-mixed --optimizer sgd"),
 ]
+# Both loop shapes (issue 40): plan-memory --keeps-logits / --frees-logits.
+LOOPS = [row for row in SUITE if row[0] in ("gpt2-124M fp32", "gpt2-124M bf16", "llama-125M bf16", "llama-1B bf16")]
 # The edge check: a ~1 B model whose largest batch is small.
 EDGE = "--arch llama --hidden 2048 --layers 16 --heads 32 --kv-heads 8 --ffn 8192 --vocab 128256 --tied --seq 8192 --batch 1 --precision bf16-mixed"
 
@@ -145,7 +147,7 @@ class Model(nn.Module):
             else:
                 x = blk(x, *extra)
         logits = self.head(self.norm(x))
-        return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.view(-1))
+        return logits, F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.view(-1))
 
 
 def parse(argv):
@@ -168,6 +170,9 @@ def parse(argv):
     p.add_argument("--fused-optimizer", action="store_true")
     p.add_argument("--checkpointing", action="store_true")
     p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--loop", default="frees", choices=["frees", "keeps"],
+                   help="keeps: the loop holds the logits through backward (plan-memory --keeps-logits)")
+    p.add_argument("--loops", action="store_true", help="LOOPS, each config in both loop shapes")
     a = p.parse_args(argv)
     if a.arch:
         if a.kv_heads is None:
@@ -221,7 +226,10 @@ def measure(a):
     torch.cuda.reset_peak_memory_stats()
     for step in range(a.steps):
         with torch.autocast("cuda", amp, enabled=amp is not None):
-            loss = model(idx, tgt)
+            if a.loop == "keeps":  # nanoGPT's `logits, loss = model(X, Y)`: held until the next forward returns
+                logits, loss = model(idx, tgt)
+            else:  # only the loss survives the forward (Trainer's compute_loss)
+                loss = model(idx, tgt)[1]
         if step == 0:
             torch.cuda.synchronize()
             out["after_forward"] = torch.cuda.memory_allocated()
@@ -274,8 +282,10 @@ def main():
     a = parse(sys.argv[1:])
     env = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(),
            "total_bytes": torch.cuda.get_device_properties(0).total_memory}
-    if a.suite:
-        for name, flags in SUITE:
+    if a.loops:
+        suite = [("%s %s" % (n, loop), "%s --loop %s" % (f, loop)) for n, f in LOOPS for loop in ("frees", "keeps")]
+    if a.suite or a.loops:
+        for name, flags in (suite if a.loops else SUITE):
             r = subprocess.run([sys.executable, __file__] + flags.split(), capture_output=True, text=True)
             row = {"name": name, "flags": flags, **env}
             if r.returncode == 0:
@@ -283,6 +293,8 @@ def main():
             else:
                 row["error"] = r.stderr[-1500:]
             print(json.dumps(row), flush=True)
+        if a.loops:
+            return
         edge = EDGE.split()
         print(json.dumps({"name": "edge", "flags": EDGE, "max_batch": max_batch(edge), **env}), flush=True)
         return
