@@ -14,8 +14,15 @@ It writes one line of counts and CLOCK_MONOTONIC times (time.monotonic())
 over the file's start, at most once a second and at exit, from the job's own
 process only: two clock reads per event, no lock, no thread, and a write
 that never waits on gpuenv. Nothing here changes what the job computes.
+
+Each write also carries the job's peak GPU memory, peak_mem=BYTES:
+torch.cuda.max_memory_allocated() of the current device, the largest seen
+(a job that resets torch's peak keeps its earlier one here), and only once
+the job itself has initialised CUDA: torch is looked up in sys.modules, never
+imported, and CUDA never initialised from here.
 """
 import os
+import sys
 import time
 
 _VAR = "GPUENV_SPEED_FILE"
@@ -29,6 +36,7 @@ class Speed:
         self.wait = 0.0
         self.first_step = self.last_step = self.first_batch = self.last_batch = None
         self.written = 0.0
+        self.peak_mem = None
 
     def step(self, *unused):
         now = time.monotonic()
@@ -49,8 +57,21 @@ class Speed:
         if now - self.written >= 1.0:
             self.write(now)
 
+    def read_peak_mem(self):
+        cuda = sys.modules.get("torch.cuda")
+        try:
+            if cuda is None or not cuda.is_initialized():
+                return
+            peak = int(cuda.max_memory_allocated())
+        except Exception:  # a torch without these calls, or one shutting down
+            return
+        if peak >= 0 and (self.peak_mem is None or peak > self.peak_mem):
+            self.peak_mem = peak
+
     def line(self):
         parts = ["steps=%d" % self.steps, "batches=%d" % self.batches, "wait=%.6f" % self.wait]
+        if self.peak_mem is not None:
+            parts.append("peak_mem=%d" % self.peak_mem)
         for name in ("first_step", "last_step", "first_batch", "last_batch"):
             value = getattr(self, name)
             if value is not None:
@@ -61,6 +82,7 @@ class Speed:
         if os.getpid() != self.pid:  # a forked DataLoader worker: the counts are its parent's
             return
         self.written = time.monotonic() if now is None else now
+        self.read_peak_mem()
         try:
             os.pwrite(self.fd, (self.line()[:_LINE - 1].ljust(_LINE - 1) + "\n").encode(), 0)
         except OSError:

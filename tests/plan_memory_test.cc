@@ -34,6 +34,14 @@ json plan(const std::vector<std::string>& flags) {
   return json::parse(r.out);
 }
 
+// The measuring scripts' loops keep only the loss (plan_memory_measure.py's
+// model returns it alone; hf_memory_measure.py takes `.loss`): their rows
+// are planned with --frees-logits.
+std::vector<std::string> freeing(std::vector<std::string> flags) {
+  flags.push_back("--frees-logits");
+  return flags;
+}
+
 json measured() {
   std::ifstream in(GPUENV_TESTS_DIR "/memory/h200_measured.json");
   return json::parse(in);
@@ -44,7 +52,7 @@ TEST(PlanMemory, EveryMeasuredPeakIsPredictedWithinTenPercentNoneFiveLowMedianTh
   json table = measured();
   for (const auto& row : table["rows"]) {
     if (!row.contains("peak")) continue;
-    json p = plan(words(row["flags"]));
+    json p = plan(freeing(words(row["flags"])));
     double predicted = p["peak_bytes_per_gpu"], peak = row["peak"];
     double error = std::abs(predicted - peak) / peak;
     EXPECT_LT(error, 0.10) << row["name"] << ": predicted " << predicted << ", measured " << peak;
@@ -65,7 +73,7 @@ TEST(PlanMemory, EveryMeasuredPeakIsPredictedWithinTenPercentNoneFiveLowMedianTh
 TEST(PlanMemory, LargestBatchIsTheOneThatTrainedOnTheH200) {
   std::ifstream in(GPUENV_TESTS_DIR "/memory/h200_edge.json");
   json edge = json::parse(in);
-  std::vector<std::string> flags = words(edge["flags"]);
+  std::vector<std::string> flags = freeing(words(edge["flags"]));
   auto with = [&](long long b, std::vector<std::string> extra = {}) {
     std::vector<std::string> f = flags;
     f.push_back("--batch");
@@ -99,7 +107,7 @@ TEST(PlanMemory, WeightsAndStatesMatchWhatWasMeasuredAfterTheFirstStep) {
   for (const auto& row : table["rows"]) {
     if (!row.contains("after_step")) continue;
     ++rows;
-    json c = plan(words(row["flags"]))["components"];
+    json c = plan(freeing(words(row["flags"])))["components"];
     // After the first step: weights, optimizer states, the two cuBLAS
     // workspaces (forward's and autograd's thread) and the token tensors.
     // What is left (up to 2 %) is blocks the allocator did not split because
@@ -117,7 +125,7 @@ TEST(PlanMemory, JsonHasThePeakItsComponentsAndTheFit) {
                       "--batch 8 --precision bf16-mixed"));
   std::uint64_t sum = 0;
   for (const char* k : {"weights", "gradients", "optimizer_states", "activations", "logits_loss",
-                        "temporaries", "allocator_overhead"}) {
+                        "temporaries", "allocator_overhead", "held_logits"}) {
     ASSERT_TRUE(p["components"].contains(k)) << k;
     sum += p["components"][k].get<std::uint64_t>();
   }
@@ -137,6 +145,47 @@ TEST(PlanMemory, WhatDoesNotFitGetsTheChangesInOrder) {
   for (size_t i = 1; i < p["advice"].size(); ++i)  // each kept change lowers the peak
     EXPECT_LT(p["advice"][i]["peak_bytes_per_gpu"].get<double>(),
               p["advice"][i - 1]["peak_bytes_per_gpu"].get<double>());
+}
+
+// Issue 40: a loop that keeps the model's outputs through backward (the
+// default, the safe side) plans one B x T x V logits tensor in the compute
+// dtype more than one that keeps only the loss; the JSON and the text say
+// which was planned.
+TEST(PlanMemory, TheLoopShapeIsPlannedAndSaid) {
+  const std::string gpt2 = "--arch gpt2 --hidden 768 --layers 12 --heads 12 --vocab 50257 --seq 1024 --batch 8";
+  const std::pair<std::string, std::uint64_t> rows[] = {{"fp32", 4ull * 8 * 1024 * 50257},
+                                                        {"bf16-mixed", 2ull * 8 * 1024 * 50257}};
+  for (const auto& [precision, held] : rows) {
+    std::string flags = gpt2 + " --precision " + precision;
+    json given = plan(words(flags + " --keeps-logits")), frees = plan(words(flags + " --frees-logits"));
+    json assumed = plan(words(flags));
+    EXPECT_EQ(given["loop"], "keeps-logits");
+    EXPECT_FALSE(given["loop_assumed"].get<bool>());
+    EXPECT_EQ(frees["loop"], "frees-logits");
+    EXPECT_FALSE(frees["loop_assumed"].get<bool>());
+    EXPECT_EQ(assumed["loop"], "keeps-logits");
+    EXPECT_TRUE(assumed["loop_assumed"].get<bool>());
+    EXPECT_EQ(assumed["peak_bytes_per_gpu"], given["peak_bytes_per_gpu"]) << precision;
+    EXPECT_EQ(given["peak_phase"], "backward_at_loss") << precision;
+    EXPECT_EQ(frees["peak_phase"], "backward_at_loss") << precision;
+    EXPECT_EQ(given["components"]["held_logits"].get<std::uint64_t>(), held) << precision;
+    EXPECT_EQ(frees["components"]["held_logits"].get<std::uint64_t>(), 0u) << precision;
+    EXPECT_NEAR(given["peak_bytes_per_gpu"].get<double>() - frees["peak_bytes_per_gpu"].get<double>(),
+                double(held), 1.0)
+        << precision;
+    EXPECT_LE(given["largest_batch"].get<long long>(), frees["largest_batch"].get<long long>());
+  }
+  std::vector<std::string> args = {"plan-memory", "--machine", kH200};
+  for (const auto& w : words(gpt2)) args.push_back(w);
+  ProcessResult text = run_gpuenv(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Loop: keeps the logits through backward"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("(--keeps-logits, the default; --frees-logits if only"), std::string::npos) << text.out;
+  args.push_back("--frees-logits");
+  text = run_gpuenv(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Loop: only the loss survives the forward"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("the default"), std::string::npos) << text.out;
 }
 
 // A config.json plans Hugging Face's modules (dropout, gelu_new: GPT-2 saves
@@ -166,7 +215,7 @@ TEST(PlanMemory, EveryHuggingFaceMeasurementIsPredictedWithinTenPercentNoneFiveL
   std::vector<double> errors;
   std::set<std::string> families;
   for (const auto& row : table["rows"]) {
-    std::vector<std::string> flags = words(row["flags"]);
+    std::vector<std::string> flags = freeing(words(row["flags"]));
     flags.push_back("--config");
     flags.push_back(std::string(GPUENV_TESTS_DIR) + "/memory/hf/" + row["config"].get<std::string>() + ".json");
     json p = plan(flags);
@@ -286,6 +335,7 @@ TEST(PlanMemory, BadInputNamesTheFieldAndExitsTwoForFlagsThreeForFiles) {
       {words("--arch gpt2 --hidden 768 --layers 12 --heads 12 --vocab 50257 --seq 65536 "
              "--batch 65536"),
        2, "more than 2^31"},
+      {words(gpt2 + " --heads 12 --keeps-logits --frees-logits"), 2, "--frees-logits"},
   };
   for (const auto& r : rows) {
     std::vector<std::string> args = {"plan-memory", "--machine", kH200};

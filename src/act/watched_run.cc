@@ -16,6 +16,7 @@
 #include "act/tune.h"
 #include "decide/decide.h"
 #include "decide/run/job_run.h"
+#include "decide/run/peak_memory.h"
 #include "decide/run/python_flags.h"
 #include "decide/launcher_env.h"
 #include "decide/precision_tune.h"
@@ -160,7 +161,7 @@ Job new_job(const Machine& m, const Plan& plan, const std::vector<std::string>& 
   Job j;
   j.argv = argv;
   j.cwd = current_dir();
-  j.command_fp = store::command_fingerprint(argv, j.cwd);
+  j.command_fp = command_fingerprint_here(argv);
   j.script_path = script_of(argv, regular_file);
   std::string content, err;
   if (!j.script_path.empty() && fs::read_file(j.script_path, &content, &err)) j.script_fp = store::text_fingerprint(content);
@@ -218,14 +219,17 @@ int supervise_watched(const RunRequest& r, Supervisor* supervisor, const Machine
   ChildExit exit = supervisor->run(r.argv, &err, [&](pid_t) { watch.start(wo); });
   auto end = std::chrono::steady_clock::now();
   job.duration_s = std::chrono::duration<double>(end - start).count();
-  watch.stop(&job.context, &job.timeline);
+  std::optional<std::int64_t> nvml_peak, torch_peak;
+  watch.stop(&job.context, &job.timeline, &nvml_peak);
   if (!speed_file.empty())
     if (auto marks = read_speed_report(speed_file)) {
       auto secs = [](std::chrono::steady_clock::time_point t) {
         return std::chrono::duration<double>(t.time_since_epoch()).count();
       };
       job.speed = job_speed(*marks, secs(start), secs(end));
+      torch_peak = marks->peak_mem;
     }
+  job.peak_memory = job_peak_memory(torch_peak, nvml_peak);
   if (!exit.started) {
     print_error(err);
     return exit.code;
@@ -242,6 +246,18 @@ int supervise_watched(const RunRequest& r, Supervisor* supervisor, const Machine
 
 }  // namespace
 
+std::string command_fingerprint_here(const std::vector<std::string>& argv) {
+  return store::command_fingerprint(argv, current_dir());
+}
+
+bool record_planned_peak(const std::string& store, const std::vector<std::string>& command, PlannedPeak plan,
+                         const store::Patience& patience, std::string* err) {
+  plan.command_fp = command_fingerprint_here(command);
+  plan.planned_at = utc_now();
+  auto db = store::Store::open(store, err, patience);
+  return db && db->add_planned_peak(plan, err);
+}
+
 std::optional<Job> last_job(const std::string& store, const std::vector<std::string>& argv,
                             const store::Patience& patience) {
   std::string err;
@@ -252,7 +268,7 @@ std::optional<Job> last_job(const std::string& store, const std::vector<std::str
       std::vector<Job> jobs;
       if (db->recent_jobs(1, &jobs, &err) && !jobs.empty()) job = std::move(jobs[0]);
     } else {
-      db->last_job(store::command_fingerprint(argv, current_dir()), env_int("RANK", "SLURM_PROCID"), &job, &err);
+      db->last_job(command_fingerprint_here(argv), env_int("RANK", "SLURM_PROCID"), &job, &err);
     }
   }
   if (!err.empty()) print_error("the job store: " + err + " (the last verdict is left out)");
@@ -289,7 +305,7 @@ int watched_run(const RunRequest& r, const SenseMachine& sense, const std::funct
   }
   std::optional<Job> last = last_job(r.store, r.argv, r.patience);
   say_last_verdict(last);
-  std::string fp = store::command_fingerprint(r.argv, current_dir());
+  std::string fp = command_fingerprint_here(r.argv);
   RunTuning tuning = choose_tuning(fp, stored_profile(r.store, fp, r.patience), last, choice, r.no_tune);
   tuning.loud = speaks_for_job(env_int("RANK", "SLURM_PROCID"));
   std::string blocked = hook_blocked(plan, r.argv);

@@ -39,6 +39,17 @@ using SenseMachine = std::function<bool(Machine*, Options*)>;
 /// (model/exit_codes.h) when it could not run it.
 int watched_run(const RunRequest& r, const SenseMachine& sense, const std::function<void(const Plan&)>& warn);
 
+/// The fingerprint `gpuenv run -- argv` keeps its jobs under when run in
+/// this process's working directory (store/fingerprint.h): the same
+/// command for last_job, --tune's profile and plan-memory's `-- CMD`.
+std::string command_fingerprint_here(const std::vector<std::string>& argv);
+
+/// `gpuenv plan-memory FLAGS -- CMD`: keeps `plan` (its command_fp and
+/// planned_at are filled here) against the command `gpuenv run -- command`
+/// will record from this directory, in the store at `store`; false with *err.
+bool record_planned_peak(const std::string& store, const std::vector<std::string>& command, PlannedPeak plan,
+                         const store::Patience& patience, std::string* err);
+
 /// The newest job of `argv` in this directory and rank (empty argv: the
 /// newest watched job); nullopt when none, with a store error printed
 /// (none once `patience` found the store locked: said then).

@@ -3,10 +3,14 @@
 // does the arithmetic (docs/memory.md).
 #include "cli/commands.h"
 
+#include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 
+#include "act/render/job_report.h"
 #include "act/render/memory_report.h"
+#include "act/watched_run.h"
 #include "decide/memory/presets.h"
 #include "sys/text.h"
 #include "model/exit_codes.h"
@@ -23,8 +27,14 @@ struct Flags {
   double lora_alpha = 0;
   std::string attention = "auto";
   bool tied = false, untied = false, json = false;
+  bool keeps_logits = false, frees_logits = false;
   std::map<std::string, CLI::Option*> given;  // the shape flags, to tell absent from 0
   Training t;
+  struct Record {              // `-- CMD`: the command the plan is kept for (record_plan)
+    std::vector<std::string> command;
+    std::string db;            // --db FILE
+    const CLI::App* sub = nullptr;
+  } record;
 };
 
 template <typename T>
@@ -82,6 +92,17 @@ void add_shape_flags(CLI::App* sub, Flags* f) {
   tied->excludes(untied);
 }
 
+void add_loop_flags(CLI::App* sub, Flags* f) {
+  auto* keeps = sub->add_flag("--keeps-logits", f->keeps_logits,
+                              "The loop holds the model's outputs through backward (nanoGPT's "
+                              "logits, loss = model(X, Y); outputs = model(**batch)): the B x T x V "
+                              "logits stay allocated (the default)");
+  auto* frees = sub->add_flag("--frees-logits", f->frees_logits,
+                              "Only the loss survives the forward (Hugging Face Trainer, "
+                              "model(...).loss): the logits are freed before backward");
+  keeps->excludes(frees);
+}
+
 void add_training_flags(CLI::App* sub, Flags* f) {
   Training* t = &f->t;
   f->given["--seq"] = sub->add_option("--seq", t->seq, "Sequence length T")->option_text("N");
@@ -113,6 +134,7 @@ void add_training_flags(CLI::App* sub, Flags* f) {
   f->given["--lora-alpha"] = sub->add_option("--lora-alpha", f->lora_alpha,
                                              "lora_alpha (scales the update; no memory effect)")
                                  ->option_text("A");
+  add_loop_flags(sub, f);
   sub->add_flag("--json", f->json, "The plan as JSON");
 }
 
@@ -171,6 +193,54 @@ std::string shape_from_flags(Flags* f) {
   return "";
 }
 
+// `-- CMD` and --db: where the plan is kept for the command the user will run.
+void add_record_flags(CLI::App* sub, Flags* f) {
+  f->record.sub = sub;
+  sub->add_option("CMD", f->record.command,
+                  "After --: the command you will run with `gpuenv run -- CMD`; the plan's peak is kept "
+                  "for it, and `gpuenv report` compares the job's measured peak with it");
+  sub->add_option("--db", f->record.db, "The job store for -- CMD (default: gpuenv.db under the cache root)")
+      ->option_text("FILE");
+}
+
+// The flags the plan was made with, as given (in the order plan-memory declares them).
+std::string given_flags(const CLI::App* sub) {
+  static const std::set<std::string> kLeftOut = {"--help", "--json", "--db", "--cache-root", "--log-format"};
+  std::vector<std::string> words;
+  for (const CLI::Option* o : sub->get_options()) {
+    if (o->count() == 0 || !o->nonpositional()) continue;
+    std::string name = "--" + o->get_lnames().front();
+    if (kLeftOut.count(name)) continue;
+    words.push_back(name);
+    if (o->get_items_expected_max() > 0)
+      for (const auto& v : o->results()) words.push_back(v);
+  }
+  return command_text(words, 4096);
+}
+
+// Keeps the plan for `-- CMD` (nothing without it) and says so; the exit status.
+int record_plan(Context* ctx, const Flags& f, const MemoryPlan& p) {
+  const std::vector<std::string>& cmd = f.record.command;
+  if (cmd.empty()) return kExitOk;
+  PlannedPeak plan;
+  plan.peak_bytes = p.estimate.peak_bytes();
+  plan.gpu = p.gpu ? p.gpu->name : "";
+  plan.flags = given_flags(f.record.sub);
+  std::string err, path = store::chosen_path(f.record.db, ctx->cache_root());
+  if (!record_planned_peak(path, cmd, plan, ctx->store_patience, &err)) {
+    print_error("plan-memory: the plan was not recorded for " + command_text(cmd, 200) + ": " + err);
+    return kExitFailure;
+  }
+  char gib[32];
+  std::snprintf(gib, sizeof gib, "%.1f GiB", plan.peak_bytes / (1024.0 * 1024 * 1024));
+  log_message(Severity::kInfo, "plan recorded",
+              std::string("recorded the planned peak, ") + gib + " per GPU, for `" + command_text(cmd, 200) +
+                  "` in this directory: `gpuenv report` compares it with the peak `gpuenv run -- " +
+                  command_text(cmd, 200) + "` measures",
+              {{"command", cmd}, {"peak_bytes_per_gpu", plan.peak_bytes}, {"store", path}});
+  return kExitOk;
+}
+
 int run(Context* ctx, Flags* f) {
   Training& t = f->t;
   std::string warning;
@@ -200,6 +270,7 @@ int run(Context* ctx, Flags* f) {
   t.optimizer = pick(kOptimizers, f->optimizer);
   t.strategy = pick(kStrategies, f->strategy);
   t.attention = pick(kAttention, f->attention);
+  t.loop = f->frees_logits ? Loop::kFreesLogits : Loop::kKeepsLogits;
   // A --config shape has been checked; what is left is the flags'.
   if (std::string why = training_problem(t, from_file); !why.empty()) {
     print_error("plan-memory: " + why);
@@ -208,6 +279,7 @@ int run(Context* ctx, Flags* f) {
   Machine m;
   if (!ctx->load_machine(&m)) return kExitBadInput;
   MemoryPlan p = plan_memory(m, ctx->plan_options(m), t);
+  p.loop_assumed = !f->keeps_logits && !f->frees_logits;
   if (!warning.empty()) p.notes.insert(p.notes.begin(), warning);
   if (!(p.estimate.peak_bytes() < 0x1p62)) {  // 4 EiB: no plan, and beyond exact arithmetic
     print_error("plan-memory: the predicted peak is more than 4 EiB per GPU: not a plan (smaller "
@@ -216,7 +288,7 @@ int run(Context* ctx, Flags* f) {
   }
   std::string out = f->json ? memory_plan_to_json(p) : render_memory_plan(p);
   std::fputs(out.c_str(), stdout);
-  return kExitOk;
+  return record_plan(ctx, *f, p);
 }
 
 }  // namespace
@@ -225,10 +297,12 @@ std::function<int()> setup_plan_memory(CLI::App* sub, Context* ctx) {
   auto f = std::make_shared<Flags>();
   add_shape_flags(sub, f.get());
   add_training_flags(sub, f.get());
+  add_record_flags(sub, f.get());
   sub->footer(
       "Predicts the peak of torch.cuda.max_memory_allocated() per GPU for a training step "
-      "(docs/memory.md). Exit status: 0 a plan (fits or not: see \"fits\"), 2 bad flags, 3 a "
-      "bad --config or --machine file.");
+      "(docs/memory.md); `-- CMD` keeps the plan for the command you will run with gpuenv run. "
+      "Exit status: 0 a plan (fits or not: see \"fits\"), 1 the plan could not be kept for CMD, "
+      "2 bad flags, 3 a bad --config or --machine file.");
   ctx->add_common_flags(sub, kSensingFlags | kFlagOverride);
   return [ctx, f] { return run(ctx, f.get()); };
 }

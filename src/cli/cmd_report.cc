@@ -40,7 +40,21 @@ FirstRuns first_runs(store::Store* db, const std::vector<Job>& jobs) {
   return out;
 }
 
-int show_one(const Job& job, const ReportFlags& f, const FirstRuns& firsts) {
+// The memory plan of each job's command made before it started (plan-memory -- CMD). A plan
+// that does not read is said and left out: the jobs are still shown.
+PlannedPeaks planned_peaks(store::Store* db, const std::vector<Job>& jobs) {
+  PlannedPeaks out;
+  for (const auto& j : jobs) {
+    std::optional<PlannedPeak> plan;
+    std::string err;
+    if (db && !db->planned_peak(j.command_fp, j.started_at, &plan, &err))
+      log_message(Severity::kWarning, "job store", "left out a memory plan that does not read: " + err, {{"error", err}});
+    if (plan) out.emplace(j.id, std::move(*plan));
+  }
+  return out;
+}
+
+int show_one(const Job& job, const ReportFlags& f, const FirstRuns& firsts, const PlannedPeaks& plans) {
   std::vector<Verdict> verdicts = judge(job);
   if (!f.svg.empty()) {
     std::string err;
@@ -50,8 +64,8 @@ int show_one(const Job& job, const ReportFlags& f, const FirstRuns& firsts) {
     }
   }
   bool utf8 = utf8_locale(std::getenv("LC_ALL"), std::getenv("LC_CTYPE"), std::getenv("LANG"));
-  std::string out = f.json ? json_document(job_report_json(job, verdicts, firsts))
-                           : render_job(job, verdicts, utf8, firsts);
+  std::string out = f.json ? json_document(job_report_json(job, verdicts, firsts, plans))
+                           : render_job(job, verdicts, utf8, firsts, plans);
   std::fputs(out.c_str(), stdout);
   return kExitOk;
 }
@@ -84,9 +98,9 @@ int run_report(Context* ctx, const ReportFlags& f) {
     print_error("--svg: no watched job in " + path + " yet");
     return kExitBadInput;
   }
-  if (one) return show_one(*one, f, first_runs(db.get(), {*one}));
+  if (one) return show_one(*one, f, first_runs(db.get(), {*one}), planned_peaks(db.get(), {*one}));
   FirstRuns firsts = first_runs(db.get(), jobs);
-  std::string out = f.json ? json_document(jobs_json(jobs, firsts))
+  std::string out = f.json ? json_document(jobs_json(jobs, firsts, planned_peaks(db.get(), jobs)))
                            : render_jobs_table(jobs, firsts);
   std::fputs(out.c_str(), stdout);
   return kExitOk;

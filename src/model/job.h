@@ -138,6 +138,34 @@ struct JobSpeed {
   friend bool operator==(const JobSpeed&, const JobSpeed&) = default;
 };
 
+/// The most a peak of GPU memory may read: 1 PiB (beyond it, no reading).
+inline constexpr std::int64_t kMaxPeakMemoryBytes = std::int64_t(1) << 50;
+
+/// The job's peak GPU memory on one GPU, the largest over its GPUs:
+/// torch.cuda.max_memory_allocated() as the Python hook read it ("torch"),
+/// else the memory NVML lists for the job's processes ("nvml": the CUDA
+/// context and the allocator's cached blocks too). docs/feedback.md.
+struct JobPeakMemory {
+  std::int64_t bytes = 0;  // 0 to kMaxPeakMemoryBytes
+  std::string source;      // "torch" | "nvml"
+  friend bool operator==(const JobPeakMemory&, const JobPeakMemory&) = default;
+};
+
+/// `gpuenv plan-memory FLAGS -- CMD`'s plan, kept against CMD's fingerprint
+/// (the one `gpuenv run -- CMD` gives in the same directory): what report
+/// compares the job's measured peak with.
+struct PlannedPeak {
+  std::string command_fp;
+  double peak_bytes = 0;   // the plan's peak per GPU (peak_bytes_per_gpu), above 0
+  std::string gpu;         // the GPU it was planned for ("" when none was visible)
+  std::string flags;       // plan-memory's flags, as given
+  std::string planned_at;  // RFC 3339 UTC
+  friend bool operator==(const PlannedPeak&, const PlannedPeak&) = default;
+};
+/// The largest peak plan-memory plans (4 EiB, beyond exact arithmetic): a
+/// stored plan above it is no record of gpuenv's.
+inline constexpr double kMaxPlannedPeakBytes = 0x1p62;
+
 /// The record of one watched job (one rank).
 struct Job {
   std::int64_t id = 0;
@@ -156,6 +184,7 @@ struct Job {
   Timeline timeline;
   std::optional<JobSpeed> speed;  // nullopt: no Python hook reported (not Python, or no torch)
   std::string tuned;              // the DataLoader settings this run applied ("num_workers=15,..."; "": none)
+  std::optional<JobPeakMemory> peak_memory;  // nullopt: neither torch nor NVML said
 };
 
 }  // namespace gpuenv

@@ -257,7 +257,9 @@ json job_to_json(const Job& job, bool with_timeline) {
             {"gpuenv_version", job.gpuenv_version},
             {"context", context_to_json(job.context)},
             {"speed", job.speed ? speed_to_json(*job.speed) : json(nullptr)},
-            {"tuned", job.tuned}};
+            {"tuned", job.tuned},
+            {"peak_memory_bytes", job.peak_memory ? json(job.peak_memory->bytes) : json(nullptr)},
+            {"peak_memory_source", job.peak_memory ? json(job.peak_memory->source) : json(nullptr)}};
   json plan = json::parse(job.plan_json, nullptr, false);
   j["plan"] = plan.is_discarded() ? json(nullptr) : plan;
   if (with_timeline) j["timeline"] = timeline_to_json(job.timeline);

@@ -1,4 +1,5 @@
-// The jobs table: one row per watched rank (schema in store.cc).
+// The jobs table: one row per watched rank, and the memory plans made for
+// their commands (schema in store.cc).
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -18,9 +19,12 @@ using nlohmann::json;
 constexpr const char* kColumns =
     "SELECT id, started_at, duration_s, exit_code, argv, cwd, command_fp, script_path, script_fp, machine_fp, "
     "plan, rank, local_rank, hostname, gpuenv_version, context, timeline, ";
-// A version-2 store read without writing (open_existing) has no speed or tuned.
-constexpr const char* kSpeedColumns = "speed, tuned FROM jobs ";
-constexpr const char* kNoSpeedColumns = "NULL, '' FROM jobs ";
+// A version-2 store read without writing (open_existing) has no speed or tuned,
+// a version-3 store no peak memory.
+constexpr const char* kSpeedColumns = "speed, tuned, ";
+constexpr const char* kNoSpeedColumns = "NULL, '', ";
+constexpr const char* kPeakColumns = "peak_memory_bytes, peak_memory_source FROM jobs ";
+constexpr const char* kNoPeakColumns = "NULL, NULL FROM jobs ";
 
 void bind_int(Stmt* s, int i, const std::optional<int>& v) {
   v ? (void)sqlite3_bind_int(s->get(), i, *v) : (void)sqlite3_bind_null(s->get(), i);
@@ -59,6 +63,23 @@ bool read_integers(sqlite3_stmt* s, Job* j, const std::string& where, std::strin
   return true;
 }
 
+// The measured peak (columns 19 and 20): both NULL, or bytes in range and a
+// source gpuenv names.
+bool read_peak(sqlite3_stmt* s, Job* j, const std::string& where, std::string* err) {
+  int type = sqlite3_column_type(s, 19);  // before any conversion
+  if (type == SQLITE_NULL && sqlite3_column_type(s, 20) == SQLITE_NULL) return true;
+  if (type == SQLITE_NULL) return *err = where + "peak_memory_source without peak_memory_bytes", false;
+  if (type != SQLITE_INTEGER) return *err = where + "peak_memory_bytes is not an integer", false;
+  std::int64_t bytes = sqlite3_column_int64(s, 19);
+  std::string source = column_text(s, 20);
+  if (bytes < 0 || bytes > kMaxPeakMemoryBytes)
+    return *err = where + "peak_memory_bytes " + std::to_string(bytes) + " is out of range (0 to 2^50)", false;
+  if (source != "torch" && source != "nvml")
+    return *err = where + "peak_memory_source is " + json_line(json(source)) + ", not torch or nvml", false;
+  j->peak_memory = JobPeakMemory{bytes, source};
+  return true;
+}
+
 // A row back into a Job; a row whose JSON does not read (written by hand, or
 // damaged) names its id and column in *err.
 bool read_job(sqlite3_stmt* s, Job* j, std::string* err) {
@@ -86,6 +107,7 @@ bool read_job(sqlite3_stmt* s, Job* j, std::string* err) {
     return *err = where + why, false;
   j->tuned = column_text(s, 18);
   if (std::string bad = tune_settings_problem(j->tuned); !bad.empty()) return *err = where + "tuned: " + bad, false;
+  if (!read_peak(s, j, where, err)) return false;
   if (sqlite3_column_type(s, 17) == SQLITE_NULL) return true;
   json speed = json::parse(column_text(s, 17), nullptr, false);
   JobSpeed sp;
@@ -107,9 +129,11 @@ bool Store::has_table(const char* name, bool* yes, std::string* err) {
 
 bool Store::has_jobs_table(bool* yes, std::string* err) { return has_table("jobs", yes, err); }
 
-bool Store::jobs_have_speed(bool* yes, std::string* err) {
-  Stmt s(db_, "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = 'speed'");
-  if (!s.ok() || s.step() != SQLITE_ROW) return *err = sqlite_error(db_, path_), false;
+bool Store::jobs_have_column(const char* name, bool* yes, std::string* err) {
+  Stmt s(db_, "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = ?1");
+  if (!s.ok()) return *err = sqlite_error(db_, path_), false;
+  s.text(1, std::string(name));
+  if (s.step() != SQLITE_ROW) return *err = sqlite_error(db_, path_), false;
   *yes = sqlite3_column_int(s.get(), 0) > 0;
   return true;
 }
@@ -117,8 +141,9 @@ bool Store::jobs_have_speed(bool* yes, std::string* err) {
 bool Store::add_job(const Job& job, std::int64_t* id, std::string* err) {
   Stmt s(db_,
          "INSERT INTO jobs(started_at, duration_s, exit_code, argv, cwd, command_fp, script_path, script_fp, "
-         "machine_fp, plan, rank, local_rank, hostname, gpuenv_version, context, timeline, speed, tuned) "
-         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
+         "machine_fp, plan, rank, local_rank, hostname, gpuenv_version, context, timeline, speed, tuned, "
+         "peak_memory_bytes, peak_memory_source) "
+         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
   if (!s.ok()) return *err = sqlite_error(db_, path_), false;
   s.text(1, job.started_at), s.real(2, job.duration_s);
   sqlite3_bind_int(s.get(), 3, job.exit_code);
@@ -131,6 +156,12 @@ bool Store::add_job(const Job& job, std::int64_t* id, std::string* err) {
   if (job.speed) s.text(17, json_line(speed_to_json(*job.speed)));
   else sqlite3_bind_null(s.get(), 17);
   s.text(18, job.tuned);
+  if (job.peak_memory) {
+    sqlite3_bind_int64(s.get(), 19, job.peak_memory->bytes);
+    s.text(20, job.peak_memory->source);
+  } else {
+    sqlite3_bind_null(s.get(), 19), sqlite3_bind_null(s.get(), 20);
+  }
   if (!exec("BEGIN IMMEDIATE", err)) return false;
   if (s.step() != SQLITE_DONE) {
     *err = sqlite_error(db_, path_ + ": jobs");
@@ -147,9 +178,10 @@ bool Store::query_jobs(const std::string& where, const std::vector<std::string>&
   bool table = false;
   if (!has_jobs_table(&table, err)) return false;
   if (!table) return true;
-  bool speed = false;
-  if (!jobs_have_speed(&speed, err)) return false;
-  std::string sql = std::string(kColumns) + (speed ? kSpeedColumns : kNoSpeedColumns) + where;
+  bool speed = false, peak = false;
+  if (!jobs_have_column("speed", &speed, err) || !jobs_have_column("peak_memory_bytes", &peak, err)) return false;
+  std::string sql =
+      std::string(kColumns) + (speed ? kSpeedColumns : kNoSpeedColumns) + (peak ? kPeakColumns : kNoPeakColumns) + where;
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return *err = sqlite_error(db_, path_), false;
   for (std::size_t i = 0; i < args.size(); ++i) s.text(int(i) + 1, args[i]);
@@ -179,7 +211,7 @@ bool Store::job(std::int64_t id, std::optional<Job>* out, std::string* err) {
 bool Store::first_job(const std::string& command_fp, std::optional<Job>* out, std::string* err) {
   std::vector<Job> jobs;
   bool table = false, speed = false;
-  if (!has_jobs_table(&table, err) || (table && !jobs_have_speed(&speed, err))) return false;
+  if (!has_jobs_table(&table, err) || (table && !jobs_have_column("speed", &speed, err))) return false;
   if (!speed) return true;
   if (!query_jobs("WHERE command_fp = ?1 AND speed IS NOT NULL ORDER BY id LIMIT 1", {command_fp}, &jobs, err))
     return false;
@@ -224,6 +256,39 @@ bool Store::put_profile(const TuneProfile& p, const std::string& updated_at, std
   s.text(2, json_line(profile_to_json(p)));
   s.text(3, updated_at);
   if (s.step() != SQLITE_DONE) return *err = sqlite_error(db_, path_ + ": tune_profiles"), false;
+  return true;
+}
+
+bool Store::add_planned_peak(const PlannedPeak& p, std::string* err) {
+  Stmt s(db_, "INSERT INTO memory_plans(command_fp, planned_at, peak_bytes, gpu, flags) VALUES(?1, ?2, ?3, ?4, ?5)");
+  if (!s.ok()) return *err = sqlite_error(db_, path_), false;
+  s.text(1, p.command_fp), s.text(2, p.planned_at), s.real(3, p.peak_bytes), s.text(4, p.gpu), s.text(5, p.flags);
+  if (s.step() != SQLITE_DONE) return *err = sqlite_error(db_, path_ + ": memory_plans"), false;
+  return true;
+}
+
+bool Store::planned_peak(const std::string& command_fp, const std::string& at, std::optional<PlannedPeak>* out,
+                         std::string* err) {
+  bool table = false;
+  if (!has_table("memory_plans", &table, err)) return false;
+  if (!table) return true;
+  Stmt s(db_,
+         "SELECT id, planned_at, peak_bytes, gpu, flags FROM memory_plans WHERE command_fp = ?1 AND planned_at <= ?2 "
+         "ORDER BY id DESC LIMIT 1");
+  if (!s.ok()) return *err = sqlite_error(db_, path_), false;
+  s.text(1, command_fp), s.text(2, at);
+  int rc = s.step();
+  if (rc == SQLITE_DONE) return true;
+  if (rc != SQLITE_ROW) return *err = sqlite_error(db_, path_), false;
+  int type = sqlite3_column_type(s.get(), 2);  // before any conversion
+  PlannedPeak p{command_fp, sqlite3_column_double(s.get(), 2), column_text(s.get(), 3), column_text(s.get(), 4),
+                column_text(s.get(), 1)};
+  bool number = type == SQLITE_FLOAT || type == SQLITE_INTEGER;
+  if (!number || !(p.peak_bytes > 0 && p.peak_bytes <= kMaxPlannedPeakBytes))
+    return *err = path_ + ": memory plan " + std::to_string(sqlite3_column_int64(s.get(), 0)) +
+                  ": peak_bytes is out of range (above 0, up to 4 EiB)",
+           false;
+  *out = std::move(p);
   return true;
 }
 

@@ -64,8 +64,14 @@ TEST(StoreJobs, KeepsEveryField) {
   EXPECT_EQ(back->rank, std::nullopt);
   EXPECT_EQ(back->context, a.context);
   EXPECT_EQ(back->timeline.points(), a.timeline.points());
+  EXPECT_FALSE(back->peak_memory);
+  Job peak = job("train.py");
+  peak.peak_memory = JobPeakMemory{33285996544, "torch"};
+  ASSERT_TRUE(db->add_job(peak, &peak.id, &err)) << err;
+  ASSERT_TRUE(db->job(peak.id, &back, &err)) << err;
+  EXPECT_EQ(back->peak_memory, peak.peak_memory);
   std::optional<Job> none;
-  ASSERT_TRUE(db->job(a.id + 1, &none, &err)) << err;
+  ASSERT_TRUE(db->job(peak.id + 1, &none, &err)) << err;
   EXPECT_FALSE(none);
 }
 
@@ -139,7 +145,7 @@ TEST(StoreJobs, AVersion1StoreIsMigratedAndKeepsItsRuns) {
   sqlite3_stmt* s = nullptr;
   sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &s, nullptr);
   ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(s, 0), 3);
+  EXPECT_EQ(sqlite3_column_int(s, 0), 4);
   sqlite3_finalize(s);
   sqlite3_close(raw);
 }
@@ -156,7 +162,8 @@ void write_version_2(const std::string& path) {
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   const char* sql = "DROP TABLE tune_profiles; ALTER TABLE jobs DROP COLUMN tuned; ALTER TABLE jobs DROP COLUMN speed; "
-                    "PRAGMA user_version=2;";
+                    "DROP TABLE memory_plans; ALTER TABLE jobs DROP COLUMN peak_memory_source; "
+                    "ALTER TABLE jobs DROP COLUMN peak_memory_bytes; PRAGMA user_version=2;";
   ASSERT_EQ(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
   sqlite3_close(raw);
 }
@@ -211,6 +218,124 @@ TEST(StoreJobs, AVersion2StoreGainsSpeedTunedAndProfiles) {
   ASSERT_TRUE(db->profile(old.command_fp, &back, &err)) << err;
   ASSERT_TRUE(back);
   EXPECT_EQ(*back, p);
+}
+
+void raw_sql(const std::string& path, const std::string& sql) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw) << sql;
+  sqlite3_close(raw);
+}
+
+// The schema of version 3 (no peak memory, no memory plans), with one job.
+void write_version_3(const std::string& path) {
+  std::string err;
+  std::int64_t id = 0;
+  {
+    auto db = Store::open(path, &err);
+    ASSERT_TRUE(db) << err;
+    ASSERT_TRUE(db->add_job(job("old.py"), &id, &err)) << err;
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const char* sql = "DROP TABLE memory_plans; ALTER TABLE jobs DROP COLUMN peak_memory_source; "
+                    "ALTER TABLE jobs DROP COLUMN peak_memory_bytes; PRAGMA user_version=3;";
+  ASSERT_EQ(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+}
+
+int user_version(const std::string& path) {
+  sqlite3* raw = nullptr;
+  sqlite3_open(path.c_str(), &raw);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &s, nullptr);
+  int v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
+  sqlite3_finalize(s);
+  sqlite3_close(raw);
+  return v;
+}
+
+PlannedPeak plan(const std::string& fp, const std::string& at, double gib) {
+  return {fp, gib * (1 << 30), "NVIDIA H200", "--model Qwen/Qwen2.5-0.5B --seq 1024 --batch 8", at};
+}
+
+// Issue 40, 4: a version-3 store is read as it is, then gains the peak columns and memory_plans.
+TEST(StoreJobs, AVersion3StoreGainsThePeakAndThePlans) {
+  std::string dir = temp_dir(), path = dir + "/gpuenv.db", err;
+  chmod(dir.c_str(), 0700);
+  write_version_3(path);
+  Job old = job("old.py");
+  {
+    auto reader = Store::open_existing(path, &err);
+    ASSERT_TRUE(reader) << err;
+    std::vector<Job> jobs;
+    ASSERT_TRUE(reader->recent_jobs(10, &jobs, &err)) << err;
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_FALSE(jobs[0].peak_memory);
+    std::optional<PlannedPeak> p;
+    EXPECT_TRUE(reader->planned_peak(old.command_fp, "9999", &p, &err)) << err;
+    EXPECT_FALSE(p);
+  }
+  EXPECT_EQ(user_version(path), 3);
+  auto db = Store::open(path, &err);
+  ASSERT_TRUE(db) << err;
+  EXPECT_EQ(user_version(path), 4);
+  Job measured = job("old.py");
+  measured.peak_memory = JobPeakMemory{8589934592, "nvml"};
+  ASSERT_TRUE(db->add_job(measured, &measured.id, &err)) << err;
+  ASSERT_TRUE(db->add_planned_peak(plan(old.command_fp, "2025-01-01T00:00:00Z", 7.5), &err)) << err;
+  std::vector<Job> jobs;
+  ASSERT_TRUE(db->recent_jobs(10, &jobs, &err)) << err;
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].peak_memory, measured.peak_memory);
+  EXPECT_FALSE(jobs[1].peak_memory);  // the old row keeps its data, its peak unknown
+  EXPECT_EQ(jobs[1].argv, old.argv);
+  std::optional<PlannedPeak> p;
+  ASSERT_TRUE(db->planned_peak(old.command_fp, "2025-01-01T00:00:00Z", &p, &err)) << err;
+  ASSERT_TRUE(p);
+  EXPECT_EQ(*p, plan(old.command_fp, "2025-01-01T00:00:00Z", 7.5));
+}
+
+// A job is compared with the newest plan of its command made before it started.
+TEST(StoreJobs, AJobGetsTheNewestPlanOfItsCommandBeforeIt) {
+  std::string err;
+  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  ASSERT_TRUE(db) << err;
+  for (const PlannedPeak& p : {plan("fp-a", "2025-01-01T10:00:00Z", 10), plan("fp-b", "2025-01-01T11:00:00Z", 99),
+                               plan("fp-a", "2025-01-01T12:00:00Z", 12)})
+    ASSERT_TRUE(db->add_planned_peak(p, &err)) << err;
+  struct Row {
+    const char* fp;
+    const char* at;
+    std::optional<double> gib;
+  } rows[] = {
+      {"fp-a", "2025-01-01T09:59:59Z", std::nullopt},  // run before any plan
+      {"fp-a", "2025-01-01T10:00:00Z", 10},            // the same second
+      {"fp-a", "2025-01-01T11:30:00Z", 10},
+      {"fp-a", "2025-01-02T00:00:00Z", 12},            // replanned: the newer plan
+      {"fp-b", "2025-01-02T00:00:00Z", 99},
+      {"fp-c", "2025-01-02T00:00:00Z", std::nullopt},
+  };
+  for (const Row& r : rows) {
+    std::optional<PlannedPeak> p;
+    ASSERT_TRUE(db->planned_peak(r.fp, r.at, &p, &err)) << err;
+    ASSERT_EQ(p.has_value(), r.gib.has_value()) << r.fp << " " << r.at;
+    if (p) EXPECT_EQ(p->peak_bytes, *r.gib * (1 << 30)) << r.fp << " " << r.at;
+  }
+}
+
+TEST(StoreJobs, APlanGpuenvCouldNotHaveWrittenIsRefused) {
+  for (const char* peak : {"-1", "0", "'x'", "1e300"}) {
+    std::string path = temp_dir() + "/gpuenv.db", err;
+    auto db = Store::open(path, &err);
+    ASSERT_TRUE(db) << err;
+    raw_sql(path, std::string("INSERT INTO memory_plans(id, command_fp, planned_at, peak_bytes, gpu, flags) "
+                              "VALUES(3, 'fp-x', 'a', ") + peak + ", '', '')");
+    std::optional<PlannedPeak> p;
+    EXPECT_FALSE(db->planned_peak("fp-x", "b", &p, &err)) << peak;
+    EXPECT_FALSE(p) << peak;
+    EXPECT_EQ(err, path + ": memory plan 3: peak_bytes is out of range (above 0, up to 4 EiB)") << peak;
+  }
 }
 
 TEST(StoreJobs, ADamagedProfileNamesWhatFailed) {
@@ -286,13 +411,6 @@ TEST(StoreJobs, AnOutOfRangeDurationIsLeftOut) {
       << skipped[0];
 }
 
-void raw_sql(const std::string& path, const std::string& sql) {
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw) << sql;
-  sqlite3_close(raw);
-}
-
 // issue 35, 6: values gpuenv never writes, put in with SQL, are left out and
 // named: INT64_MIN read as "exit 0", INT64_MAX as -1, a kept num_workers of
 // 2147483647 applied to every run and handed to the hook.
@@ -310,6 +428,15 @@ TEST(StoreJobs, HostileColumnsAreLeftOutWithTheirReason) {
       {"tuned = 'num_workers=2147483647'", "tuned: num_workers=2147483647 is out of range (0 to 32)"},
       {"tuned = 'pin_memory=__import__(\"os\")'", "tuned: pin_memory=__import__(\"os\") is not True or False"},
       {"tuned = 'prefetch_factor=99'", "tuned: \"prefetch_factor=99\" is not a setting --tune writes"},
+      {"peak_memory_bytes = -1, peak_memory_source = 'torch'", "peak_memory_bytes -1 is out of range (0 to 2^50)"},
+      {"peak_memory_bytes = 1125899906842625, peak_memory_source = 'nvml'",
+       "peak_memory_bytes 1125899906842625 is out of range (0 to 2^50)"},
+      {"peak_memory_bytes = 1.5, peak_memory_source = 'torch'", "peak_memory_bytes is not an integer"},
+      {"peak_memory_bytes = 'x', peak_memory_source = 'torch'", "peak_memory_bytes is not an integer"},
+      {"peak_memory_bytes = 7", "peak_memory_source is \"\", not torch or nvml"},
+      {"peak_memory_bytes = 7, peak_memory_source = 'guess'", "peak_memory_source is \"guess\", not torch or nvml"},
+      {"peak_memory_source = 'torch'", "peak_memory_source without peak_memory_bytes"},
+      {"peak_memory_bytes = 7, peak_memory_source = X'FF'", "peak_memory_source is \"\xef\xbf\xbd\", not torch or nvml"},
   };
   for (const auto& r : rows) {
     std::string path = temp_dir() + "/gpuenv.db", err;

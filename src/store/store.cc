@@ -27,7 +27,10 @@ namespace {
 // 3: jobs gain speed (the hook's figures, JSON) and tuned (the settings
 // applied), and tune_profiles keeps each command's tuning profile; a
 // version-2 store gains them when it is next opened for writing (migrate()).
-constexpr int kSchemaVersion = 3;
+// 4: jobs gain peak_memory_bytes and peak_memory_source (the job's measured
+// peak, issue 40), and memory_plans keeps `plan-memory -- CMD`'s plans; a
+// version-3 store gains them as version 2 gained speed.
+constexpr int kSchemaVersion = 4;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS machines(
@@ -75,12 +78,22 @@ CREATE TABLE IF NOT EXISTS jobs(
   context TEXT NOT NULL,
   timeline TEXT NOT NULL,
   speed TEXT,
-  tuned TEXT NOT NULL DEFAULT '');
+  tuned TEXT NOT NULL DEFAULT '',
+  peak_memory_bytes INTEGER,
+  peak_memory_source TEXT);
 CREATE INDEX IF NOT EXISTS jobs_by_command ON jobs(command_fp, id);
 CREATE TABLE IF NOT EXISTS tune_profiles(
   command_fp TEXT PRIMARY KEY,
   profile TEXT NOT NULL,
   updated_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memory_plans(
+  id INTEGER PRIMARY KEY,
+  command_fp TEXT NOT NULL,
+  planned_at TEXT NOT NULL,
+  peak_bytes REAL NOT NULL,
+  gpu TEXT NOT NULL,
+  flags TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS memory_plans_by_command ON memory_plans(command_fp, id);
 )sql";
 
 constexpr const char* kSelect =
@@ -272,14 +285,17 @@ bool Store::init(std::string* err) {
   return exec("COMMIT", err);
 }
 
-// Version 2's jobs table lacks speed and tuned: added in place (the rows
-// keep their data; their speed reads as unknown, tuned as "").
+// Version 2's jobs table lacks speed and tuned, version 3's the peak
+// memory: added in place (the rows keep their data; their speed and peak
+// read as unknown, tuned as "").
 bool Store::migrate(std::string* err) {
-  bool speed = false;
-  if (!jobs_have_speed(&speed, err)) return false;
-  if (speed) return true;
-  return exec("ALTER TABLE jobs ADD COLUMN speed TEXT", err) &&
-         exec("ALTER TABLE jobs ADD COLUMN tuned TEXT NOT NULL DEFAULT ''", err);
+  bool speed = false, peak = false;
+  if (!jobs_have_column("speed", &speed, err) || !jobs_have_column("peak_memory_bytes", &peak, err)) return false;
+  if (!speed && !(exec("ALTER TABLE jobs ADD COLUMN speed TEXT", err) &&
+                  exec("ALTER TABLE jobs ADD COLUMN tuned TEXT NOT NULL DEFAULT ''", err)))
+    return false;
+  return peak || (exec("ALTER TABLE jobs ADD COLUMN peak_memory_bytes INTEGER", err) &&
+                  exec("ALTER TABLE jobs ADD COLUMN peak_memory_source TEXT", err));
 }
 
 // A newer gpuenv's store: writing to it would reset its version, and the

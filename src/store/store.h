@@ -125,6 +125,16 @@ class Store {
   /// Writes (replaces) the profile of p.command_fp.
   bool put_profile(const TuneProfile& p, const std::string& updated_at, std::string* err);
 
+  // Plans of `gpuenv plan-memory FLAGS -- CMD` (table memory_plans, store/jobs.cc), kept against
+  // CMD's fingerprint, every one. A store from before them (schema 3) has none.
+  /// Adds the plan.
+  bool add_planned_peak(const PlannedPeak& p, std::string* err);
+  /// The newest plan of the command made no later than `at` (RFC 3339 UTC,
+  /// as utc_now() writes it: a job's start); *out stays empty when none. A
+  /// plan gpuenv could not have written fails the call, naming it.
+  bool planned_peak(const std::string& command_fp, const std::string& at, std::optional<PlannedPeak>* out,
+                    std::string* err);
+
  private:
   Store(sqlite3* db, std::string path, Patience patience);
   static int busy(void* store, int attempt);
@@ -140,7 +150,7 @@ class Store {
              std::vector<std::string>* skipped);
   bool has_jobs_table(bool* yes, std::string* err);
   bool has_table(const char* name, bool* yes, std::string* err);
-  bool jobs_have_speed(bool* yes, std::string* err);
+  bool jobs_have_column(const char* name, bool* yes, std::string* err);
   bool migrate(std::string* err);
   bool query_jobs(const std::string& where, const std::vector<std::string>& args, std::vector<Job>* out,
                   std::string* err, std::vector<std::string>* skipped = nullptr);

@@ -1,8 +1,10 @@
 """H200 proof of `gpuenv plan-memory` (issue 14).
 
-For every config of plan_memory_measure.py's SUITE: the predicted peak
+For every config of plan_memory_measure.py's SUITE, and its LOOPS again with
+`--loop keeps`: the predicted peak
 (`gpuenv plan-memory FLAGS --json`, peak_bytes_per_gpu) against the measured
-torch.cuda.max_memory_allocated() over 3 AdamW steps. Targets: every config
+torch.cuda.max_memory_allocated() over 3 AdamW steps, planned with the row's
+loop (`--loop keeps` -> --keeps-logits, else --frees-logits). Targets: every config
 within 10 %, the median within 5 %. Then the edge check: for EDGE (a ~1 B
 Llama at T=8192) the predicted largest batch must train and the next size up
 must raise torch.OutOfMemoryError. Prints a markdown table, a JSON summary
@@ -23,8 +25,21 @@ sys.path.insert(0, HERE)
 import plan_memory_measure as pm  # noqa: E402  (SUITE, EDGE, fits)
 
 
+def plan_flags(flags):
+    """plan-memory's flags for a measuring row: its `--loop keeps|frees` (the
+    measuring script's loop; frees when absent: its model returns only the
+    loss) becomes --keeps-logits or --frees-logits."""
+    w = flags.split()
+    loop = "frees"
+    if "--loop" in w:
+        i = w.index("--loop")
+        loop = w[i + 1]
+        del w[i:i + 2]
+    return w + ["--keeps-logits" if loop == "keeps" else "--frees-logits"]
+
+
 def predict(gpuenv, flags):
-    r = subprocess.run([gpuenv, "plan-memory", "--json"] + flags.split(),
+    r = subprocess.run([gpuenv, "plan-memory", "--json"] + plan_flags(flags),
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"gpuenv plan-memory {flags}: exit {r.returncode}: {r.stderr}")
@@ -52,7 +67,10 @@ def main():
     rows, errors = [], []
     print("| config | predicted GiB | measured GiB | error % | peak phase |")
     print("|---|---:|---:|---:|---|")
-    for name, flags in pm.SUITE:
+    # SUITE in the measuring script's default loop (frees), then LOOPS again
+    # with the logits kept (issue 40).
+    keeps = [(name + " keeps", flags + " --loop keeps") for name, flags in getattr(pm, "LOOPS", [])]
+    for name, flags in pm.SUITE + keeps:
         p, m = predict(gpuenv, flags), measure(flags)
         if "error" in m:
             print(f"| {name} | {p['peak_bytes_per_gpu'] / 2**30:.2f} | failed | | |")

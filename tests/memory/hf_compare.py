@@ -1,5 +1,8 @@
 """Prints predicted vs measured for tests/memory/hf_h200_measured.json (or a
-suite.jsonl from tests/gpu/hf_memory_measure.py --suite).
+suite.jsonl from tests/gpu/hf_memory_measure.py --suite or --loops). Each row
+is planned with its loop: `--loop keeps` (the outputs held through backward)
+as --keeps-logits; `--loop frees` or none (`model(...).loss`) as
+--frees-logits.
 
   python3 tests/memory/hf_compare.py [FILE] [--gpuenv build/gpuenv]
 """
@@ -16,6 +19,18 @@ def rows(path):
     return json.loads(text)["rows"]
 
 
+def plan_flags(flags):
+    """plan-memory's flags for a row: its --loop keeps|frees (frees when
+    absent) becomes --keeps-logits or --frees-logits."""
+    w = flags.split()
+    loop = "frees"
+    if "--loop" in w:
+        i = w.index("--loop")
+        loop = w[i + 1]
+        del w[i:i + 2]
+    return w + ["--keeps-logits" if loop == "keeps" else "--frees-logits"]
+
+
 def main():
     args = sys.argv[1:]
     gpuenv = os.path.join(ROOT, "build", "gpuenv")
@@ -29,7 +44,7 @@ def main():
         cfg = os.path.join(HERE, "hf", r["config"] + ".json")
         out = subprocess.run([gpuenv, "plan-memory", "--json", "--machine",
                               os.path.join(ROOT, "tests", "machines", "h200.json"), "--config", cfg]
-                             + r["flags"].split(), capture_output=True, text=True)
+                             + plan_flags(r["flags"]), capture_output=True, text=True)
         if out.returncode != 0:
             print(f"{r['name']:32s} exit {out.returncode}: {out.stderr.strip()[:200]}")
             continue

@@ -231,6 +231,32 @@ class Speed(unittest.TestCase):
         # so even a loaded machine stays far under half a second.
         self.assertLess(got["wait"], 0.5, got)
 
+    def test_the_peak_is_torchs_once_the_job_started_cuda(self):
+        # Issue 40, 4: torch.cuda.max_memory_allocated() in every write, the largest kept (the
+        # script resets torch's peak before its end), and nothing before the job started CUDA.
+        loop = ("import time, torch\nopt = torch.optim.Optimizer()\n"
+                "torch.cuda.init()\ntorch.cuda.PEAK[0] = 31 * 2**30\n"
+                "for _ in range(3):\n    opt.step()\n"
+                "time.sleep(1.05)\nopt.step()\n"  # a second write, with the peak of then
+                "torch.cuda.PEAK[0] = 2**20\n")  # reset_peak_memory_stats(): the exit's write keeps 31 GiB
+        with tempfile.NamedTemporaryFile() as f:
+            r = python(loop, override=False, torch=TUNE, speed=f.name)
+            got = report(f.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(got["peak_mem"], 31 * 2**30, got)
+        self.assertEqual(got["steps"], 4, got)
+
+    def test_no_peak_while_cuda_was_never_started(self):
+        # The stand-in's max_memory_allocated() starts CUDA: a hook that asked would have written a peak.
+        with tempfile.NamedTemporaryFile() as f:
+            r = python(LOOP, override=False, torch=TUNE, speed=f.name)
+            got = report(f.name)
+            r2 = python("import sys\nprint('torch' in sys.modules)", override=False, torch=TUNE, speed=f.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(got["steps"], 8, got)
+        self.assertNotIn("peak_mem", got)
+        self.assertEqual(r2.stdout.strip(), "False", r2.stderr)  # a job without torch: never imported
+
     def test_nothing_without_the_variable_nor_a_file_it_did_not_make(self):
         with tempfile.TemporaryDirectory() as d:
             missing = os.path.join(d, "none")

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "act/render/printable.h"
+#include "decide/run/peak_memory.h"
 #include "model/job_json.h"
 #include "model/json_opt.h"
 #include "sys/text.h"
@@ -99,6 +100,40 @@ std::string speed_text(const Job& job, const FirstRuns& firsts) {
 }
 
 namespace {
+
+double gib(double bytes) { return bytes / (1024.0 * 1024 * 1024); }
+
+const PlannedPeak* plan_of(const Job& job, const PlannedPeaks& plans) {
+  auto it = plans.find(job.id);
+  return it == plans.end() ? nullptr : &it->second;
+}
+
+std::optional<double> error_pct(const Job& job, const PlannedPeak* plan) {
+  if (!plan || !job.peak_memory) return std::nullopt;
+  return plan_error_pct(double(job.peak_memory->bytes), plan->peak_bytes);
+}
+
+std::string error_text(double pct) {
+  if (std::fabs(pct) < 0.05) return "measured as planned";
+  return pct > 0 ? fmt("measured +%.1f %% over the plan", pct) : fmt("measured %.1f %% under the plan", -pct);
+}
+
+}  // namespace
+
+std::string peak_memory_text(const Job& job, const PlannedPeaks& plans) {
+  const PlannedPeak* plan = plan_of(job, plans);
+  std::string out;
+  if (job.peak_memory) out = fmt("peak memory %.1f GiB", gib(double(job.peak_memory->bytes))) + " (" + job.peak_memory->source + ")";
+  if (!plan) return out;
+  out += (out.empty() ? "peak memory not measured, planned " : ", planned ") + fmt("%.1f GiB", gib(plan->peak_bytes));
+  if (!plan->gpu.empty()) out += " for " + plan->gpu;
+  if (auto pct = error_pct(job, plan)) out += ": " + error_text(*pct);
+  if (job.peak_memory && job.peak_memory->source == "nvml")
+    out += " (NVML's figure counts the CUDA context and the allocator's cached blocks, which the plan leaves out)";
+  return out;
+}
+
+namespace {
 std::string steps_cell(const Job& j, const FirstRuns& firsts) {
   if (!j.speed || !j.speed->steps_per_s) return "-";
   std::string cell = fmt("%.2f", *j.speed->steps_per_s);
@@ -169,7 +204,8 @@ std::string render_jobs_table(const std::vector<Job>& jobs, const FirstRuns& fir
   return out;
 }
 
-std::string render_job(const Job& job, const std::vector<Verdict>& verdicts, bool utf8, const FirstRuns& firsts) {
+std::string render_job(const Job& job, const std::vector<Verdict>& verdicts, bool utf8, const FirstRuns& firsts,
+                       const PlannedPeaks& plans) {
   std::string out = "Job " + std::to_string(job.id) + ": " + command_text(job.argv, 200) + "\n";
   out += "  started " + printable(job.started_at) + " in " + printable(job.cwd) + ", ran " +
          human_duration(job.duration_s) + ", exit " + exit_text(job.exit_code);
@@ -180,6 +216,7 @@ std::string render_job(const Job& job, const std::vector<Verdict>& verdicts, boo
   out += "  watched: " + (gpus.empty() ? "no GPU (" + printable(job.context.unwatched) + ")" : join(gpus, ", ")) +
          ", every " + fmt("%.1f", job.context.interval_s) + " s\n";
   if (std::string sp = speed_text(job, firsts); !sp.empty()) out += "  speed: " + printable(sp) + "\n";
+  if (std::string peak = peak_memory_text(job, plans); !peak.empty()) out += "  " + printable(peak) + "\n";
   std::string tuned = job.tuned;
   if (!job.context.precision.empty())
     tuned += (tuned.empty() ? "" : ", ") + job.context.precision + " autocast (--tune=+precision, docs/precision.md)";
@@ -261,21 +298,38 @@ json verdict_json(const Verdict& v) {
   return {{"name", v.name}, {"evidence", v.evidence}, {"fix", v.fix}, {"figures", v.figures}, {"tune", v.tune}};
 }
 
-json jobs_json(const std::vector<Job>& jobs, const FirstRuns& firsts) {
+namespace {
+
+// planned_peak_bytes, plan_error_pct and memory_plan of `job`: null without a plan.
+void add_plan(const Job& job, const PlannedPeaks& plans, json* j) {
+  const PlannedPeak* plan = plan_of(job, plans);
+  (*j)["planned_peak_bytes"] = plan ? json(plan->peak_bytes) : json(nullptr);
+  (*j)["plan_error_pct"] = opt(error_pct(job, plan));
+  (*j)["memory_plan"] = plan ? json{{"peak_bytes", plan->peak_bytes}, {"gpu", plan->gpu}, {"flags", plan->flags},
+                                    {"planned_at", plan->planned_at}}
+                             : json(nullptr);
+}
+
+}  // namespace
+
+json jobs_json(const std::vector<Job>& jobs, const FirstRuns& firsts, const PlannedPeaks& plans) {
   json list = json::array();
   for (const auto& j : jobs) {
     json e = job_to_json(j, false);
     e.erase("plan");
     e["verdict"] = verdict_json(judge(j)[0]);
     e["speedup"] = opt(speedup(j, firsts));
+    add_plan(j, plans, &e);
     list.push_back(e);
   }
   return {{"jobs", list}};
 }
 
-json job_report_json(const Job& job, const std::vector<Verdict>& verdicts, const FirstRuns& firsts) {
+json job_report_json(const Job& job, const std::vector<Verdict>& verdicts, const FirstRuns& firsts,
+                     const PlannedPeaks& plans) {
   json j = job_to_json(job, true);
   j["speedup"] = opt(speedup(job, firsts));
+  add_plan(job, plans, &j);
   json vs = json::array();
   for (const auto& v : verdicts) vs.push_back(verdict_json(v));
   j["verdict"] = verdicts.empty() ? json(nullptr) : verdict_json(verdicts[0]);

@@ -17,13 +17,22 @@ namespace gpuenv {
 /// what report's speed-up compares with.
 using FirstRuns = std::map<std::string, Job>;
 
+/// The memory plan of each job's command (`gpuenv plan-memory -- CMD`) made
+/// before the job started, by job id: what report compares its peak with.
+using PlannedPeaks = std::map<std::int64_t, PlannedPeak>;
+
 /// ID, WHEN, COMMAND, DURATION, EXIT, STEPS/S (and the speed-up against the
 /// command's first run), VERDICT: one line per job.
 std::string render_jobs_table(const std::vector<Job>& jobs, const FirstRuns& firsts = {});
 
 /// One job: what ran, its speed, the verdicts with evidence and fix, and sparklines of
 /// utilisation and memory (Unicode blocks, or ASCII when `utf8` is false).
-std::string render_job(const Job& job, const std::vector<Verdict>& verdicts, bool utf8, const FirstRuns& firsts = {});
+std::string render_job(const Job& job, const std::vector<Verdict>& verdicts, bool utf8, const FirstRuns& firsts = {},
+                       const PlannedPeaks& plans = {});
+
+/// "peak memory 31.2 GiB (torch), planned 29.8 GiB for NVIDIA H200: measured
+/// +4.7 % over the plan"; "" when the job has neither a measured peak nor a plan.
+std::string peak_memory_text(const Job& job, const PlannedPeaks& plans);
 
 /// The job's steps/s over its command's first run's; nullopt when either is unknown.
 std::optional<double> speedup(const Job& job, const FirstRuns& firsts);
@@ -40,9 +49,12 @@ std::string job_svg(const Job& job, const std::vector<Verdict>& verdicts, const 
 
 nlohmann::json verdict_json(const Verdict& v);
 /// {"jobs": [...]} with each job's main verdict (no timelines).
-nlohmann::json jobs_json(const std::vector<Job>& jobs, const FirstRuns& firsts = {});
-/// The job with its timeline and every verdict.
-nlohmann::json job_report_json(const Job& job, const std::vector<Verdict>& verdicts, const FirstRuns& firsts = {});
+/// Each job also has planned_peak_bytes, plan_error_pct and memory_plan
+/// (null when its command had no plan, or no measured peak for the error).
+nlohmann::json jobs_json(const std::vector<Job>& jobs, const FirstRuns& firsts = {}, const PlannedPeaks& plans = {});
+/// The job with its timeline and every verdict (and the plan, as jobs_json).
+nlohmann::json job_report_json(const Job& job, const std::vector<Verdict>& verdicts, const FirstRuns& firsts = {},
+                               const PlannedPeaks& plans = {});
 
 /// "1 h 02 min", "3 min 05 s", "12.3 s".
 std::string human_duration(double seconds);

@@ -57,7 +57,20 @@ const std::pair<const char*, double Breakdown::*> kComponents[] = {
     {"logits_loss", &Breakdown::logits_loss},
     {"temporaries", &Breakdown::temporaries},
     {"allocator_overhead", &Breakdown::allocator_overhead},
+    {"held_logits", &Breakdown::held_logits},
 };
+
+// Which loop was planned, and the flag for the other.
+std::string loop_line(const memory::MemoryPlan& p) {
+  if (p.training.loop == memory::Loop::kFreesLogits)
+    return "Loop: only the loss survives the forward, the logits are freed (--frees-logits; "
+           "--keeps-logits if the loop holds the model's outputs through backward, as nanoGPT's "
+           "logits, loss = model(X, Y))\n";
+  return fmt::format(
+      "Loop: keeps the logits through backward, {} held (--keeps-logits{}; --frees-logits if only "
+      "the loss survives the forward, as in Hugging Face Trainer)\n",
+      gib(p.estimate.peak_phase().bytes.held_logits), p.loop_assumed ? ", the default" : "");
+}
 
 std::string fit_lines(const memory::MemoryPlan& p) {
   if (!p.gpu) return "";
@@ -93,6 +106,7 @@ std::string render_memory_plan(const memory::MemoryPlan& p) {
   const memory::Phase& peak = e.peak_phase();
   std::string out = printable(model_line(p, e.parameters)) + "\n";
   out += "Attention: " + e.attention_reason + "\n";
+  out += loop_line(p);
   out += fmt::format("Peak per GPU: {} (predicted torch.cuda.max_memory_allocated()), at {}:\n  {}\n",
                      gib(e.peak_bytes()), peak.name, peak.what);
   for (const auto& [name, field] : kComponents)
@@ -140,6 +154,8 @@ std::string memory_plan_to_json(const memory::MemoryPlan& p) {
   j["model"] = model_json(p, e.parameters);
   j["attention"] = e.attention == memory::Attention::kMath ? "math" : "fused";
   j["attention_reason"] = e.attention_reason;
+  j["loop"] = memory::loop_name(p.training.loop);
+  j["loop_assumed"] = p.loop_assumed;
   j["peak_bytes_per_gpu"] = bytes(e.peak_bytes());
   j["peak_phase"] = e.peak_phase().name;
   j["components"] = components_json(e.peak_phase().bytes);

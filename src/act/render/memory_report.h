@@ -7,11 +7,12 @@
 
 namespace gpuenv {
 
-/// The model line, the peak with its components, the GPU budget, fit,
-/// largest batch and, when it does not fit, the changes in order.
+/// The model line, the loop planned, the peak with its components, the GPU
+/// budget, fit, largest batch and, when it does not fit, the changes in order.
 std::string render_memory_plan(const memory::MemoryPlan& p);
 
-/// The same as JSON: peak_bytes_per_gpu, components, phases, gpu, fits,
+/// The same as JSON: loop ("keeps-logits" or "frees-logits"), loop_assumed
+/// (neither flag given), peak_bytes_per_gpu, components, phases, gpu, fits,
 /// margin_bytes, largest_batch, advice, notes.
 std::string memory_plan_to_json(const memory::MemoryPlan& p);
 

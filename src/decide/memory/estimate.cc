@@ -280,6 +280,20 @@ double step_temporaries(const Training& t, const Inventory& inv, double w) {
   return 2 * w * largest;
 }
 
+// Whether the logits a model returns are its fp32 upcast (transformers'
+// older `logits = logits.float()` in forward) rather than the compute-dtype
+// ones: assumed not (the plain script and ForCausalLMLoss upcast inside the
+// loss), to be calibrated against the H200 (issue 40).
+constexpr bool kReturnsUpcastLogits = false;
+
+// The logits a loop that keeps the model's outputs holds: B x T x V in the
+// compute dtype, and the fp32 copy beside them where the model returns it.
+double loop_held_logits(const Training& t, double a, double nv) {
+  if (t.loop != Loop::kKeepsLogits) return 0;
+  double upcast = kReturnsUpcastLogits && a < 4 ? 4 * nv : 0;
+  return a * nv + upcast;
+}
+
 double rounding(const Inventory& inv, double elem) {
   double extra = 0;
   for (const auto& x : inv.trained()) {
@@ -296,6 +310,7 @@ struct Terms {
   double gathered, unsharded_grads;         // FSDP's per-unit full tensors
   double acts, acts_last_block, final, data, head_grad, grad_flow, backward_scores;
   double logits_fwd, logits_bwd, embedding_grad, overhead;
+  double held_logits;  // what a loop that keeps the outputs holds, in every phase
   double kv_cache;  // alive through forward only
   bool checkpointing;
 };
@@ -366,6 +381,7 @@ Terms terms(const Training& t, const GpuTraits& g, const Inventory& inv, Attenti
     r.logits_fwd += s.a * nv;
     r.logits_bwd += s.a * nv;
   }
+  r.held_logits = loop_held_logits(t, compute.a, nv);
   r.embedding_grad = m.tied && !offload && !inv.lora ? s.w * inv.head / shard : 0;
   double workspace = g.cc_major >= 9 ? 32.0 * 1024 * 1024 : (4096.0 * 2 + 16 * 8) * 1024;
   r.overhead = 2 * workspace + (offload ? 0 : 3 * rounding(inv, tw) / shard);
@@ -405,6 +421,7 @@ std::vector<Phase> phases(const Terms& r) {
                         "added to the lm_head's",
                         {r.weights, r.grads + r.buckets, r.states, r.data, 0,
                          r.embedding_grad + r.gathered + r.unsharded_grads, r.overhead}));
+  for (auto& p : out) p.bytes.held_logits = r.held_logits;
   return out;
 }
 

@@ -1,7 +1,8 @@
 // The predicted torch.cuda.max_memory_allocated() of a training step: the
 // largest of the phases where memory peaks (end of forward at the loss,
 // backward at the loss, backward through the last block, the optimizer step,
-// the tied embedding's gradient), each split into components.
+// the tied embedding's gradient), each split into components, plus the
+// logits the loop holds when it keeps the model's outputs.
 // Formulas and sources: docs/memory.md.
 #pragma once
 
@@ -12,13 +13,16 @@
 
 namespace gpuenv::memory {
 
-/// Bytes of one phase, by what holds them.
+/// Bytes of one phase, by what holds them. held_logits is the B x T x V
+/// logits a loop that keeps the model's outputs holds (Loop::kKeepsLogits):
+/// in every phase, the forward's too, as the previous step's outputs are
+/// dropped only when the next forward returns.
 struct Breakdown {
   double weights = 0, gradients = 0, optimizer_states = 0, activations = 0, logits_loss = 0,
-         temporaries = 0, allocator_overhead = 0;
+         temporaries = 0, allocator_overhead = 0, held_logits = 0;
   double total() const {
     return weights + gradients + optimizer_states + activations + logits_loss + temporaries +
-           allocator_overhead;
+           allocator_overhead + held_logits;
   }
 };
 

@@ -61,6 +61,7 @@ struct MemoryPlan {
   std::optional<long long> largest_batch;  // 0: not even batch 1
   std::vector<Change> advice;            // empty when it fits
   std::vector<std::string> notes;
+  bool loop_assumed = false;  // training.loop is the default, not asked for
 };
 
 /// The budget of one GPU of `total` bytes: total less the context (and

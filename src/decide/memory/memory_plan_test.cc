@@ -62,6 +62,57 @@ TEST(MemoryEstimate, Fp32WithGroupedHeadsRunsTheMathKernel) {
   EXPECT_EQ(estimate(llama_1b(1), GpuTraits{7}).attention, Attention::kMath);  // no bf16 kernel
 }
 
+Training gpt2_124m(Precision p, Loop loop) {
+  Training t;
+  t.model = {Arch::kGpt2, 768, 12, 12, 0, 0, 50257};
+  t.seq = 1024;
+  t.batch = 8;
+  t.precision = p;
+  t.loop = loop;
+  return t;
+}
+
+// A loop that keeps the model's outputs (nanoGPT's `logits, loss =
+// model(X, Y)`) holds one B x T x V logits tensor in the compute dtype more
+// than one that keeps only the loss, in every phase; the default keeps it.
+TEST(MemoryEstimate, KeepingTheLogitsAddsOneComputeDtypeLogitsTensorToEveryPhase) {
+  const std::pair<Precision, double> rows[] = {{Precision::kFp32, 4.0 * 8 * 1024 * 50257},
+                                               {Precision::kBf16Mixed, 2.0 * 8 * 1024 * 50257}};
+  for (const auto& [precision, held] : rows) {
+    Estimate keeps = estimate(gpt2_124m(precision, Loop::kKeepsLogits), {});
+    Estimate frees = estimate(gpt2_124m(precision, Loop::kFreesLogits), {});
+    ASSERT_EQ(keeps.phases.size(), frees.phases.size());
+    EXPECT_EQ(frees.peak_phase().name, "backward_at_loss") << precision_name(precision);
+    EXPECT_EQ(keeps.peak_phase().name, "backward_at_loss") << precision_name(precision);
+    EXPECT_DOUBLE_EQ(keeps.peak_bytes() - frees.peak_bytes(), held) << precision_name(precision);
+    for (size_t i = 0; i < keeps.phases.size(); ++i) {
+      EXPECT_DOUBLE_EQ(keeps.phases[i].bytes.held_logits, held) << keeps.phases[i].name;
+      EXPECT_EQ(frees.phases[i].bytes.held_logits, 0) << frees.phases[i].name;
+      EXPECT_DOUBLE_EQ(keeps.phases[i].bytes.total() - frees.phases[i].bytes.total(), held)
+          << keeps.phases[i].name;
+    }
+    Training given = gpt2_124m(precision, Loop::kKeepsLogits);
+    Training plain;
+    plain.model = given.model, plain.seq = 1024, plain.batch = 8, plain.precision = precision;
+    EXPECT_EQ(plain.loop, Loop::kKeepsLogits);
+    EXPECT_DOUBLE_EQ(estimate(plain, {}).peak_bytes(), keeps.peak_bytes());
+  }
+}
+
+// The largest batch is searched with the loop planned: keeping the logits
+// never allows a larger batch than freeing them.
+TEST(MemoryPlan, TheLargestBatchIsSearchedWithTheLoopPlanned) {
+  Machine m = testing::machine::h100(1);
+  MemoryPlan keeps = plan_memory(m, no_env(), gpt2_124m(Precision::kFp32, Loop::kKeepsLogits));
+  MemoryPlan frees = plan_memory(m, no_env(), gpt2_124m(Precision::kFp32, Loop::kFreesLogits));
+  ASSERT_TRUE(keeps.largest_batch && frees.largest_batch);
+  EXPECT_LT(*keeps.largest_batch, *frees.largest_batch);
+  Training next = gpt2_124m(Precision::kFp32, Loop::kKeepsLogits);
+  next.batch = *keeps.largest_batch + 1;
+  EXPECT_GT(estimate(next, {}).peak_bytes() + stranded_bytes(next, keeps.allocator.expandable_segments),
+            keeps.gpu->budget_bytes);
+}
+
 TEST(MemoryPlan, TheLargestBatchFitsAndTheNextDoesNot) {
   Machine m = testing::machine::h200();
   MemoryPlan p = plan_memory(m, no_env(), llama_1b(2));

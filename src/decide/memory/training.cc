@@ -469,4 +469,6 @@ const char* strategy_name(Strategy s) {
   return s == Strategy::kDdp ? "ddp" : s == Strategy::kFsdp ? "fsdp" : "fsdp-offload";
 }
 
+const char* loop_name(Loop l) { return l == Loop::kKeepsLogits ? "keeps-logits" : "frees-logits"; }
+
 }  // namespace gpuenv::memory

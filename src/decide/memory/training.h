@@ -22,6 +22,12 @@ enum class Strategy { kDdp, kFsdp, kFsdpOffload };
 /// Which scaled_dot_product_attention kernel runs: a fused one (flash,
 /// memory-efficient, cuDNN: no T x T matrix) or the math fallback.
 enum class Attention { kAuto, kFused, kMath };
+/// What the training loop keeps of the model's outputs through backward:
+/// the outputs themselves (nanoGPT's `logits, loss = model(X, Y)`,
+/// accelerate's `outputs = model(**batch)`: the B x T x V logits stay
+/// allocated until the next forward has returned), or only the loss
+/// (Hugging Face Trainer's compute_loss, `model(...).loss`).
+enum class Loop { kKeepsLogits, kFreesLogits };
 
 /// The model's shape. Sizes are counts (int64: products never overflow in
 /// double arithmetic below 2^53).
@@ -70,6 +76,7 @@ struct Training {
   /// bf16 gathered parameters and compute, no autocast (fsdp strategies only).
   bool fsdp_bf16 = false;
   Lora lora;
+  Loop loop = Loop::kKeepsLogits;  // the safe side: a kept B x T x V never fits by surprise
 };
 
 /// The defaults the measured training script applies (tests/gpu/
@@ -104,5 +111,7 @@ const char* arch_name(Arch a);
 const char* precision_name(Precision p);
 const char* optimizer_name(Optimizer o);
 const char* strategy_name(Strategy s);
+/// "keeps-logits" or "frees-logits", as the flags and the JSON spell them.
+const char* loop_name(Loop l);
 
 }  // namespace gpuenv::memory

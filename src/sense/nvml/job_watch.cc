@@ -26,12 +26,12 @@ constexpr std::uint64_t kThermalBits = clock_event::kHwSlowdown | clock_event::k
 // Adds x to an optional sum.
 void add(std::optional<double>* sum, double x) { *sum = sum->value_or(0) + x; }
 
-// The GPU memory of `pids`' processes on d; nullopt when NVML cannot say.
+// The GPU memory of `pids`' processes on d, in bytes; nullopt when NVML cannot say.
 // A process NVML lists whose PID this /proc does not show belongs to another
 // PID namespace (a container sees host PIDs): it is counted as the job's only
 // when `foreign_is_ours` and no PID matched.
-std::optional<double> process_memory_mib(const NvmlFunctions& fn, nvml::Device d, const std::set<int>& pids,
-                                         const std::string& proc, bool foreign_is_ours) {
+std::optional<double> process_memory_bytes(const NvmlFunctions& fn, nvml::Device d, const std::set<int>& pids,
+                                           const std::string& proc, bool foreign_is_ours) {
   if (!fn.processes.call) return std::nullopt;
   std::vector<nvml::ProcessInfo> infos(64);
   unsigned n = infos.size();
@@ -45,12 +45,14 @@ std::optional<double> process_memory_mib(const NvmlFunctions& fn, nvml::Device d
   bool matched = false;
   for (unsigned i = 0; i < std::min<unsigned>(n, infos.size()); ++i) {
     const auto& p = infos[i];
-    double mib = p.used_gpu_memory == nvml::kValueNotAvailable ? 0 : double(p.used_gpu_memory) / (1024.0 * 1024.0);
-    if (pids.count(int(p.pid))) mine += mib, matched = true;
-    else if (!fs::exists(proc + "/" + std::to_string(p.pid))) foreign += mib;
+    double bytes = p.used_gpu_memory == nvml::kValueNotAvailable ? 0 : double(p.used_gpu_memory);
+    if (pids.count(int(p.pid))) mine += bytes, matched = true;
+    else if (!fs::exists(proc + "/" + std::to_string(p.pid))) foreign += bytes;
   }
   return matched || !foreign_is_ours ? mine : mine + foreign;
 }
+
+constexpr double kBytesPerMib = 1024.0 * 1024.0;
 
 }  // namespace
 
@@ -62,6 +64,7 @@ struct JobWatch::Impl {
   JobContext context;
   Timeline timeline;
   CpuMeter cpu;
+  std::optional<double> peak_bytes;  // the most the job's processes held on one GPU in a sample
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last = start;
 
   const NvmlFunctions& fn() const { return session.nvml().fn; }
@@ -100,14 +103,22 @@ struct JobWatch::Impl {
     return g;
   }
 
+  // The job's memory on d (MiB), counted toward its peak on one GPU.
+  std::optional<double> job_memory_mib(nvml::Device d, const std::set<int>& pids, bool foreign_is_ours) {
+    std::optional<double> bytes = process_memory_bytes(fn(), d, pids, o.proc, foreign_is_ours);
+    if (!bytes) return std::nullopt;
+    peak_bytes = std::max(peak_bytes.value_or(0), *bytes);
+    return *bytes / kBytesPerMib;
+  }
+
   // The GPU's live state (sense/nvml/nvml_reading.h) and, beside it, the
   // job's own memory on it and the PCIe throughput.
-  void sample_gpu(nvml::Device d, const std::set<int>& pids, JobSample* s) const {
+  void sample_gpu(nvml::Device d, const std::set<int>& pids, JobSample* s) {
     const NvmlFunctions& fn = this->fn();
     DeviceReading r = read_live_state(session.nvml(), d);
     double n = double(watched.size());
     if (r.utilization_ratio) add(&s->v[kUtilPct], std::round(100 * *r.utilization_ratio) / n);  // NVML's whole percent
-    if (auto mib = process_memory_mib(fn, d, pids, o.proc, true)) add(&s->v[kMemMib], *mib);
+    if (auto mib = job_memory_mib(d, pids, true)) add(&s->v[kMemMib], *mib);
     if (r.power_watts) add(&s->v[kPowerW], *r.power_watts);
     if (r.sm_clock_hz) add(&s->v[kSmMhz], double(*r.sm_clock_hz / 1000000u) / n);
     if (std::optional<std::uint64_t> mask = r.clock_events) {
@@ -157,7 +168,7 @@ struct JobWatch::Impl {
     for (nvml::Device d : watched) sample_gpu(d, pids, &s);
     sample_gpm(&s);
     for (nvml::Device d : others)
-      if (auto mib = process_memory_mib(fn(), d, pids, o.proc, false)) add(&s.v[kOtherGpuMemMib], *mib);
+      if (auto mib = job_memory_mib(d, pids, false)) add(&s.v[kOtherGpuMemMib], *mib);
     if (c.processes > 0 || !watched.empty()) timeline.add(s);
   }
 };
@@ -192,11 +203,13 @@ void JobWatch::begin() {
   }
 }
 
-void JobWatch::stop(JobContext* context, Timeline* timeline) {
+void JobWatch::stop(JobContext* context, Timeline* timeline, std::optional<std::int64_t>* peak_bytes) {
   if (!impl_) return;
   thread_.stop();
   *context = std::move(impl_->context);
   *timeline = std::move(impl_->timeline);
+  if (peak_bytes && impl_->peak_bytes)
+    *peak_bytes = std::int64_t(std::min(*impl_->peak_bytes, double(kMaxPeakMemoryBytes)));
   impl_.reset();
 }
 

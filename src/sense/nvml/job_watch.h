@@ -14,7 +14,9 @@
 
 #include <chrono>
 #include <functional>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,8 +46,10 @@ class JobWatch {
   void start(JobWatchOptions options);
   /// Stops the thread (after at most one sample in progress) and returns what
   /// it saw: the GPUs' capacities and why they were unwatched in *context,
-  /// the samples in *timeline.
-  void stop(JobContext* context, Timeline* timeline);
+  /// the samples in *timeline, and (when given) in *peak_bytes the most GPU
+  /// memory NVML listed for the job's processes on one GPU in one sample
+  /// (left as it is when NVML never said).
+  void stop(JobContext* context, Timeline* timeline, std::optional<std::int64_t>* peak_bytes = nullptr);
 
  private:
   struct Impl;

@@ -37,15 +37,16 @@ bool read_line(const std::string& line, SpeedMarks* m) {
     std::size_t eq = word.find('=');
     if (eq == std::string::npos) continue;
     std::string key = word.substr(0, eq), value = word.substr(eq + 1);
-    static const char* const kKnown[] = {"steps", "batches", "wait", "first_step", "last_step", "first_batch",
-                                         "last_batch"};
+    static const char* const kKnown[] = {"steps",     "batches",     "wait",       "first_step",
+                                         "last_step", "first_batch", "last_batch", "peak_mem"};
     if (std::none_of(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return key == k; })) continue;
     double v = 0;
-    bool count = key == "steps" || key == "batches";
-    if (!number(value, count ? kMaxCount : kMaxTime, &v)) return false;
+    bool bytes = key == "peak_mem", count = key == "steps" || key == "batches" || bytes;
+    if (!number(value, bytes ? double(kMaxPeakMemoryBytes) : count ? kMaxCount : kMaxTime, &v)) return false;
     if (count && v != std::floor(v)) return false;
     any = true;
-    if (key == "steps") m->steps = (long long)v;
+    if (bytes) m->peak_mem = std::int64_t(v);
+    else if (key == "steps") m->steps = (long long)v;
     else if (key == "batches") m->batches = (long long)v;
     else if (key == "wait") m->wait_s = v;
     else if (key == "first_step") m->first_step = v;

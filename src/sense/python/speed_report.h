@@ -1,11 +1,13 @@
 // The job's own speed as gpuenv's Python hook reports it (python/gpuenv_speed.py):
 // gpuenv makes a private file, names it in GPUENV_SPEED_FILE, and reads it
 // when the job ends. Each line holds the counts so far and CLOCK_MONOTONIC
-// times (the clock of std::chrono::steady_clock):
-//   steps=120 batches=121 wait=3.5 first_step=812.1 last_step=840.2 first_batch=811.9 last_batch=840.1
+// times (the clock of std::chrono::steady_clock), and once the job has
+// started CUDA its peak of torch.cuda.max_memory_allocated() in bytes:
+//   steps=120 batches=121 wait=3.5 peak_mem=33285996544 first_step=812.1 last_step=840.2 first_batch=811.9 last_batch=840.1
 // docs/feedback.md describes the figures.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -20,10 +22,12 @@ struct SpeedMarks {
   long long steps = 0, batches = 0;
   double wait_s = 0;  // waiting for batches after the first
   std::optional<double> first_step, last_step, first_batch, last_batch;
+  std::optional<std::int64_t> peak_mem;  // bytes; nullopt: the job never started CUDA (or no torch)
 };
 
 /// The last complete line (ended by a newline) that reads: counts and times
-/// non-negative and finite, each last time not before its first. Words it
+/// non-negative and finite, each last time not before its first, peak_mem a
+/// whole number of bytes up to kMaxPeakMemoryBytes (model/job.h). Words it
 /// does not know are skipped; nullopt when no line reads.
 std::optional<SpeedMarks> parse_speed_report(const std::string& text);
 

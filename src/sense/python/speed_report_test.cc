@@ -35,6 +35,36 @@ TEST(SpeedReport, TheLastCompleteLineThatReads) {
   }
 }
 
+// peak_mem: torch's max_memory_allocated() in bytes, a whole number up to 1 PiB.
+TEST(SpeedReport, ThePeakMemoryInRange) {
+  struct Row {
+    const char* what;
+    const char* text;
+    bool reads;
+    std::optional<std::int64_t> peak;
+  } rows[] = {
+      {"as the hook writes it", "steps=3 batches=3 wait=0 peak_mem=33285996544 first_step=1 last_step=2\n", true,
+       33285996544},
+      {"none: CUDA never started", "steps=3 wait=0\n", true, std::nullopt},
+      {"zero", "steps=0 peak_mem=0\n", true, 0},
+      {"alone", "peak_mem=1024\n", true, 1024},
+      {"1 PiB", "steps=1 peak_mem=1125899906842624\n", true, std::int64_t(1) << 50},
+      {"over 1 PiB", "steps=1 peak_mem=1125899906842625\n", false, std::nullopt},
+      {"negative", "steps=1 peak_mem=-1\n", false, std::nullopt},
+      {"a fraction of a byte", "steps=1 peak_mem=1.5\n", false, std::nullopt},
+      {"not a number", "steps=1 peak_mem=lots\n", false, std::nullopt},
+      {"nan", "steps=1 peak_mem=nan\n", false, std::nullopt},
+      {"empty", "steps=1 peak_mem=\n", false, std::nullopt},
+      {"too long", "steps=1 peak_mem=00000000000000000000000000000000000000001\n", false, std::nullopt},
+      {"a bad peak falls back to the line before", "steps=1 peak_mem=7\nsteps=2 peak_mem=-7\n", true, 7},
+  };
+  for (const Row& r : rows) {
+    auto m = parse_speed_report(r.text);
+    ASSERT_EQ(m.has_value(), r.reads) << r.what;
+    if (m) EXPECT_EQ(m->peak_mem, r.peak) << r.what;
+  }
+}
+
 TEST(SpeedReport, FiguresFromTheMarks) {
   auto m = parse_speed_report("steps=11 batches=11 wait=2.5 first_step=110 last_step=120 first_batch=109 last_batch=119\n");
   ASSERT_TRUE(m);
