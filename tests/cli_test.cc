@@ -11,6 +11,7 @@
 #include "builders.h"
 #include "model/snapshot.h"
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -44,7 +45,7 @@ TEST(Cli, VersionAndHelp) {
 // snapshot at 80 columns the table stays within them and shortens long
 // values; --wide prints what a pipe without $COLUMNS gets, every value whole.
 TEST(Cli, ExplainFitsColumnsAndWideShowsValuesWhole) {
-  std::string dgx = GPUENV_TESTS_DIR "/machines/a100x8-nvlink.json";
+  std::string dgx = (test_paths::tests_dir() + "/machines/a100x8-nvlink.json");
   testing::ProcessOptions narrow;
   narrow.env = {{"COLUMNS", "80"}};
   auto r = run_gpuenv({"explain", "--machine", dgx}, narrow);
@@ -341,7 +342,7 @@ TEST(Cli, RunSaysWhenTheCpuBindingFails) {
 
 TEST(Cli, ColourOnlyOnATerminalAndNeverWithNoColor) {
   std::string file = snapshot(testing::machine::h100());
-  std::string cmd = std::string(GPUENV_BIN) + " explain --machine " + file;
+  std::string cmd = test_paths::gpuenv_bin() + " explain --machine " + file;
   // script(1) gives the command a pseudo-terminal.
   testing::ProcessOptions tty;
   tty.env["NO_COLOR"] = "";
@@ -367,8 +368,8 @@ namespace {
 TEST(Cli, OnlyTheSnapshotAndDoctorReadTheDetails) {
   std::string trace = write_temp_file("nvml.trace", "");
   ProcessOptions o;
-  o.env["GPUENV_NVML_LIBRARY"] = GPUENV_FAKE_DIR "/libnvidia-ml.so.1";
-  o.env["FAKE_NVML_SCENARIO"] = GPUENV_TESTS_DIR "/fake_nvml/scenarios/h200.txt";
+  o.env["GPUENV_NVML_LIBRARY"] = (test_paths::fake_dir() + "/libnvidia-ml.so.1");
+  o.env["FAKE_NVML_SCENARIO"] = (test_paths::tests_dir() + "/fake_nvml/scenarios/h200.txt");
   o.env["FAKE_NVML_TRACE"] = trace;
   auto calls = [&](const std::vector<std::string>& args) {
     std::ofstream(trace, std::ios::trunc).flush();
@@ -431,7 +432,7 @@ ProcessOptions quick(std::map<std::string, std::string> env = {}) {
 
 TEST(Cli, InspectAndMachineRefuseAFifoWithoutHanging) {
   std::string fifo = fifo_at(temp_dir() + "/lib.so");
-  auto r = run_gpuenv({"inspect", fifo, "--machine", GPUENV_TESTS_DIR "/machines/h200.json"}, quick());
+  auto r = run_gpuenv({"inspect", fifo, "--machine", (test_paths::tests_dir() + "/machines/h200.json")}, quick());
   expect_finished(r, "inspect FIFO");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_TRUE(has(r.err, fifo + ": not a regular file (a FIFO)")) << r.err;

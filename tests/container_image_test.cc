@@ -14,6 +14,7 @@
 
 #include "container_support.h"
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -161,17 +162,17 @@ TEST_F(ScratchRoot, HostkeysStepDropsOnlyTheBakedKeys) {
 }
 
 TEST(ContainerImage, VerifyAndGlibcSteps) {
-  EXPECT_EQ(step({"verify", GPUENV_BIN}).exit_code, 0);
+  EXPECT_EQ(step({"verify", test_paths::gpuenv_bin()}).exit_code, 0);
   testing::ScratchDir scratch;
   std::string broken = scratch.file("gpuenv", "#!/bin/sh\nexit 3\n");
   chmod(broken.c_str(), 0755);
   ProcessResult r = step({"verify", broken});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "does not run")) << r.err;
-  ProcessResult ok = step({"check-glibc", GPUENV_BIN, "2.99"});
+  ProcessResult ok = step({"check-glibc", test_paths::gpuenv_bin(), "2.99"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_TRUE(contains(ok.out, "needs glibc 2.")) << ok.out;
-  ProcessResult old = step({"check-glibc", GPUENV_BIN, "2.2"});
+  ProcessResult old = step({"check-glibc", test_paths::gpuenv_bin(), "2.2"});
   EXPECT_EQ(old.exit_code, 1);
   EXPECT_TRUE(contains(old.err, "the runtime image has 2.2")) << old.err;
 }

@@ -15,6 +15,7 @@
 #include "container_support.h"
 #include "process.h"
 #include "wait_until.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -42,7 +43,7 @@ class InitTest : public ::testing::Test {
 
   // gpuenv init with the plan files in the temp dir, then `args`.
   std::vector<std::string> init(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {GPUENV_BIN, "init", "--etc-dir", dir_ + "/etc", "--profile-d",
+    std::vector<std::string> argv = {test_paths::gpuenv_bin(), "init", "--etc-dir", dir_ + "/etc", "--profile-d",
                                      dir_ + "/profile.d", "--cache-root", dir_ + "/cache"};
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
@@ -230,7 +231,7 @@ std::string slow_nvml(const std::string& dir, int ms) {
 }
 
 std::map<std::string, std::string> nvml_env(const std::string& scenario) {
-  return {{"GPUENV_NVML_LIBRARY", GPUENV_FAKE_DIR "/libnvidia-ml.so.1"},
+  return {{"GPUENV_NVML_LIBRARY", (test_paths::fake_dir() + "/libnvidia-ml.so.1")},
           {"GPUENV_CUDA_LIBRARY", "/nonexistent/libcuda.so.1"},
           {"FAKE_NVML_SCENARIO", scenario}};
 }

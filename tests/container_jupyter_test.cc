@@ -13,6 +13,7 @@
 #include "act/serve/serve_common.h"
 #include "container_support.h"
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -99,7 +100,7 @@ TEST_F(JupyterTest, TheTokenGuardsTheApiAndTheServerIsNotRoot) {
   ASSERT_NE(testing::run_process({"sh", "-c", "command -v jupyter-server || command -v jupyter-notebook"},
                                  testing::with_env({{"PATH", kSystemPath}})).out, "")
       << "no Jupyter: run `make deps`";
-  std::vector<std::string> argv = {GPUENV_BIN};
+  std::vector<std::string> argv = {test_paths::gpuenv_bin()};
   for (const auto& a : serve_args()) argv.push_back(a);
   Background b(argv, {{"PATH", kSystemPath}});
   ASSERT_TRUE(b.wait_for_log("?token=", 20000)) << b.log();

@@ -13,6 +13,7 @@
 
 #include "container_support.h"
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -71,7 +72,7 @@ class SshTest : public ::testing::Test {
 
   std::unique_ptr<Background> start(const std::map<std::string, std::string>& env = {},
                                     bool with_key_file = true) {
-    std::vector<std::string> argv = {GPUENV_BIN};
+    std::vector<std::string> argv = {test_paths::gpuenv_bin()};
     for (const auto& a : serve_args(with_key_file)) argv.push_back(a);
     auto b = std::make_unique<Background>(argv, env);
     EXPECT_TRUE(b->wait_for_log("Server listening on 127.0.0.1 port", 20000)) << b->log();
@@ -280,7 +281,7 @@ TEST_F(SshTest, LinesThatAreNotPublicKeysAreNeitherCopiedNorShown) {
   std::string pub = slurp(key_ + ".pub");
   std::string mixed = dir_->path() + "/mixed";
   std::ofstream(mixed) << "root:$y$SECRET:1::\n" << pub;
-  std::vector<std::string> argv = {GPUENV_BIN};
+  std::vector<std::string> argv = {test_paths::gpuenv_bin()};
   for (const auto& a : serve_args(false)) argv.push_back(a);
   argv.insert(argv.end(), {"--authorized-keys", mixed});
   Background b(argv, {});
@@ -317,7 +318,7 @@ TEST_F(SshTest, ForwardingIsOffAndOnlyModernAlgorithmsAreOffered) {
 }
 
 TEST_F(SshTest, AllowForwardingLetsSshLThroughButNotSshR) {
-  std::vector<std::string> argv = {GPUENV_BIN};
+  std::vector<std::string> argv = {test_paths::gpuenv_bin()};
   for (const auto& a : serve_args()) argv.push_back(a);
   argv.push_back("--allow-forwarding");
   Background b(argv, {});

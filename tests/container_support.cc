@@ -21,6 +21,7 @@
 #include <stdexcept>
 
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -357,6 +358,6 @@ std::string ScratchDir::file(const std::string& name, const std::string& content
   return p;
 }
 
-std::string tests_dir() { return GPUENV_TESTS_DIR; }
+std::string tests_dir() { return test_paths::tests_dir(); }
 
 }  // namespace gpuenv::testing

@@ -12,6 +12,7 @@
 #include "builders.h"
 #include "model/snapshot.h"
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -38,7 +39,7 @@ std::string fake_venv(const std::string& version, const std::string& cuda,
       << "__version__ = '" << version << "'\ncuda = " << (cuda.empty() ? "None" : "'" + cuda + "'")
       << "\n";
   if (!fatbin.empty())
-    stdfs::copy_file(std::string(GPUENV_TESTS_DIR "/fatbins/") + fatbin,
+    stdfs::copy_file(std::string((test_paths::tests_dir() + "/fatbins/")) + fatbin,
                      site + "/torch/lib/libtorch_cuda.so");
   return root + "/bin/python3";
 }
@@ -71,7 +72,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 std::string fix_of(const std::string& machine, const std::string& check) {
   ProcessResult r = run_gpuenv({"doctor", "--json", "--machine",
-                                std::string(GPUENV_TESTS_DIR "/machines/") + machine + ".json"});
+                                std::string((test_paths::tests_dir() + "/machines/")) + machine + ".json"});
   json j = findings(r);
   for (const auto& f : j["findings"])
     if (f["check"] == check)

@@ -16,6 +16,7 @@
 #include "container_support.h"
 #include "process.h"
 #include "wait_until.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -37,8 +38,8 @@ class Kubelet {
  public:
   Kubelet(const std::string& dir, const std::string& mode)
       : socket_(dir + "/kubelet.sock"),
-        bg_({GPUENV_KUBELET_PYTHON, GPUENV_TESTS_DIR "/kubelet/stand_in_kubelet.py", "--socket", socket_,
-             "--pods", dir + "/pods.json", "--pb2-dir", GPUENV_KUBELET_PB2_DIR, "--mode", mode},
+        bg_({test_paths::kubelet_python(), (test_paths::tests_dir() + "/kubelet/stand_in_kubelet.py"), "--socket", socket_,
+             "--pods", dir + "/pods.json", "--pb2-dir", test_paths::kubelet_pb2_dir(), "--mode", mode},
             {}) {
     ready_ = bg_.wait_for_log("ready", 30000);
   }
@@ -68,7 +69,7 @@ class Exporter {
   bool ready() const { return port_ > 0; }
   Background& process() { return bg_; }
   static std::vector<std::string> argv(const std::string& socket, const std::vector<std::string>& more) {
-    std::vector<std::string> a = {GPUENV_BIN, "export", "--listen", "127.0.0.1:0", "--pod-resources-socket", socket};
+    std::vector<std::string> a = {test_paths::gpuenv_bin(), "export", "--listen", "127.0.0.1:0", "--pod-resources-socket", socket};
     a.insert(a.end(), more.begin(), more.end());
     return a;
   }

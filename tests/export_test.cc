@@ -20,6 +20,7 @@
 #include "container_support.h"
 #include "process.h"
 #include "wait_until.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -51,7 +52,7 @@ class Exporter {
     return e;
   }
   static std::vector<std::string> argv(const std::vector<std::string>& extra) {
-    std::vector<std::string> a = {GPUENV_BIN, "export", "--listen", "127.0.0.1:0"};
+    std::vector<std::string> a = {test_paths::gpuenv_bin(), "export", "--listen", "127.0.0.1:0"};
     if (std::find(extra.begin(), extra.end(), "--interval") == extra.end()) a.insert(a.end(), {"--interval", "0.2"});
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
@@ -326,7 +327,7 @@ TEST(Export, SigtermEndsItWithZeroPromptly) {
 
 TEST(Export, ListensOnEveryAddressOrLocalhostAsGoExportersDo) {
   for (const char* listen : {":0", "localhost:0"}) {
-    Background bg({GPUENV_BIN, "export", "--listen", listen}, stand_in_env("h200"));
+    Background bg({test_paths::gpuenv_bin(), "export", "--listen", listen}, stand_in_env("h200"));
     const std::string said = std::string(listen) == ":0" ? "listening on :" : "listening on http://127.0.0.1:";
     ASSERT_TRUE(bg.wait_for_log(said, 15000)) << listen << ": " << bg.log();
     std::string log = bg.log();
@@ -558,7 +559,7 @@ int series_count_soon(int port, const std::string& query) {
 // something from the three machines (the Hopper stand-in answers GPM, has
 // NVLink traffic and Xids).
 TEST_F(RealPrometheus, EveryQueryOfGpuenvsOwnDashboardReturnsSeries) {
-  std::ifstream in(std::string(GPUENV_TESTS_DIR) + "/../deploy/kubernetes/grafana-dashboard.json");
+  std::ifstream in(test_paths::tests_dir() + "/../deploy/kubernetes/grafana-dashboard.json");
   nlohmann::json dash = nlohmann::json::parse(in, nullptr, false);
   ASSERT_FALSE(dash.is_discarded());
   std::vector<std::string> nodes = label_values(port_, "gpuenv_gpu_up", "node");  // the node variable

@@ -11,13 +11,14 @@
 
 #include "builders.h"
 #include "model/snapshot.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path machines_dir() { return fs::path(GPUENV_TESTS_DIR) / "machines"; }
+fs::path machines_dir() { return fs::path(test_paths::tests_dir()) / "machines"; }
 
 bool updating() {
   const char* v = std::getenv("GPUENV_UPDATE_FIXTURES");

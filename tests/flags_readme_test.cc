@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "help_text.h"
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -83,7 +84,7 @@ Names common_flags() {
 TEST(FlagsReadme, TheFlagTableIsEachCommandsHelp) {
   Names every;
   for (const Command& c : commands()) every.insert(c.name);
-  std::map<std::string, Cell> table = readme_table(read(GPUENV_TESTS_DIR "/../README.md"), every);
+  std::map<std::string, Cell> table = readme_table(read((test_paths::tests_dir() + "/../README.md")), every);
   ASSERT_FALSE(table.empty()) << "README has no \"| flag | commands | meaning |\" table";
   Names common = common_flags();
   for (const auto& flag : common)
@@ -148,10 +149,10 @@ std::vector<std::string> quiet_args(const std::string& command, const std::strin
 TEST(FlagsReadme, EachCommandTakesExactlyTheFlagsItsRowNames) {
   Names every;
   for (const Command& c : commands()) every.insert(c.name);
-  std::map<std::string, Cell> table = readme_table(read(GPUENV_TESTS_DIR "/../README.md"), every);
+  std::map<std::string, Cell> table = readme_table(read((test_paths::tests_dir() + "/../README.md")), every);
   ASSERT_FALSE(table.empty());
   std::string dir = make_temp_dir("gpuenv-flags-readme");
-  std::string snapshot = GPUENV_TESTS_DIR "/machines/h200.json";
+  std::string snapshot = (test_paths::tests_dir() + "/machines/h200.json");
   ProcessOptions opts;
   opts.env = {{"GPUENV_CACHE_ROOT", dir}};
   for (const std::string& command : every) {
@@ -195,13 +196,13 @@ TEST(FlagsReadme, EachCommandTakesExactlyTheFlagsItsRowNames) {
 // the first lines of its output, up to "...": the binary's own. (Change
 // the plan and this fails until README shows the new lines.)
 TEST(FlagsReadme, TheSampleExplainIsTheBinarysOutput) {
-  std::vector<std::string> readme = lines_of(read(GPUENV_TESTS_DIR "/../README.md"));
+  std::vector<std::string> readme = lines_of(read((test_paths::tests_dir() + "/../README.md")));
   std::smatch m;
   static const std::regex prompt(R"(^\$ gpuenv explain --machine (tests/machines/[A-Za-z0-9_.-]+\.json)$)");
   size_t at = 0;
   while (at < readme.size() && !std::regex_match(readme[at], m, prompt)) ++at;
   ASSERT_LT(at, readme.size()) << "README has no \"$ gpuenv explain --machine tests/machines/FILE.json\" sample";
-  std::string snapshot = GPUENV_TESTS_DIR "/../" + std::string(m[1]);
+  std::string snapshot = (test_paths::tests_dir() + "/../") + std::string(m[1]);
   std::vector<std::string> sample;
   for (size_t i = at + 1; i < readme.size() && readme[i] != "..." && readme[i] != "```"; ++i)
     sample.push_back(readme[i]);

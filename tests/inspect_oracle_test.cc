@@ -15,12 +15,13 @@
 #include <sstream>
 
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
 
 using Counts = std::map<std::string, int>;  // sm_90 -> cubins, compute_90 -> PTX
-const std::string kFatbins = GPUENV_TESTS_DIR "/fatbins/";
+const std::string kFatbins = (test_paths::tests_dir() + "/fatbins/");
 
 // What make.sh's -gencode flags put in each fixture: one cubin per code=sm_XY
 // and one PTX per code=compute_XY (kernel.cu is one translation unit).
@@ -43,7 +44,7 @@ const Recipe kRecipes[] = {
 
 // inspect --json's counts for one file; *err says why there are none.
 bool inspect_counts(const std::string& path, Counts* out, std::string* err) {
-  ProcessResult r = run_gpuenv({"inspect", "--json", "--machine", GPUENV_TESTS_DIR "/machines/none.json", path});
+  ProcessResult r = run_gpuenv({"inspect", "--json", "--machine", (test_paths::tests_dir() + "/machines/none.json"), path});
   auto j = nlohmann::json::parse(r.out, nullptr, false);
   if (!j.is_object() || !j["files"].is_array() || j["files"].empty() || j["files"][0].contains("error")) {
     *err = "inspect " + path + ": exit " + std::to_string(r.exit_code) + "\n" + r.out + r.err;
@@ -63,8 +64,8 @@ std::string show(const Counts& c) {
 // The committed fixtures, and those this build's nvcc made from the same
 // recipe (one it could not build is left out; make.sh says so).
 std::vector<std::string> fixture_dirs() {
-#ifdef GPUENV_NVCC_FATBINS
-  return {kFatbins, GPUENV_NVCC_FATBINS "/"};
+#ifdef GPUENV_HAS_NVCC_FATBINS
+  return {kFatbins, test_paths::nvcc_fatbins() + "/"};
 #else
   return {kFatbins};
 #endif

@@ -8,6 +8,7 @@
 
 #include "fatbin_builders.h"
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -15,8 +16,8 @@ namespace {
 using testing::run_gpuenv;
 using testing::write_temp_file;
 
-std::string fixture(const std::string& name) { return GPUENV_TESTS_DIR "/fatbins/" + name; }
-std::string machine(const std::string& name) { return GPUENV_TESTS_DIR "/machines/" + name + ".json"; }
+std::string fixture(const std::string& name) { return (test_paths::tests_dir() + "/fatbins/") + name; }
+std::string machine(const std::string& name) { return (test_paths::tests_dir() + "/machines/") + name + ".json"; }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -131,9 +132,9 @@ TEST(Inspect, TruncatedFileNamesTheOffset) {
 }
 
 TEST(Inspect, NoCudaCodeAndUsage) {
-  auto r = inspect({GPUENV_BIN}, "h200");
+  auto r = inspect({test_paths::gpuenv_bin()}, "h200");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, std::string(GPUENV_BIN) + ": no CUDA code (no .nv_fatbin section)\n");
+  EXPECT_EQ(r.out, test_paths::gpuenv_bin() + ": no CUDA code (no .nv_fatbin section)\n");
   auto cubin = inspect({fixture("sm80.cubin")}, "h200");
   EXPECT_EQ(cubin.exit_code, 0) << cubin.err;
   EXPECT_EQ(cubin.out, fixture("sm80.cubin") +
@@ -167,7 +168,7 @@ testing::ProcessResult run_within(int mib, std::vector<std::string> args,
   return run_gpuenv(args, opts);
 #else
   std::string cmd = "ulimit -v " + std::to_string(mib * 1024) + " && exec \"$0\" \"$@\"";
-  args.insert(args.begin(), {"sh", "-c", cmd, GPUENV_BIN});
+  args.insert(args.begin(), {"sh", "-c", cmd, test_paths::gpuenv_bin()});
   opts.env.emplace("GPUENV_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");  // as run_gpuenv
   opts.env.emplace("GPUENV_CUDA_LIBRARY", "/nonexistent/libcuda.so.1");
   return testing::run_process(args, opts);

@@ -12,6 +12,7 @@
 #include "builders.h"
 #include "model/snapshot.h"
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -172,8 +173,8 @@ TEST(Interface, ExplainPipedPrintsWholeLines) {
 
 // Every code in model/exit_codes.h is in the README's "Exit codes" table.
 TEST(Interface, EveryExitCodeIsDocumented) {
-  std::string header = read(GPUENV_TESTS_DIR "/../src/model/exit_codes.h");
-  std::string readme = read(GPUENV_TESTS_DIR "/../README.md");
+  std::string header = read((test_paths::tests_dir() + "/../src/model/exit_codes.h"));
+  std::string readme = read((test_paths::tests_dir() + "/../README.md"));
   auto at = readme.find("### Exit codes");
   ASSERT_NE(at, std::string::npos);
   std::string table = readme.substr(at, readme.find("\n## ", at) - at);

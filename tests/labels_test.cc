@@ -16,6 +16,7 @@
 #include "model/snapshot.h"
 #include "process.h"
 #include "wait_until.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -155,7 +156,7 @@ ino_t inode_of(const std::string& path) {
 TEST(LabelsCli, LoopRewritesEachRoundUntilSigterm) {
   ScratchDir dir;
   std::string out = dir.path() + "/gpuenv";
-  Background b({GPUENV_BIN, "labels", "--interval", "1", "--output", out, "--cache-root",
+  Background b({test_paths::gpuenv_bin(), "labels", "--interval", "1", "--output", out, "--cache-root",
                 dir.path() + "/cache"},
                stand_in_env("h200"));
   ASSERT_TRUE(wait_until([&] { return inode_of(out) != 0; })) << b.log();

@@ -16,6 +16,7 @@
 #include "container_support.h"
 #include "process.h"
 #include "store/store.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -134,7 +135,7 @@ TEST_P(LockedStore, AWatchedJobStartsAtOnceAndSigtermEndsItAtOnce) {
   auto e = env();
   e["GPUENV_WATCH"] = "1";
   auto start = Clock::now();
-  Background b({GPUENV_BIN, "run", "--", "sh", "-c", "touch " + started + "; exec sleep 30"}, e);
+  Background b({test_paths::gpuenv_bin(), "run", "--", "sh", "-c", "touch " + started + "; exec sleep 30"}, e);
   struct stat st;
   while (stat(started.c_str(), &st) != 0 && Clock::now() - start < kOuterBound) usleep(10 * 1000);
   ASSERT_EQ(stat(started.c_str(), &st), 0) << "the job did not start while the store was locked: " << b.log();
@@ -151,7 +152,7 @@ TEST_P(LockedStore, AWatchedJobStartsAtOnceAndSigtermEndsItAtOnce) {
 TEST_P(LockedStore, InitDoesNotBlameTheDriverForTheStore) {
   auto e = env();
   e["GPUENV_SENSE_TIMEOUT_S"] = "2";  // past the store's 1.5 s: the old sensing hit it
-  Background b({GPUENV_BIN, "init", "--etc-dir", root_ + "/etc", "--profile-d", root_ + "/profile.d", "--", "sh", "-c",
+  Background b({test_paths::gpuenv_bin(), "init", "--etc-dir", root_ + "/etc", "--profile-d", root_ + "/profile.d", "--", "sh", "-c",
                 "echo the-command-ran"},
                e);
   int code = -1;

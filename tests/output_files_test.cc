@@ -15,6 +15,7 @@
 #include "process.h"
 #include "wait_until.h"
 #include "store/store.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -159,7 +160,7 @@ TEST(OutputFiles, LabelsKeepsLoopingWhereNfdsDirectoryIs) {
   ScratchDir dir;
   std::string parent = dir.path() + "/node-feature-discovery";
   ASSERT_EQ(mkdir(parent.c_str(), 0755), 0);
-  Background b({GPUENV_BIN, "labels", "--interval", "1", "--cache-root", dir.path() + "/cache"},
+  Background b({test_paths::gpuenv_bin(), "labels", "--interval", "1", "--cache-root", dir.path() + "/cache"},
                {{"GPUENV_FEATURES_D", parent + "/features.d"}});
   // Written, and written again: the loop goes on (each round renames a new
   // file into place, so the inode changes).
@@ -180,7 +181,7 @@ TEST(OutputFiles, LabelsKeepsLoopingWhereNfdsDirectoryIs) {
 // Item 15: a command whose stdout cannot be written exits 1 naming the error
 // (before: exit 0 and an empty file on a full disk).
 ProcessResult run_into_dev_full(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"sh", "-c", "exec \"$0\" \"$@\" > /dev/full", GPUENV_BIN};
+  std::vector<std::string> argv = {"sh", "-c", "exec \"$0\" \"$@\" > /dev/full", test_paths::gpuenv_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
   ProcessOptions o;
   o.env = {{"GPUENV_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1"},
@@ -193,7 +194,7 @@ TEST(OutputFiles, AFullStdoutExits1NamingTheError) {
   if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
   ScratchDir dir;
   std::string db = store_with_a_job(dir.path());
-  const std::string h200 = GPUENV_TESTS_DIR "/machines/h200.json";
+  const std::string h200 = (test_paths::tests_dir() + "/machines/h200.json");
   std::vector<std::vector<std::string>> commands = {
       {"env", "--format", "dotenv", "--machine", h200},
       {"detect", "--machine", h200},

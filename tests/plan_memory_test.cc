@@ -11,13 +11,14 @@
 #include <sstream>
 
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
 
 using nlohmann::json;
 
-const std::string kH200 = GPUENV_TESTS_DIR "/machines/h200.json";
+const std::string kH200 = (test_paths::tests_dir() + "/machines/h200.json");
 
 std::vector<std::string> words(const std::string& flags) {
   std::istringstream in(flags);
@@ -43,7 +44,7 @@ std::vector<std::string> freeing(std::vector<std::string> flags) {
 }
 
 json measured() {
-  std::ifstream in(GPUENV_TESTS_DIR "/memory/h200_measured.json");
+  std::ifstream in((test_paths::tests_dir() + "/memory/h200_measured.json"));
   return json::parse(in);
 }
 
@@ -71,7 +72,7 @@ TEST(PlanMemory, EveryMeasuredPeakIsPredictedWithinTenPercentNoneFiveLowMedianTh
 // 4 with expandable segments (gpuenv's plan), 3 with the default allocator,
 // whose stranded 15.7 GiB block made batch 4 fail.
 TEST(PlanMemory, LargestBatchIsTheOneThatTrainedOnTheH200) {
-  std::ifstream in(GPUENV_TESTS_DIR "/memory/h200_edge.json");
+  std::ifstream in((test_paths::tests_dir() + "/memory/h200_edge.json"));
   json edge = json::parse(in);
   std::vector<std::string> flags = freeing(words(edge["flags"]));
   auto with = [&](long long b, std::vector<std::string> extra = {}) {
@@ -210,14 +211,14 @@ TEST(PlanMemory, AConfigJsonPlansHuggingFacesCodeAndAPresetIsTheSameConfig) {
 // tests/gpu/hf_memory_measure.py. Each prediction within 10 %, the median
 // within 3 %, and none more than 5 % low (an under-prediction is an OOM).
 TEST(PlanMemory, EveryHuggingFaceMeasurementIsPredictedWithinTenPercentNoneFiveLow) {
-  std::ifstream in(GPUENV_TESTS_DIR "/memory/hf_h200_measured.json");
+  std::ifstream in((test_paths::tests_dir() + "/memory/hf_h200_measured.json"));
   json table = json::parse(in);
   std::vector<double> errors;
   std::set<std::string> families;
   for (const auto& row : table["rows"]) {
     std::vector<std::string> flags = freeing(words(row["flags"]));
     flags.push_back("--config");
-    flags.push_back(std::string(GPUENV_TESTS_DIR) + "/memory/hf/" + row["config"].get<std::string>() + ".json");
+    flags.push_back(test_paths::tests_dir() + "/memory/hf/" + row["config"].get<std::string>() + ".json");
     json p = plan(flags);
     double predicted = p["peak_bytes_per_gpu"], peak = row["peak"];
     double error = (predicted - peak) / peak;

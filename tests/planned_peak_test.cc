@@ -9,14 +9,15 @@
 #include <nlohmann/json.hpp>
 
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
 
 using nlohmann::json;
 
-const std::string kH200 = GPUENV_TESTS_DIR "/machines/h200.json";
-const std::string kHook = GPUENV_TESTS_DIR "/tune_hook";
+const std::string kH200 = (test_paths::tests_dir() + "/machines/h200.json");
+const std::string kHook = (test_paths::tests_dir() + "/tune_hook");
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // GPT-2 small, batch 8 of 1024 tokens.
@@ -128,7 +129,7 @@ TEST(PlannedPeak, PlanMemoryKeepsThePlanForTheCommandAndReportComparesIt) {
 TEST(PlannedPeak, TorchsPeakFromTheHookWinsOverNvmls) {
   std::string root = make_temp_dir("gpuenv-planned-peak");
   ProcessOptions o = watched(root);
-  o.env["GPUENV_PYTHON_DIR"] = std::string(GPUENV_TESTS_DIR) + "/../python";
+  o.env["GPUENV_PYTHON_DIR"] = test_paths::tests_dir() + "/../python";
   o.env["PYTHONPATH"] = kHook;  // the stand-in torch
   std::vector<std::string> cmd = job("import torch\ntorch.cuda.init()\ntorch.cuda.PEAK[0] = 5 * 2**30\n"
                                      "torch.optim.Optimizer().step()\n");

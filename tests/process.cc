@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -110,7 +111,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 }
 
 ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions opts) {
-  std::vector<std::string> argv = {GPUENV_BIN};
+  std::vector<std::string> argv = {test_paths::gpuenv_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
   opts.env.emplace("GPUENV_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
   opts.env.emplace("GPUENV_CUDA_LIBRARY", "/nonexistent/libcuda.so.1");
@@ -119,8 +120,8 @@ ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions op
 }
 
 std::map<std::string, std::string> stand_in_env(const std::string& scenario) {
-  return {{"GPUENV_NVML_LIBRARY", GPUENV_FAKE_DIR "/libnvidia-ml.so.1"},
-          {"GPUENV_CUDA_LIBRARY", GPUENV_FAKE_DIR "/libcuda.so.1"},
+  return {{"GPUENV_NVML_LIBRARY", (test_paths::fake_dir() + "/libnvidia-ml.so.1")},
+          {"GPUENV_CUDA_LIBRARY", (test_paths::fake_dir() + "/libcuda.so.1")},
           {"FAKE_NVML_SCENARIO", kScenarios + scenario + ".txt"},
           {"FAKE_CUDA_SCENARIO", kScenarios + scenario + ".txt"}};
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <vector>
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 
@@ -33,7 +34,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
 ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions opts = {});
 
 /// tests/fake_nvml/scenarios/, where the stand-in libraries' scenarios are.
-inline const std::string kScenarios = GPUENV_TESTS_DIR "/fake_nvml/scenarios/";
+inline const std::string kScenarios = (test_paths::tests_dir() + "/fake_nvml/scenarios/");
 
 /// The environment that makes gpuenv load the stand-in NVML and libcuda
 /// (tests/fake_*) answering as scenario NAME (kScenarios + NAME + ".txt").

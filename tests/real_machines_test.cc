@@ -7,12 +7,13 @@
 
 #include "decide/decide.h"
 #include "model/snapshot.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
 
 Machine load(const std::string& name) {
-  std::ifstream in(std::string(GPUENV_TESTS_DIR) + "/machines/real/" + name);
+  std::ifstream in(test_paths::tests_dir() + "/machines/real/" + name);
   std::stringstream buf;
   buf << in.rdbuf();
   Machine m;

@@ -13,6 +13,7 @@
 #include "process.h"
 #include "store/fingerprint.h"
 #include "store/store.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -157,7 +158,7 @@ TEST(TerminalOutput, PlanMemoryJsonEscapesC1ControlsInModelType) {
   std::string config = write_temp_file(
       "config.json", "{\"model_type\": \"my" + kC1 + "llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
                      "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 1000}");
-  auto r = run_gpuenv({"plan-memory", "--json", "--machine", GPUENV_TESTS_DIR "/machines/h200.json", "--config",
+  auto r = run_gpuenv({"plan-memory", "--json", "--machine", (test_paths::tests_dir() + "/machines/h200.json"), "--config",
                        config, "--seq", "8", "--batch", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_no_raw_del_or_c1(r.out, "plan-memory");

@@ -13,6 +13,7 @@
 #include "wait_until.h"
 #include "store/fingerprint.h"
 #include "store/store.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -275,12 +276,12 @@ void store_input_bound(const std::string& db_path, const std::vector<std::string
   ASSERT_TRUE(db->add_job(j, &id, &err)) << err;
 }
 
-const std::string kHook = GPUENV_TESTS_DIR "/tune_hook";
+const std::string kHook = (test_paths::tests_dir() + "/tune_hook");
 
 ProcessOptions tune_env(const std::string& root) {
   ProcessOptions o;
   o.env["GPUENV_CACHE_ROOT"] = root;
-  o.env["GPUENV_PYTHON_DIR"] = std::string(GPUENV_TESTS_DIR) + "/../python";
+  o.env["GPUENV_PYTHON_DIR"] = test_paths::tests_dir() + "/../python";
   o.env["GPUENV_WATCH"] = "1";
   o.env["PYTHONPATH"] = kHook + ":" + kHook + "/other_site";  // the stand-in torch, another sitecustomize
   return o;
@@ -362,7 +363,7 @@ TEST(Tune, PrecisionOnlyWhenAskedAndOnlyWithBf16) {
   o.env["GPUENV_TUNE_PRECISION"] = "bf16";  // set from outside: not asking
   std::vector<std::string> show = {"--", "sh", "-c", "echo ${GPUENV_TUNE_PRECISION:-unset}"};
   auto run = [&](const char* machine, std::vector<std::string> args) {
-    args.insert(args.begin(), {"run", "--machine", std::string(GPUENV_TESTS_DIR) + "/machines/" + machine});
+    args.insert(args.begin(), {"run", "--machine", test_paths::tests_dir() + "/machines/" + machine});
     args.insert(args.end(), show.begin(), show.end());
     return run_gpuenv(args, o);
   };
@@ -408,7 +409,7 @@ TEST(Tune, PrecisionIsNotClaimedWhereTheHookCannotLoad) {
   for (const auto& row : rows) {
     ProcessOptions o = tune_env(root);
     if (row.pythonpath) o.env["PYTHONPATH"] = *row.pythonpath;
-    std::vector<std::string> args = {"run", "--machine", std::string(GPUENV_TESTS_DIR) + "/machines/h200.json",
+    std::vector<std::string> args = {"run", "--machine", test_paths::tests_dir() + "/machines/h200.json",
                                      "--tune=+precision", "--"};
     args.insert(args.end(), row.command.begin(), row.command.end());
     ProcessResult r = run_gpuenv(args, o);

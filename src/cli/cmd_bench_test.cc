@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -22,9 +23,9 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 ProcessOptions fake_gpu(std::map<std::string, std::string> extra = {}) {
   std::string tmpl = (fs::temp_directory_path() / "gpuenv-bench-XXXXXX").string();
   ProcessOptions o;
-  o.env = {{"GPUENV_BENCH_PLUGIN", GPUENV_FAKE_DIR "/libgpuenv-bench.so"},
-           {"GPUENV_NVML_LIBRARY", GPUENV_FAKE_DIR "/libnvidia-ml.so.1"},
-           {"FAKE_NVML_SCENARIO", GPUENV_TESTS_DIR "/fake_nvml/scenarios/h200.txt"},
+  o.env = {{"GPUENV_BENCH_PLUGIN", (test_paths::fake_dir() + "/libgpuenv-bench.so")},
+           {"GPUENV_NVML_LIBRARY", (test_paths::fake_dir() + "/libnvidia-ml.so.1")},
+           {"FAKE_NVML_SCENARIO", (test_paths::tests_dir() + "/fake_nvml/scenarios/h200.txt")},
            {"GPUENV_CACHE_ROOT", mkdtemp(tmpl.data())}};
   for (const auto& [k, v] : extra) o.env[k] = v;
   return o;
@@ -135,7 +136,7 @@ TEST(CheckCli, QuickPassesAndFails) {
 // On the four sick H100s doctor calls broken, check fails, naming each
 // fault; the plugin's devices are the scenario's GPUs, so the watch finds them.
 TEST(CheckCli, SickGpusFail) {
-  ProcessOptions o = fake_gpu({{"FAKE_NVML_SCENARIO", GPUENV_TESTS_DIR "/fake_nvml/scenarios/h100_sick_4.txt"}});
+  ProcessOptions o = fake_gpu({{"FAKE_NVML_SCENARIO", (test_paths::tests_dir() + "/fake_nvml/scenarios/h100_sick_4.txt")}});
   auto r = run_gpuenv({"check", "--no-color"}, o);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   for (const char* line : {"FAIL  GPU 0 clocks", "FAIL  GPU 1 memory", "WARN  GPU 2 memory", "FAIL  GPU 3 memory",
@@ -169,15 +170,15 @@ std::string dynamic_section(const std::string& path) {
 }
 
 TEST(BenchPlugin, TheGpuenvBinaryLinksNoCudaLibrary) {
-  std::string d = dynamic_section(GPUENV_BIN);
-  ASSERT_FALSE(d.empty()) << "readelf -d " << GPUENV_BIN << " printed nothing (binutils installed?)";
+  std::string d = dynamic_section(test_paths::gpuenv_bin());
+  ASSERT_FALSE(d.empty()) << "readelf -d " << test_paths::gpuenv_bin() << " printed nothing (binutils installed?)";
   for (const char* lib : {"libcuda", "libcudart", "libcublas", "libnccl", "libnvidia-ml", "libnvrtc"})
     EXPECT_FALSE(contains(d, lib)) << lib << " in\n" << d;
 }
 
 #ifdef GPUENV_HAS_BENCH_PLUGIN  // built with a CUDA toolkit
 TEST(BenchPlugin, ThePluginNeedsOnlyTheDriverAtRunTime) {
-  std::string plugin = (fs::path(GPUENV_BIN).parent_path() / "libgpuenv-bench.so").string();
+  std::string plugin = (fs::path(test_paths::gpuenv_bin()).parent_path() / "libgpuenv-bench.so").string();
   ASSERT_TRUE(fs::exists(plugin)) << plugin;
   std::string d = dynamic_section(plugin);
   ASSERT_FALSE(d.empty()) << "readelf -d " << plugin << " printed nothing (binutils installed?)";

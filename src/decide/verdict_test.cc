@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "model/job_json.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -17,7 +18,7 @@ struct Recorded {
 };
 
 Recorded load(const std::string& name) {
-  std::ifstream f(std::string(GPUENV_TESTS_DIR) + "/timelines/" + name + ".json");
+  std::ifstream f(test_paths::tests_dir() + "/timelines/" + name + ".json");
   std::stringstream text;
   text << f.rdbuf();
   nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "decide/arch.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -55,7 +56,7 @@ std::optional<Row> parse_row(const std::string& line) {
 }
 
 std::vector<Row> readme_rows() {
-  std::ifstream in(std::string(GPUENV_TESTS_DIR) + "/../README.md");
+  std::ifstream in(test_paths::tests_dir() + "/../README.md");
   std::string line;
   bool in_section = false;
   std::vector<Row> out;

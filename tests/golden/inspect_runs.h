@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "process.h"
+#include "test_paths.h"
 
 namespace gpuenv::golden {
 
-inline const std::string kTests = GPUENV_TESTS_DIR;
+inline const std::string kTests = test_paths::tests_dir();
 inline const std::string kGolden = kTests + "/golden/inspect.txt";
 
 inline const char* const kFixtures[] = {"compressed.fatbin", "rdc_sm80.o",   "sm100f.fatbin",

@@ -9,6 +9,7 @@
 #include "builders.h"
 #include "decide/decide.h"
 #include "model/snapshot.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -172,7 +173,7 @@ std::string read_file(const std::string& path) {
 Plan dgx_a100_plan() {
   Machine m;
   std::string err;
-  EXPECT_TRUE(machine_from_json(read_file(GPUENV_TESTS_DIR "/machines/a100x8-nvlink.json"), &m, &err)) << err;
+  EXPECT_TRUE(machine_from_json(read_file((test_paths::tests_dir() + "/machines/a100x8-nvlink.json")), &m, &err)) << err;
   Options o;  // as the CLI builds them, with an installed hook and a user's cache root
   o.cache_root = "/home/researcher/.cache/gpuenv";
   o.python_hook_dir = "/home/researcher/.local/lib/gpuenv/python";
@@ -182,7 +183,7 @@ Plan dgx_a100_plan() {
 }
 
 void expect_golden(const std::string& got, const std::string& name) {
-  std::string path = GPUENV_TESTS_DIR "/golden/" + name;
+  std::string path = (test_paths::tests_dir() + "/golden/") + name;
   if (const char* u = std::getenv("GPUENV_UPDATE_GOLDEN"); u && std::string(u) == "1") std::ofstream(path) << got;
   EXPECT_EQ(got, read_file(path)) << "tests/golden/" << name << " (GPUENV_UPDATE_GOLDEN=1 rewrites it)";
 }

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "decide/memory/family.h"
+#include "test_paths.h"
 
 namespace gpuenv::memory {
 namespace {
@@ -32,7 +33,7 @@ json read(const std::string& path) {
 // The probe's tiny model: the suite's config with the probe's sizes
 // (hf_memory_measure.py's tiny()).
 ModelShape tiny(const std::string& name, const json& overrides) {
-  json d = read(std::string(GPUENV_TESTS_DIR) + "/memory/hf/" + name + ".json");
+  json d = read(test_paths::tests_dir() + "/memory/hf/" + name + ".json");
   const std::pair<const char*, int> sizes[] = {
       {"hidden_size", 384}, {"n_embd", 384},           {"num_hidden_layers", 2},
       {"n_layer", 2},       {"num_attention_heads", 6}, {"n_head", 6},
@@ -84,7 +85,7 @@ SavedContext context(const std::string& precision, const ModelShape& m, bool lor
 
 // Checks every row of a probe file; returns the families seen.
 std::set<std::string> check_probe(const std::string& file, int* rows) {
-  std::ifstream in(std::string(GPUENV_TESTS_DIR) + "/memory/" + file);
+  std::ifstream in(test_paths::tests_dir() + "/memory/" + file);
   std::set<std::string> families;
   for (std::string line; std::getline(in, line);) {
     json r = json::parse(line);

@@ -8,12 +8,13 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
 
 std::string performance_md() {
-  std::ifstream in(GPUENV_TESTS_DIR "/../docs/performance.md");
+  std::ifstream in((test_paths::tests_dir() + "/../docs/performance.md"));
   std::stringstream s;
   s << in.rdbuf();
   return s.str();

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "sense/nvml/nvml_test_support.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -119,7 +120,7 @@ TEST(CudaUuid, SpelledLikeNvml) {
 
 TEST(CudaErrorTable, CodesAreStableAndDocumented) {
   std::string doc;
-  for (const std::string& line : testing::read_lines(GPUENV_TESTS_DIR "/../docs/nvml-errors.md"))
+  for (const std::string& line : testing::read_lines((test_paths::tests_dir() + "/../docs/nvml-errors.md")))
     doc += line + "\n";
   std::set<std::string> codes;
   for (const CudaError& e : cuda_errors()) {

@@ -9,6 +9,7 @@
 
 #include "fatbin_builders.h"
 #include "sense/fatbin/fatbin_file.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -83,21 +84,21 @@ void check_fixture(const std::string& dir, const Fixture& fx, bool exact) {
 }
 
 TEST(FatbinFixtures, CommittedCopiesCountExactly) {
-  for (const auto& fx : fixtures()) check_fixture(GPUENV_TESTS_DIR "/fatbins", fx, true);
+  for (const auto& fx : fixtures()) check_fixture((test_paths::tests_dir() + "/fatbins"), fx, true);
 }
 
-#ifdef GPUENV_NVCC_FATBINS
+#ifdef GPUENV_HAS_NVCC_FATBINS
 // Every fixture, rebuilt by this machine's nvcc (tests/fatbins/make.sh): one
 // that nvcc could not build is a failure, never a silent pass.
 TEST(FatbinFixtures, BuiltByThisMachinesNvcc) {
   std::vector<std::string> missing;
   for (const auto& fx : fixtures()) {
-    std::string path = std::string(GPUENV_NVCC_FATBINS) + "/" + fx.file;
+    std::string path = test_paths::nvcc_fatbins() + "/" + fx.file;
     if (struct stat st; stat(path.c_str(), &st) != 0) {
       missing.push_back(fx.file);
       continue;
     }
-    check_fixture(GPUENV_NVCC_FATBINS, fx, false);
+    check_fixture(test_paths::nvcc_fatbins(), fx, false);
   }
   EXPECT_EQ(missing, std::vector<std::string>{})
       << "this nvcc could not build these fixtures (the build log says why: tests/fatbins/make.sh)";
@@ -107,7 +108,7 @@ TEST(FatbinFixtures, BuiltByThisMachinesNvcc) {
 TEST(FatbinFixtures, SectionsAndContainers) {
   FatbinFile so, rdc;
   std::string err;
-  ASSERT_TRUE(read_fatbin_file(GPUENV_TESTS_DIR "/fatbins/sm89_ptx89.so", &so, &err)) << err;
+  ASSERT_TRUE(read_fatbin_file((test_paths::tests_dir() + "/fatbins/sm89_ptx89.so"), &so, &err)) << err;
   EXPECT_EQ(so.executable_sections, 1);
   EXPECT_EQ(so.relocatable_sections, 0);
   std::uint32_t total = 0;
@@ -117,7 +118,7 @@ TEST(FatbinFixtures, SectionsAndContainers) {
   }
   EXPECT_EQ(total, so.entries.size());
   EXPECT_EQ(so.containers[1].offset, so.containers[0].offset + so.containers[0].size);
-  ASSERT_TRUE(read_fatbin_file(GPUENV_TESTS_DIR "/fatbins/rdc_sm80.o", &rdc, &err)) << err;
+  ASSERT_TRUE(read_fatbin_file((test_paths::tests_dir() + "/fatbins/rdc_sm80.o"), &rdc, &err)) << err;
   EXPECT_EQ(rdc.executable_sections, 0);
   EXPECT_EQ(rdc.relocatable_sections, 1);
   EXPECT_TRUE(rdc.containers[0].relocatable);
@@ -126,17 +127,17 @@ TEST(FatbinFixtures, SectionsAndContainers) {
 TEST(FatbinFixtures, ACubinByItselfHasNoFatbin) {
   FatbinFile f;
   std::string err;
-  ASSERT_TRUE(read_fatbin_file(GPUENV_TESTS_DIR "/fatbins/sm80.cubin", &f, &err)) << err;
+  ASSERT_TRUE(read_fatbin_file((test_paths::tests_dir() + "/fatbins/sm80.cubin"), &f, &err)) << err;
   EXPECT_EQ(f.elf_machine, kElfMachineCuda);
   EXPECT_TRUE(f.entries.empty());
-  ASSERT_TRUE(read_fatbin_file(GPUENV_TESTS_DIR "/fatbins/sm75_sm86.o", &f, &err)) << err;
+  ASSERT_TRUE(read_fatbin_file((test_paths::tests_dir() + "/fatbins/sm75_sm86.o"), &f, &err)) << err;
   EXPECT_EQ(f.elf_machine, 62);  // x86-64
 }
 
 TEST(FatbinFixtures, EntryHeaderFields) {
   FatbinFile f;
   std::string err;
-  ASSERT_TRUE(read_fatbin_file(GPUENV_TESTS_DIR "/fatbins/sm80_sm90_ptx90.fatbin", &f, &err)) << err;
+  ASSERT_TRUE(read_fatbin_file((test_paths::tests_dir() + "/fatbins/sm80_sm90_ptx90.fatbin"), &f, &err)) << err;
   ASSERT_EQ(f.entries.size(), 3u);
   const FatbinEntry& cubin = f.entries[0];
   EXPECT_EQ(cubin.offset, 16u);  // right after the 16-byte container header
@@ -229,7 +230,7 @@ TEST(FatbinParse, Hostile) {
 }
 
 TEST(FatbinParse, EveryPrefixOfARealFatbinFailsCleanly) {
-  std::ifstream in(GPUENV_TESTS_DIR "/fatbins/sm80_sm90_ptx90.fatbin", std::ios::binary);
+  std::ifstream in((test_paths::tests_dir() + "/fatbins/sm80_sm90_ptx90.fatbin"), std::ios::binary);
   Bytes whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_GT(whole.size(), 1000u);
   for (std::size_t n = 0; n < whole.size(); ++n) {
@@ -241,7 +242,7 @@ TEST(FatbinParse, EveryPrefixOfARealFatbinFailsCleanly) {
 TEST(FatbinParse, CorruptedHeadersNeverReadOutOfBounds) {
   // Each header byte of a real fatbin set to 0x00 and 0xff: an error or a
   // parse, never a crash (the asan preset runs this under ASan).
-  std::ifstream in(GPUENV_TESTS_DIR "/fatbins/sm80_sm90_ptx90.fatbin", std::ios::binary);
+  std::ifstream in((test_paths::tests_dir() + "/fatbins/sm80_sm90_ptx90.fatbin"), std::ios::binary);
   Bytes whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (std::size_t i = 0; i < 16 + 64; ++i) {
     for (std::uint8_t v : {0x00, 0xff}) {
@@ -413,10 +414,10 @@ TEST(FatbinFile, ErrorsNameTheFile) {
   std::string err;
   EXPECT_FALSE(read_fatbin_file("/nonexistent/libx.so", &f, &err));
   EXPECT_EQ(err, "open(/nonexistent/libx.so): No such file or directory");
-  EXPECT_FALSE(read_fatbin_file(GPUENV_TESTS_DIR "/fatbins", &f, &err));
-  EXPECT_EQ(err, GPUENV_TESTS_DIR "/fatbins: not a regular file (a directory)");
-  EXPECT_FALSE(read_fatbin_file(GPUENV_TESTS_DIR "/fatbins/kernel.cu", &f, &err));
-  EXPECT_EQ(err.rfind(GPUENV_TESTS_DIR "/fatbins/kernel.cu: neither an ELF file nor a fatbin", 0), 0u)
+  EXPECT_FALSE(read_fatbin_file((test_paths::tests_dir() + "/fatbins"), &f, &err));
+  EXPECT_EQ(err, (test_paths::tests_dir() + "/fatbins: not a regular file (a directory)"));
+  EXPECT_FALSE(read_fatbin_file((test_paths::tests_dir() + "/fatbins/kernel.cu"), &f, &err));
+  EXPECT_EQ(err.rfind((test_paths::tests_dir() + "/fatbins/kernel.cu: neither an ELF file nor a fatbin"), 0), 0u)
       << err;
 }
 

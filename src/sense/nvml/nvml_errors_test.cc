@@ -7,6 +7,7 @@
 #include <set>
 
 #include "sense/nvml/nvml_test_support.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -116,7 +117,7 @@ TEST(NvidiaErrorTable, AbsentAndFatalCodes) {
 
 TEST(NvidiaErrorTable, EveryCodeIsDocumented) {
   std::string doc;
-  for (const std::string& line : testing::read_lines(GPUENV_TESTS_DIR "/../docs/nvml-errors.md"))
+  for (const std::string& line : testing::read_lines((test_paths::tests_dir() + "/../docs/nvml-errors.md")))
     doc += line + "\n";
   ASSERT_FALSE(doc.empty());
   for (const NvmlError& e : nvml_errors())

@@ -15,12 +15,13 @@
 #include "model/machine.h"
 #include "model/snapshot.h"
 #include "sense/sense.h"
+#include "test_paths.h"
 
 namespace gpuenv::testing {
 
-inline const std::string kFakeNvml = GPUENV_FAKE_DIR "/libnvidia-ml.so.1";
-inline const std::string kOldNvml = GPUENV_FAKE_DIR "/old/libnvidia-ml.so.1";
-inline const std::string kFakeCuda = GPUENV_FAKE_DIR "/libcuda.so.1";
+inline const std::string kFakeNvml = (test_paths::fake_dir() + "/libnvidia-ml.so.1");
+inline const std::string kOldNvml = (test_paths::fake_dir() + "/old/libnvidia-ml.so.1");
+inline const std::string kFakeCuda = (test_paths::fake_dir() + "/libcuda.so.1");
 inline const std::string kNoNvml = "/nonexistent/libnvidia-ml.so.1";
 inline const std::string kNoCuda = "/nonexistent/libcuda.so.1";
 /// SenseOptions::root of a FakeRun unless told otherwise: no sysfs, so each
@@ -30,7 +31,7 @@ inline const std::string kNoRoot = "/nonexistent/gpuenv-root";
 
 /// tests/fake_nvml/scenarios/<name>.txt
 inline std::string scenario(const std::string& name) {
-  return GPUENV_TESTS_DIR "/fake_nvml/scenarios/" + name + ".txt";
+  return (test_paths::tests_dir() + "/fake_nvml/scenarios/") + name + ".txt";
 }
 
 /// One sense_nvidia run: which libraries, which scenarios. By default the

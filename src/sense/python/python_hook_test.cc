@@ -9,6 +9,7 @@
 
 #include "container_support.h"
 #include "sys/fs.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -123,11 +124,11 @@ namespace {
 // The modules sitecustomize.py imports travel with it: into the build tree
 // (CMakeLists.txt) and into the image (docker/Dockerfile).
 TEST(PythonHook, ItsModulesAreInstalledBesideIt) {
-  std::string src = std::string(GPUENV_TESTS_DIR) + "/..";
+  std::string src = test_paths::tests_dir() + "/..";
   std::string dockerfile, err;
   ASSERT_TRUE(fs::read_file(src + "/docker/Dockerfile", &dockerfile, &err)) << err;
-  std::string build_hook = find_python_hook_dir(GPUENV_BIN);
-  EXPECT_FALSE(build_hook.empty()) << "no python/ beside " << GPUENV_BIN;
+  std::string build_hook = find_python_hook_dir(test_paths::gpuenv_bin());
+  EXPECT_FALSE(build_hook.empty()) << "no python/ beside " << test_paths::gpuenv_bin();
   for (const char* module : kPythonHookModules) {
     EXPECT_TRUE(fs::exists(src + "/python/" + module)) << module;
     EXPECT_NE(dockerfile.find(std::string("python/") + module), std::string::npos) << module;

@@ -8,6 +8,7 @@
 
 #include "sense/sense.h"
 #include "sense/python/torch_kernels.h"
+#include "test_paths.h"
 
 namespace gpuenv {
 namespace {
@@ -54,11 +55,11 @@ class FakeTree {
   }
   void copy(const std::string& fixture, const std::string& path) {
     stdfs::create_directories(stdfs::path(root_ + path).parent_path());
-    stdfs::copy_file(std::string(GPUENV_TESTS_DIR "/fatbins/") + fixture, root_ + path);
+    stdfs::copy_file(std::string((test_paths::tests_dir() + "/fatbins/")) + fixture, root_ + path);
   }
   // The first `bytes` of a fixture: an ELF file cut short.
   void truncated(const std::string& fixture, const std::string& path, std::size_t bytes) {
-    std::ifstream in(std::string(GPUENV_TESTS_DIR "/fatbins/") + fixture, std::ios::binary);
+    std::ifstream in(std::string((test_paths::tests_dir() + "/fatbins/")) + fixture, std::ios::binary);
     std::string data(bytes, '\0');
     in.read(data.data(), bytes);
     file(path, data);
