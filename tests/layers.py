@@ -16,7 +16,8 @@ ALLOWED = {
     'diagnose': {'sys', 'model', 'decide'},
     'bench': {'sys', 'model', 'store', 'sense', 'decide'},
     'act': {'sys', 'model', 'store', 'sense', 'decide', 'diagnose', 'bench'},
-    'cli': {'sys', 'model', 'store', 'sense', 'decide', 'diagnose', 'bench', 'act'},
+    'flow': {'sys', 'model', 'store', 'sense', 'decide', 'diagnose', 'bench', 'act'},
+    'cli': {'sys', 'model', 'store', 'sense', 'decide', 'diagnose', 'bench', 'act', 'flow'},
 }
 # A test or fuzzer may also use the pure layers (plain functions of data),
 # e.g. to judge what a parser read.

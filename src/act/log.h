@@ -5,6 +5,7 @@
 // comes here.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -55,6 +56,11 @@ void log_event(const LogEvent& e);
 /// "message": TEXT.
 void log_message(Severity level, const std::string& event, const std::string& text,
                  nlohmann::ordered_json fields = nlohmann::ordered_json::object());
+
+/// Where a sequence says what it has to say, in log_message's shape:
+/// log_message itself in a command, a list in a test (flow/export.h).
+using MessageSink = std::function<void(Severity level, const std::string& event, const std::string& text,
+                                       nlohmann::ordered_json fields)>;
 
 /// "gpuenv: TEXT" as an error event "error" (log_message).
 void print_error(const std::string& text);

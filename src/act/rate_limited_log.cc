@@ -19,7 +19,7 @@ void RateLimitedLog::log_at(std::chrono::steady_clock::time_point now, const std
             std::to_string((now - last_) / std::chrono::seconds(1)) + " s)";
     fields["left_out"] = left_out_;
   }
-  log_message(level, event_, line, std::move(fields));
+  sink_(level, event_, line, std::move(fields));
   logged_ = true;
   last_ = now;
   left_out_ = 0;

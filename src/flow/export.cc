@@ -1,0 +1,202 @@
+#include "flow/export.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "act/gpu_metrics.h"
+#include "act/rate_limited_log.h"
+#include "act/render/prometheus_text.h"
+#include "act/serve/http_server.h"
+#include "decide/decide.h"
+#include "model/exit_codes.h"
+#include "sys/signals.h"
+
+namespace gpuenv::flow {
+namespace {
+
+// The kubelet's List may take this long before a refresh gives up on it.
+constexpr std::chrono::milliseconds kKubeletDeadline{1000};
+
+// The pod watcher's lines: a line is said again at most once a minute (of
+// the same kind: found, failing with one gRPC code, names refused, a
+// library's own message), with how many were left out (docs/metrics.md).
+constexpr std::chrono::seconds kPodLogEvery{60};
+
+constexpr const char* kIndexPage =
+    "<!DOCTYPE html>\n<html><head><title>gpuenv exporter</title></head>\n"
+    "<body><h1>gpuenv exporter</h1><p><a href=\"/metrics\">/metrics</a></p></body></html>\n";
+
+int fail(const ExportEnv& env, const std::string& text, int code) {
+  env.log(Severity::kError, "error", "export: " + text, nlohmann::ordered_json::object());
+  return code;
+}
+
+bool wants(const std::vector<std::string>& sets, const char* name) {
+  return std::find(sets.begin(), sets.end(), name) != sets.end();
+}
+
+// What the exporter says besides the readings: the plan gpuenv decides for
+// this machine, as it stands at start.
+bool exporter_info(const ExportRequest& req, const ExportEnv& env, ExporterInfo* info) {
+  Machine m;
+  Options o;
+  if (!env.sense(&m, &o)) return false;
+  info->version = GPUENV_VERSION;
+  info->hostname = env.hostname();
+  for (const Setting& s : decide(m, o).settings) info->plan.emplace_back(s.name, s.value);
+  info->gpuenv_names = wants(req.metrics, "gpuenv");
+  info->dcgm_names = wants(req.metrics, "dcgm");
+  return true;
+}
+
+HttpResponse respond(const std::string& path, const ExportEnv& env, const ExporterInfo& info) {
+  if (path == "/metrics")
+    return {200, prometheus::kContentType,
+            render_gpu_metrics(*env.gpus->latest(), info, env.clock(), *env.pods->latest())};
+  if (path == "/") return {200, "text/html; charset=utf-8", kIndexPage};
+  return {404, "text/plain; charset=utf-8", "not found; the metrics are at /metrics\n"};
+}
+
+// SIGTERM, SIGINT and SIGHUP wait for the server (threads started later
+// inherit the mask); a scraper that hangs up is no reason to die.
+void block_stop_signals() {
+  sys::block_signals({SIGTERM, SIGINT, SIGHUP});
+  signal(SIGPIPE, SIG_IGN);
+}
+
+// "listening on http://127.0.0.1:9400/metrics (...)", or for ":9400" the
+// addresses it covers and the URL that reaches it from this machine.
+void log_listening(const MessageSink& log, const ListenAddress& bound, std::size_t devices, double interval_s) {
+  std::string port = std::to_string(bound.port);
+  std::string where = bound.any ? ":" + port + ", every IPv4" + (bound.ipv6 ? " and IPv6" : "") +
+                                      " address (http://127.0.0.1:" + port + "/metrics from this machine)"
+                                : "http://" + format_listen_address(bound) + "/metrics";
+  char detail[96];
+  std::snprintf(detail, sizeof detail, "%zu GPU and MIG devices, NVML read every %g s", devices, interval_s);
+  log(Severity::kInfo, "listening", "export: listening on " + where + " (" + detail + ")",
+      {{"address", format_listen_address(bound)},
+       {"all_addresses", bound.any},
+       {"port", bound.port},
+       {"devices", devices},
+       {"interval_s", interval_s}});
+}
+
+// What the pod watcher's rounds say, each kind of line rate-limited.
+class PodWatchLog {
+ public:
+  PodWatchLog(std::string socket, MessageSink log) : socket_(std::move(socket)), log_(std::move(log)) {}
+  void round(const PodListRound& r, bool changed);
+
+ private:
+  void found(const PodListRound& r);
+  void failed(const PodListRound& r);
+  void refused(const PodListRound& r);
+
+  std::string socket_;
+  MessageSink log_;
+  std::string last_error_;
+  RateLimitedLog found_{kPodLogEvery, "pod_resources", log_}, refused_{kPodLogEvery, "pod_resources", log_};
+  std::map<int, RateLimitedLog> failed_;  // by gRPC status code
+};
+
+void PodWatchLog::round(const PodListRound& r, bool changed) {
+  if (r.status == PodListStatus::kOk && changed) found(r);
+  if (r.status == PodListStatus::kFailed && (changed || r.error != last_error_)) failed(r);
+  if (r.refused > 0) refused(r);
+  last_error_ = r.error;
+}
+
+void PodWatchLog::found(const PodListRound& r) {
+  found_.log("export: pod labels from the kubelet at " + socket_ + " (" + std::to_string(r.devices) +
+                 " GPU and MIG devices assigned)",
+             Severity::kInfo, {{"socket", socket_}, {"devices", r.devices}});
+}
+
+void PodWatchLog::failed(const PodListRound& r) {
+  RateLimitedLog& log = failed_.try_emplace(r.kind, kPodLogEvery, "pod_resources", log_).first->second;
+  log.log("export: no pod labels: " + r.error + "; retrying every interval", Severity::kWarning,
+          {{"socket", socket_}, {"error", r.error}});
+}
+
+void PodWatchLog::refused(const PodListRound& r) {
+  refused_.log("export: " + std::to_string(r.refused) + " GPU and MIG devices left without pod labels: " +
+                   r.refusal + " (the kubelet at " + socket_ + ")",
+               Severity::kWarning, {{"socket", socket_}, {"refused", r.refused}, {"reason", r.refusal}});
+}
+
+// Serves until SIGTERM or SIGINT; the pods and readings stop before it returns.
+int serve(const ExportRequest& req, const ExportEnv& env, int fd, const ListenAddress& bound,
+          const ExporterInfo& info) {
+  std::size_t devices = env.gpus->latest()->devices.size();
+  RateLimitedLog hangups(std::chrono::seconds(10), "http", env.log);
+  auto hangup = [&] {
+    hangups.log("export: SIGHUP ignored: the exporter reads NVML live and keeps serving; restart it to decide "
+                "gpuenv_plan_info again",
+                Severity::kInfo);
+  };
+  std::string err;
+  bool ok = serve_http(
+      fd, [&](const std::string& path) { return respond(path, env, info); },
+      [&] { log_listening(env.log, bound, devices, req.interval_s); }, hangup, &err);
+  env.pods->stop();
+  env.gpus->stop();
+  return ok ? kExitOk : fail(env, err, kExitFailure);
+}
+
+// libprotobuf's and gRPC's own messages, in gpuenv's format and limited
+// like the watcher's (kept for the process's life: a library thread may
+// log while it exits).
+void route_library_logs() {
+  static auto* logs = new std::map<std::string, RateLimitedLog>;
+  static auto* mutex = new std::mutex;
+  route_kubelet_library_logs([](Severity level, const std::string& library, const std::string& text) {
+    RateLimitedLog* log;
+    {
+      std::lock_guard<std::mutex> lock(*mutex);
+      log = &logs->try_emplace(library, kPodLogEvery, "library").first->second;
+    }
+    log->log("export: " + library + ": " + text, level, {{"library", library}});
+  });
+}
+
+}  // namespace
+
+int run_export(const ExportRequest& req, const ExportEnv& env) {
+  ListenAddress address, bound;
+  std::string err;
+  if (!parse_listen_address(req.listen, &address, &err)) return fail(env, err, kExitUsage);
+  block_stop_signals();
+  int fd = listen_tcp(address, &bound, &err);
+  if (fd < 0)
+    return fail(env, "cannot listen: " + err + "; stop what holds the port or pick another with --listen",
+                kExitFailure);
+  ExporterInfo info;
+  if (!exporter_info(req, env, &info)) return close(fd), kExitBadInput;
+  Problem p;
+  auto interval = std::chrono::milliseconds(std::lround(req.interval_s * 1000));
+  if (!env.gpus->start(interval, &p))
+    return close(fd), fail(env, p.message + (p.fix.empty() ? "" : "; " + p.fix), kExitFailure);
+  PodWatchLog pod_log(req.pod_resources_socket, env.log);  // outlives the pods' rounds: serve stops them
+  if (!req.pod_resources_socket.empty())
+    env.pods->start(req.pod_resources_socket, interval,
+                    [&pod_log](const PodListRound& r, bool changed) { pod_log.round(r, changed); });
+  return serve(req, env, fd, bound, info);
+}
+
+bool NvmlReadings::start(std::chrono::milliseconds interval, Problem* err) {
+  return sampler_.start(library_, interval, err);
+}
+
+void KubeletPods::start(const std::string& socket, std::chrono::milliseconds interval,
+                        PodResourcesWatcher::OnRound on_round) {
+  route_library_logs();
+  watcher_.start(socket, interval, kKubeletDeadline, std::move(on_round));
+}
+
+}  // namespace gpuenv::flow

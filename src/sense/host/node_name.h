@@ -1,0 +1,13 @@
+// The name dcgm-exporter labels a node's series with (Hostname): the name
+// Kubernetes knows the node by, else the host's own.
+#pragma once
+
+#include <string>
+
+namespace gpuenv {
+
+/// $NODE_NAME (as dcgm-exporter's DaemonSet sets it) when set and not
+/// empty, else gethostname(2); "" when that fails.
+std::string node_name();
+
+}  // namespace gpuenv
