@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,14 @@ struct HttpLimits {
   /// From accepting (or answering the last request) to the end of the next
   /// request's head and body.
   std::chrono::milliseconds request_deadline{10000};
-  /// A full table makes room by closing the connection idle longest, once
-  /// it has been open this long; until then accepting pauses.
-  std::chrono::milliseconds min_age_to_evict{100};
+  /// A full table, or a process out of descriptors, makes room by closing
+  /// the connection whose client has been quiet longest: nothing received
+  /// since it connected (the kernel's clock, so the time it waited to be
+  /// accepted counts), since its last byte or since its last answer; a
+  /// request not yet read is not quiet. A client quiet for less than this
+  /// is kept, as a scraper sends its request a moment after it connects;
+  /// while every one is, accepting pauses.
+  std::chrono::milliseconds grace{100};
   /// How long accepting pauses after accept() fails (EMFILE, ENFILE).
   std::chrono::milliseconds accept_pause{100};
   /// At most one line per this long for a repeated problem, with a count.
@@ -44,6 +50,11 @@ inline constexpr int kSpareDescriptors = 32;
 
 /// min(wanted, RLIMIT_NOFILE's soft limit - kSpareDescriptors), at least 4.
 int connection_cap(int wanted);
+
+/// How long the peer of TCP socket `fd` has sent nothing: since its last
+/// byte, or since the handshake if it never sent one (TCP_INFO, to the
+/// kernel's tick). nullopt when `fd` is not a connected TCP socket.
+std::optional<std::chrono::milliseconds> tcp_quiet_for(int fd);
 
 class ConnectionGuard {
  public:
@@ -66,21 +77,30 @@ class ConnectionGuard {
   struct Conn {
     evhttp_connection* evcon;
     bufferevent* bev;  // held (bufferevent_incref) until evhttp closes it
+    int fd;
     Clock::time_point since;  // accepted, or last answered
+    // The latest of the client's connect, its last byte, its last answer
+    // and the last time a request of it was found unread, as far as known
+    // (heard()): never later than the truth, as clients only add bytes.
+    Clock::time_point heard;
   };
   static bufferevent* on_new_connection(event_base* base, void* self);
   static void on_close(evhttp_connection* evcon, void* self);
   static void on_accept_error(evconnlistener* listener, void* self);
   static void on_adopt(int, short, void* self);
   static void on_tick(int, short, void* self);
+  static void on_wake(int, short, void* self);
   void adopt();
   void close_expired();
   void make_room();
+  bool close_quiet_longest();
   void close(std::size_t i);
   void forget(std::size_t i);
-  std::size_t idle_longest() const;
-  bool evictable(Clock::time_point now) const;
+  Clock::time_point heard(const Conn& c, Clock::time_point now) const;
+  std::size_t quiet_longest(Clock::time_point now);
+  std::size_t victim(Clock::time_point now);
   void update_listener();
+  void wake_in(std::chrono::milliseconds delay);
 
   event_base* base_;
   evconnlistener* listener_;
@@ -89,7 +109,8 @@ class ConnectionGuard {
   std::vector<bufferevent*> pending_;  // made for evhttp, not yet adopted
   std::vector<Conn> open_;
   event* adopt_ = nullptr;
-  event* tick_ = nullptr;   // every 250 ms: deadlines, and the end of a pause
+  event* tick_ = nullptr;   // every 100 ms: deadlines
+  event* wake_ = nullptr;   // once: the end of a pause, or a client's grace
   Clock::time_point paused_until_{};
   bool accepting_ = true;
   RateLimitedLog accept_log_, full_log_;
