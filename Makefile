@@ -2,7 +2,7 @@
 .PHONY: test-image-source fuzz all build build-runtime install-missing deps deps-image deps-deploy run test test-unit test-asan test-image test-deploy test-gpu test-gpu-bench clean
 
 JOBS ?= $(shell nproc)
-DEB_PACKAGES := cmake make g++ pkg-config ccache clang libclang-rt-14-dev \
+DEB_PACKAGES := cmake make g++ pkg-config ccache clang libclang-rt-14-dev lld \
   libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev libsqlite3-dev libevent-dev \
   openssh-server openssh-client jupyter-server curl prometheus munge slurmctld slurmd slurm-client python3 \
   mmdebstrap libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc python3-grpcio \

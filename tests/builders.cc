@@ -28,6 +28,32 @@ int name_salt(const std::string& s) {
   return h;
 }
 
+// What nvmlDeviceGetAttributes_v2 reports for an A100's MIG profiles (NVIDIA's
+// MIG user guide, "A100 MIG profiles"): SMs, shared copy/decoder/encoder/JPEG/
+// OFA engines, GPU and compute instance slices. nullopt for other profiles.
+std::optional<MigAttributes> mig_profile_attributes(const std::string& profile, std::uint64_t memory_bytes) {
+  struct Row { const char* profile; MigAttributes a; };
+  static const Row kRows[] = {
+      {"1g.10gb", {14, 1, 0, 0, 0, 0, 1, 1, 0}}, {"2g.20gb", {28, 2, 1, 0, 0, 0, 2, 2, 0}},
+      {"3g.40gb", {42, 3, 2, 0, 0, 0, 3, 3, 0}}, {"4g.40gb", {56, 4, 2, 0, 0, 0, 4, 4, 0}},
+      {"7g.80gb", {98, 7, 5, 0, 1, 1, 7, 7, 0}},
+  };
+  for (const Row& r : kRows)
+    if (profile == r.profile) {
+      MigAttributes a = r.a;
+      a.memory_mib = memory_bytes / kMiB;
+      return a;
+    }
+  return std::nullopt;
+}
+
+// sysfs's PCI class: a GeForce drives displays (VGA), the others are 3D
+// controllers; an integrated GPU (no PCIe link) has none.
+std::optional<std::string> pci_class(const GpuModel& model) {
+  if (model.pcie_gen_max == 0) return std::nullopt;
+  return model.name.find("GeForce") != std::string::npos ? "0x030000" : "0x030200";
+}
+
 }  // namespace
 
 namespace models {
@@ -109,6 +135,7 @@ MachineBuilder& MachineBuilder::gpus(const GpuModel& model, int n) {
     char bus[32];
     std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x18 + 0x10 * g.index);
     g.pci_bus_id = bus;
+    g.pci_class = pci_class(model);
     g.compute_capability = model.cc;
     g.memory_total_bytes = model.memory_bytes;
     g.memory_free_bytes = model.memory_bytes - 512 * kMiB;
@@ -166,6 +193,7 @@ MachineBuilder& MachineBuilder::with_mig(int index, int n, const std::string& pr
     d.memory_total_bytes = memory_bytes;
     d.gpu_instance_id = 1 + i;
     d.compute_instance_id = 0;
+    d.attributes = mig_profile_attributes(profile, memory_bytes);
     g.mig_devices.push_back(std::move(d));
   }
   return *this;
@@ -278,6 +306,13 @@ MachineBuilder a100_nvlink_8() {
 MachineBuilder a100_mig() {
   return MachineBuilder().cpus(1, 32).gpus(models::a100_80gb()).with_mig(0, 3, "2g.20gb", 19968 * kMiB);
 }
+MachineBuilder a100_mig_mixed() {
+  return MachineBuilder()
+      .cpus(1, 32)
+      .gpus(models::a100_80gb(), 2)
+      .with_mig(0, 2, "3g.40gb", 40192 * kMiB)
+      .with_mig(1, 1, "7g.80gb", 81152 * kMiB);
+}
 MachineBuilder rtx3090_4090() {
   return MachineBuilder()
       .cpus(1, 16)
@@ -304,6 +339,7 @@ const std::vector<Fixture>& fixtures() {
       {"a10", [] { return machine::a10(); }},
       {"a100x8-nvlink", [] { return machine::a100_nvlink_8(); }},
       {"a100-mig", [] { return machine::a100_mig(); }},
+      {"a100x2-mig-mixed", [] { return machine::a100_mig_mixed(); }},
       {"rtx3090-rtx4090", [] { return machine::rtx3090_4090(); }},
       {"l4", [] { return machine::l4(); }},
       {"h100", [] { return machine::h100(); }},

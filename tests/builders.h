@@ -94,6 +94,7 @@ MachineBuilder t4();
 MachineBuilder a10();
 MachineBuilder a100_nvlink_8();   // 8x A100 80GB, NVLink, two sockets
 MachineBuilder a100_mig();        // 1x A100 80GB, MIG 3x 2g.20gb
+MachineBuilder a100_mig_mixed();  // 2x A100 80GB in MIG mode: 2x 3g.40gb, and 1x 7g.80gb
 MachineBuilder rtx3090_4090();    // mixed consumer box
 MachineBuilder l4();
 MachineBuilder h100(int n = 1);

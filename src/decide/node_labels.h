@@ -2,7 +2,9 @@
 // machine's GPUs, as Node Feature Discovery's local source reads them from a
 // feature file (docs/cluster.md, "Node labels"). GPU Feature Discovery's
 // meanings under gpuenv's own prefix, plus what only gpuenv knows: tensor
-// formats, the torch wheel that fits, measured speeds, doctor's verdict.
+// formats, the torch wheel that fits, measured speeds, doctor's verdict; or,
+// with LabelNamespace::kNvidia, GFD's own labels under nvidia.com/. The
+// labelers themselves are tables in decide/labels/labelers.h.
 #pragma once
 
 #include <map>
@@ -10,12 +12,16 @@
 #include <string>
 #include <vector>
 
+#include "decide/labels/device_plugin_config.h"
 #include "model/machine.h"
 
 namespace gpuenv {
 
 /// gpuenv's label namespace; nvidia.com/ belongs to GPU Feature Discovery.
 inline constexpr const char* kLabelPrefix = "gpuenv.dev/";
+
+/// GPU Feature Discovery's label namespace (--namespace nvidia.com).
+inline constexpr const char* kGfdLabelPrefix = "nvidia.com/";
 
 /// NFD's local source ignores a feature file larger than this (65536 bytes).
 inline constexpr std::size_t kFeatureFileLimit = 65536;
@@ -46,5 +52,37 @@ bool valid_label_value(const std::string& s);
 /// The feature file: a header comment, `# +expiry-time=EXPIRY` (RFC 3339),
 /// then one `gpuenv.dev/NAME=VALUE` line per label.
 std::string feature_file(const NodeLabels& labels, const std::string& expiry);
+
+/// Where `gpuenv labels` writes GFD's names.
+enum class LabelNamespace {
+  kGpuenv,  // gpuenv.dev/: gpuenv's labels, GFD's meanings under gpuenv's names (the default)
+  kNvidia,  // nvidia.com/: GFD's labels as GFD writes them; gpuenv's own stay under gpuenv.dev/
+};
+
+struct LabelOptions {
+  LabelNamespace ns = LabelNamespace::kGpuenv;
+  /// The device plugin's config (MIG strategy, sharing) for GFD's labels.
+  std::optional<DevicePluginConfig> device_plugin;
+};
+
+/// The labels of each namespace, names without the prefix.
+struct LabelSet {
+  NodeLabels gpuenv;  // gpuenv.dev/
+  NodeLabels nvidia;  // nvidia.com/
+  friend bool operator==(const LabelSet&, const LabelSet&) = default;
+};
+
+/// The labels for `o`. kGpuenv: node_labels(m, doctor) under gpuenv.dev/.
+/// kNvidia: GFD's labels under nvidia.com/ (none when no GPU can serve, as
+/// GFD writes none), and gpuenv's labels that have no GFD name under
+/// gpuenv.dev/. Dropped values as node_labels', nvidia.com/'s named in full.
+LabelSet node_label_set(const Machine& m, const std::optional<std::string>& doctor, const LabelOptions& o,
+                        std::vector<std::string>* dropped = nullptr);
+
+/// The feature file of both namespaces: gpuenv.dev/ lines, then nvidia.com/ lines.
+std::string namespaced_feature_file(const LabelSet& labels, const std::string& expiry);
+
+/// Every label with its prefix: "gpuenv.dev/gpu.count" -> "1", ...
+std::map<std::string, std::string> qualified_labels(const LabelSet& labels);
 
 }  // namespace gpuenv

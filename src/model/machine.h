@@ -52,18 +52,33 @@ inline std::optional<double> pcie_lane_gbps(int gen) {
   return kLane[gen - 1];
 }
 
+/// A MIG device's share of its GPU, as nvmlDeviceGetAttributes_v2 reports it:
+/// what GPU Feature Discovery labels as gpu.multiprocessors, gpu.slices.*
+/// and gpu.engines.*.
+struct MigAttributes {
+  int multiprocessors = 0;
+  int copy_engines = 0, decoders = 0, encoders = 0, jpeg_decoders = 0, ofas = 0;  // shared engines
+  int gpu_instance_slices = 0, compute_instance_slices = 0;
+  std::uint64_t memory_mib = 0;
+  friend bool operator==(const MigAttributes&, const MigAttributes&) = default;
+};
+
 struct MigDevice {
   int index = 0;  // position under its parent GPU
   std::string uuid;  // "MIG-..."
   std::optional<std::string> name;
   std::optional<std::uint64_t> memory_total_bytes;
   std::optional<int> gpu_instance_id, compute_instance_id;
+  std::optional<MigAttributes> attributes;
   friend bool operator==(const MigDevice&, const MigDevice&) = default;
 };
 
 struct Gpu {
   int index = 0;  // NVML index (PCI order), not the CUDA ordinal
   std::optional<std::string> name, uuid, pci_bus_id;
+  // sysfs's PCI class of the device: "0x030200" (3D controller, a compute
+  // GPU) or "0x030000" (VGA, a GPU that drives displays).
+  std::optional<std::string> pci_class;
   std::optional<ComputeCapability> compute_capability;
   std::optional<std::uint64_t> memory_total_bytes, memory_free_bytes;
   std::optional<bool> mig_enabled;

@@ -33,6 +33,19 @@ json cc_json(const std::optional<ComputeCapability>& cc) {
   return cc_string(*cc);
 }
 
+json mig_attributes_json(const std::optional<MigAttributes>& a) {
+  if (!a) return nullptr;
+  return {{"multiprocessors", a->multiprocessors},
+          {"copy_engines", a->copy_engines},
+          {"decoders", a->decoders},
+          {"encoders", a->encoders},
+          {"jpeg_decoders", a->jpeg_decoders},
+          {"ofas", a->ofas},
+          {"gpu_instance_slices", a->gpu_instance_slices},
+          {"compute_instance_slices", a->compute_instance_slices},
+          {"memory_mib", a->memory_mib}};
+}
+
 json gpu_json(const Gpu& g) {
   json mig = json::array();
   for (const auto& d : g.mig_devices)
@@ -41,11 +54,13 @@ json gpu_json(const Gpu& g) {
                    {"name", opt(d.name)},
                    {"memory_total_bytes", opt(d.memory_total_bytes)},
                    {"gpu_instance_id", opt(d.gpu_instance_id)},
-                   {"compute_instance_id", opt(d.compute_instance_id)}});
+                   {"compute_instance_id", opt(d.compute_instance_id)},
+                   {"attributes", mig_attributes_json(d.attributes)}});
   return {{"index", g.index},
           {"name", opt(g.name)},
           {"uuid", opt(g.uuid)},
           {"pci_bus_id", opt(g.pci_bus_id)},
+          {"pci_class", opt(g.pci_class)},
           {"compute_capability", cc_json(g.compute_capability)},
           {"memory_total_bytes", opt(g.memory_total_bytes)},
           {"memory_free_bytes", opt(g.memory_free_bytes)},
@@ -256,6 +271,22 @@ std::vector<Problem> read_problems(const Reader& r) {
   return out;
 }
 
+std::optional<MigAttributes> read_mig_attributes(const Reader& r) {
+  if (r.is_null()) return std::nullopt;
+  MigAttributes a;
+  auto count = [&](const char* key) { return static_cast<int>(r.field(key).integer(0, kIntMax)); };
+  a.multiprocessors = count("multiprocessors");
+  a.copy_engines = count("copy_engines");
+  a.decoders = count("decoders");
+  a.encoders = count("encoders");
+  a.jpeg_decoders = count("jpeg_decoders");
+  a.ofas = count("ofas");
+  a.gpu_instance_slices = count("gpu_instance_slices");
+  a.compute_instance_slices = count("compute_instance_slices");
+  a.memory_mib = r.field("memory_mib").u64();
+  return a;
+}
+
 MigDevice read_mig(const Reader& r) {
   MigDevice d;
   d.index = static_cast<int>(r.field("index").integer(0, kIntMax));
@@ -264,6 +295,7 @@ MigDevice read_mig(const Reader& r) {
   get(r, "memory_total_bytes", &d.memory_total_bytes);
   get(r, "gpu_instance_id", &d.gpu_instance_id);
   get(r, "compute_instance_id", &d.compute_instance_id);
+  d.attributes = read_mig_attributes(r.field("attributes"));
   return d;
 }
 
@@ -273,6 +305,7 @@ Gpu read_gpu(const Reader& r) {
   get(r, "name", &g.name);
   get(r, "uuid", &g.uuid);
   get(r, "pci_bus_id", &g.pci_bus_id);
+  get(r, "pci_class", &g.pci_class);
   if (auto cc = r.field("compute_capability"); !cc.is_null()) g.compute_capability = parse_cc(cc);
   get(r, "memory_total_bytes", &g.memory_total_bytes);
   get(r, "memory_free_bytes", &g.memory_free_bytes);

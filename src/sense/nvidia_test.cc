@@ -135,6 +135,9 @@ MigDevice mig_2g(int slot) {
   d.memory_total_bytes = 20937965568ull;
   d.gpu_instance_id = slot + 3;
   d.compute_instance_id = 0;
+  // nvmlDeviceGetAttributes_v2: 28 SMs, 2 copy engines, 1 decoder, 2 GPU and
+  // 2 compute instance slices, 19968 MiB (the scenario's attrs=).
+  d.attributes = MigAttributes{28, 2, 1, 0, 0, 0, 2, 2, 19968};
   return d;
 }
 
@@ -494,6 +497,18 @@ TEST_F(NvidiaSense, CpuAffinityAndNumaNodeFromSysfsNotNvml) {
   EXPECT_FALSE(contains(trace, "nvmlDeviceGetCpuAffinity"));
   EXPECT_FALSE(contains(trace, "nvmlDeviceGetNumaNodeId"));
   EXPECT_TRUE(m.nvidia.problems.empty());
+}
+
+// GFD's gpu.mode: the PCI class sysfs gives the device; unknown when the
+// file is missing or not a class.
+TEST_F(NvidiaSense, PciClassFromSysfs) {
+  PciSysfs sys;
+  sys.file("0000:19:00.0", "class", "0x030200\n");
+  EXPECT_EQ(sense(FakeRun().scenario(scenario("h200")).root(sys.root())).gpus.at(0).pci_class, "0x030200");
+  sys.file("0000:19:00.0", "class", "3D controller\n");
+  EXPECT_EQ(sense(FakeRun().scenario(scenario("h200")).root(sys.root())).gpus.at(0).pci_class, std::nullopt);
+  PciSysfs empty;
+  EXPECT_EQ(sense(FakeRun().scenario(scenario("h200")).root(empty.root())).gpus.at(0).pci_class, std::nullopt);
 }
 
 // The topology level comes from where sysfs puts the two GPUs (NVML's own

@@ -91,7 +91,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* g_trace, g_queries
 static int g_queries[FAKE_MAX_GPUS];
 static struct fake_device g_gpus[FAKE_MAX_GPUS];
 static struct fake_device g_migs[FAKE_MAX_GPUS][FAKE_MAX_MIGS];
-enum { SEQ_UTIL, SEQ_SM, SEQ_RX, SEQ_TX, SEQ_NVLINK, SEQ_COUNT };
+enum { SEQ_UTIL, SEQ_SM, SEQ_RX, SEQ_TX, SEQ_NVLINK, SEQ_REPLAY, SEQ_COUNT };
 static unsigned g_seq[FAKE_MAX_GPUS][SEQ_COUNT]; /* calls of a cycling key; under g_lock */
 static int g_xid_next[FAKE_MAX_GPUS];    /* the next of a GPU's `xid=` list to deliver; under g_lock */
 static int g_xid_watched[FAKE_MAX_GPUS]; /* registered for Xid events; under g_lock */
@@ -671,8 +671,24 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long l
   return NVML_SUCCESS;
 }
 
+/* pcie_replay=N, or pcie_replay=N/STEP: STEP more replays each read (a link
+ * that keeps retrying, for the PCIe replay-rate alert). */
 nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int* count) {
-  return gpu_uint("nvmlDeviceGetPcieReplayCounter", d, "pcie_replay", count);
+  long long base, step;
+  unsigned n;
+  nvmlReturn_t rc;
+  const char* raw = d->slot >= 0 ? NULL : scn_get(gpu_record(d->gpu), "pcie_replay");
+  if (raw == NULL || strchr(raw, '/') == NULL)
+    return gpu_uint("nvmlDeviceGetPcieReplayCounter", d, "pcie_replay", count);
+  rc = enter("nvmlDeviceGetPcieReplayCounter", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!scn_get_pair(gpu_record(d->gpu), "pcie_replay", &base, &step)) return NVML_ERROR_NOT_SUPPORTED;
+  pthread_mutex_lock(&g_lock);
+  n = g_seq[d->gpu][SEQ_REPLAY]++;
+  pthread_mutex_unlock(&g_lock);
+  *count = (unsigned int)(base + step * (long long)n);
+  return NVML_SUCCESS;
 }
 
 /* ---- What only a current driver exports ---- */
@@ -815,6 +831,38 @@ nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int* id) {
 
 nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int* id) {
   return mig_uint("nvmlDeviceGetComputeInstanceId", d, "ci", id);
+}
+
+/* nvmlDeviceAttributes_t as nvmlDeviceGetAttributes_v2 fills it. */
+typedef struct {
+  unsigned int multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount;
+  unsigned int sharedJpegCount, sharedOfaCount, gpuInstanceSliceCount, computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
+/* A mig line's attrs=SMS/CE/DEC/ENC/JPG/OFA/GIS/CIS/MIB; not supported
+ * without the key, or for a GPU (NVML answers only for MIG devices there). */
+nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t* a) {
+  unsigned int v[8];
+  unsigned long long mib;
+  const char* text;
+  nvmlReturn_t rc = enter("nvmlDeviceGetAttributes_v2", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (a == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  text = d->slot < 0 ? NULL : scn_get(device_record(d), "attrs");
+  if (text == NULL || sscanf(text, "%u/%u/%u/%u/%u/%u/%u/%u/%llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                             &v[6], &v[7], &mib) != 9)
+    return NVML_ERROR_NOT_SUPPORTED;
+  a->multiprocessorCount = v[0];
+  a->sharedCopyEngineCount = v[1];
+  a->sharedDecoderCount = v[2];
+  a->sharedEncoderCount = v[3];
+  a->sharedJpegCount = v[4];
+  a->sharedOfaCount = v[5];
+  a->gpuInstanceSliceCount = v[6];
+  a->computeInstanceSliceCount = v[7];
+  a->memorySizeMB = mib;
+  return NVML_SUCCESS;
 }
 
 #endif /* FAKE_NVML_OLD */

@@ -5,6 +5,9 @@
  *   system driver=580.95.05 cuda=13000 cuda_order=1,0
  *   gpu name="NVIDIA H200" cc=9.0 mem=150754820096 free=... numa=0 ...
  *   mig gpu=0 slot=1 name="..." uuid=MIG-... mem=... gi=3 ci=0
+ *       attrs=28/2/1/0/0/0/2/2/19968   # nvmlDeviceGetAttributes_v2: SMs, shared
+ *                                      # copy/decoder/encoder/JPEG/OFA engines,
+ *                                      # GI and CI slices, MiB
  *   pair a=0 b=1 topo=40 p2p=0 nvlink=0     # one pair (either order)
  *   pairs topo=50 p2p=0 nvlink=0            # every pair not listed
  *   fault init=18                           # nvmlInit* returns 18
@@ -22,7 +25,7 @@
  *
  * What `gpuenv export` samples (gpu line keys):
  *   util=75/40 clocks=1980/3201 power_draw=650000 energy=123456789
- *   pcie_replay=3 ecc_corrected=12
+ *   pcie_replay=3 ecc_corrected=12   (pcie_replay=3/2: 2 more each read)
  * (util: GPU/memory percent; clocks: current SM/memory MHz; power_draw mW;
  * energy mJ.) For dcgm-exporter's fields and Xid: minor=N (/dev/nvidiaN),
  * mem_temp=C, xid=79 or xid=13,48 (the Xid events the GPU raises, in order),

@@ -2,7 +2,8 @@
 // Standards' "restricted" profile (which includes "baseline"), written from
 // its documented controls (kubernetes.io/docs/concepts/security/
 // pod-security-standards, Kubernetes 1.32). Pods, DaemonSets, Deployments,
-// Jobs, PyTorchJobs and JobSets; every container, init container and
+// Jobs, PyTorchJobs, JobSets and Trainer's (Cluster)TrainingRuntimes (the pods
+// a TrainJob gets); every container, init container and
 // ephemeral container. What it cannot see (AppArmor annotations, Windows)
 // it checks where the fields are.
 //
@@ -33,6 +34,8 @@ function podSpecs(doc) {
       return Object.entries(s.pytorchReplicaSpecs ?? {}).map(([r, v]) => [`replica ${r}`, v.template?.spec ?? {}]);
     case "JobSet":
       return (s.replicatedJobs ?? []).map((r) => [`replicatedJob ${r.name}`, r.template?.spec?.template?.spec ?? {}]);
+    case "TrainingRuntime": case "ClusterTrainingRuntime":
+      return (s.template?.spec?.replicatedJobs ?? []).map((r) => [`replicatedJob ${r.name}`, r.template?.spec?.template?.spec ?? {}]);
     default: return [];
   }
 }

@@ -1,6 +1,7 @@
 #!/bin/bash
 # make test-deploy: deploy/kubernetes checked offline. The manifests against
-# Kubernetes' OpenAPI schemas (validate.mjs), the Grafana dashboard
+# Kubernetes' OpenAPI schemas (validate.mjs), the DaemonSet's scheduling
+# against GFD's and dcgm-exporter's charts (check-node-agent.mjs), the Grafana dashboard
 # (check-dashboard.mjs), the Prometheus scrape config (check-scrape.mjs,
 # promtool), the alerts (check-rules.mjs, promtool); and each check shown to fail on a broken input, so that none of
 # them passes by checking nothing. Installs its npm packages (package-lock.json)
@@ -48,7 +49,7 @@ expect_fail() {  # expect_fail WHAT TEXT COMMAND...: COMMAND fails and says TEXT
 }
 
 # ---- the manifests
-manifests=("$deploy/daemonset.yaml" "$deploy/servicemonitor.yaml" "$deploy/prometheusrule.yaml" "$deploy/pytorchjob.yaml" "$deploy/jobset.yaml")
+manifests=("$deploy/daemonset.yaml" "$deploy/servicemonitor.yaml" "$deploy/prometheusrule.yaml" "$deploy/pytorchjob.yaml" "$deploy/jobset.yaml" "$deploy/trainjob.yaml")
 expect_ok "manifests match the Kubernetes 1.32 schemas: ${manifests[*]##*/}" node "$here/validate.mjs" "${manifests[@]}"
 for bad in "$here"/bad/*.yaml; do
   text=$(sed -n '1s/^# expect: //p' "$bad")
@@ -58,10 +59,28 @@ done
 sed 's/readOnlyRootFilesystem: true/readOnlyRootFileSystem: true/' "$deploy/daemonset.yaml" >"$work/daemonset.yaml"
 expect_fail "rejected: daemonset.yaml with readOnlyRootFileSystem" '"readOnlyRootFileSystem"' node "$here/validate.mjs" "$work/daemonset.yaml"
 
+# The TrainJob's runtime with one field misspelt in the pod template it embeds,
+# and a TrainJob field Trainer v2 does not have.
+sed 's/runtimeClassName: nvidia/runtimeClassNames: nvidia/' "$deploy/trainjob.yaml" >"$work/trainjob-pod.yaml"
+expect_fail "rejected: trainjob.yaml's runtime with runtimeClassNames" '"runtimeClassNames"' node "$here/validate.mjs" "$work/trainjob-pod.yaml"
+sed 's/numProcPerNode: 8/nprocPerNode: 8/' "$deploy/trainjob.yaml" >"$work/trainjob-field.yaml"
+expect_fail "rejected: a TrainJob with PyTorchJob's nprocPerNode" '"nprocPerNode"' node "$here/validate.mjs" "$work/trainjob-field.yaml"
+
+# ---- the DaemonSet schedules as GFD's and dcgm-exporter's charts do
+expect_ok "node agent: priority class and tolerations of GFD's and dcgm-exporter's charts" node "$here/check-node-agent.mjs" "$deploy/daemonset.yaml"
+sed '/priorityClassName: system-node-critical/d' "$deploy/daemonset.yaml" >"$work/no-priority.yaml"
+expect_fail "node agent rejects: no priority class" 'priorityClassName is unset' node "$here/check-node-agent.mjs" "$work/no-priority.yaml"
+sed 's/key: CriticalAddonsOnly/key: CriticalAddons/' "$deploy/daemonset.yaml" >"$work/no-critical-addons.yaml"
+expect_fail "node agent rejects: no CriticalAddonsOnly toleration" '"CriticalAddonsOnly"' node "$here/check-node-agent.mjs" "$work/no-critical-addons.yaml"
+sed 's/effect: NoSchedule/effect: NoExecute/' "$deploy/daemonset.yaml" >"$work/gpu-taint-effect.yaml"
+expect_fail "node agent rejects: the nvidia.com/gpu toleration for another effect" '"nvidia.com/gpu"' node "$here/check-node-agent.mjs" "$work/gpu-taint-effect.yaml"
+
 # ---- the restricted Pod Security profile: the training jobs pass; each rule
 # is shown to fire on a broken copy of pytorchjob.yaml
-jobs=("$deploy/pytorchjob.yaml" "$deploy/jobset.yaml")
-expect_ok "restricted profile: pytorchjob.yaml, jobset.yaml" node "$here/check-restricted.mjs" "${jobs[@]}"
+jobs=("$deploy/pytorchjob.yaml" "$deploy/jobset.yaml" "$deploy/trainjob.yaml")
+expect_ok "restricted profile: pytorchjob.yaml, jobset.yaml, trainjob.yaml" node "$here/check-restricted.mjs" "${jobs[@]}"
+sed 's/runAsNonRoot: true/runAsNonRoot: false/' "$deploy/trainjob.yaml" >"$work/trainjob-root.yaml"
+expect_fail "restricted profile rejects: trainjob.yaml's runtime as root" 'runAsNonRoot is not true' node "$here/check-restricted.mjs" "$work/trainjob-root.yaml"
 restricted_mutant() {  # restricted_mutant NAME SED TEXT
   sed "$2" "$deploy/pytorchjob.yaml" >"$work/$1.yaml"
   expect_fail "restricted profile rejects: $1" "$3" node "$here/check-restricted.mjs" "$work/$1.yaml"

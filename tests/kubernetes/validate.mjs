@@ -18,6 +18,8 @@ import { Service } from "kubernetes-models/v1/Service";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { DaemonSet } from "kubernetes-models/apps/v1/DaemonSet";
 import { JobTemplateSpec } from "kubernetes-models/batch/v1/JobTemplateSpec";
+import { ResourceRequirements } from "kubernetes-models/v1/ResourceRequirements";
+import { EnvVar } from "kubernetes-models/v1/EnvVar";
 import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
 import { PrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
 
@@ -44,6 +46,22 @@ const KINDS = {
   "jobset.x-k8s.io/v1alpha2/JobSet": {
     check: (d) => (d.spec?.replicatedJobs ?? []).forEach((r) => new JobTemplateSpec(r.template).validate()),
     type: ["IJobSet", "../crds"],
+  },
+  "trainer.kubeflow.org/v1alpha1/TrainingRuntime": {
+    check: (d) => (d.spec?.template?.spec?.replicatedJobs ?? []).forEach((r) => new JobTemplateSpec(r.template).validate()),
+    type: ["ITrainingRuntime", "../crds"],
+  },
+  "trainer.kubeflow.org/v1alpha1/ClusterTrainingRuntime": {
+    check: (d) => (d.spec?.template?.spec?.replicatedJobs ?? []).forEach((r) => new JobTemplateSpec(r.template).validate()),
+    type: ["ITrainingRuntime", "../crds"],
+  },
+  "trainer.kubeflow.org/v1alpha1/TrainJob": {
+    check: (d) => {
+      const t = d.spec?.trainer ?? {};
+      if (t.resourcesPerNode) new ResourceRequirements(t.resourcesPerNode).validate();
+      (t.env ?? []).forEach((e) => new EnvVar(e).validate());
+    },
+    type: ["ITrainJob", "../crds"],
   },
 };
 

@@ -102,6 +102,64 @@ TEST(JobReport, SpeedAndTheSpeedUpAgainstTheFirstRun) {
   EXPECT_TRUE(job_report_json(unmeasured, {}, firsts)["speedup"].is_null());
 }
 
+// Issue 40, 4: the measured peak, and against the command's plan when it had one.
+TEST(JobReport, PeakMemoryAndThePlansError) {
+  const double gib = 1024.0 * 1024 * 1024;
+  Job j = sample_job();
+  j.peak_memory = JobPeakMemory{std::int64_t(31.2 * gib), "torch"};
+  PlannedPeaks plans = {{7, PlannedPeak{"fp", 29.8 * gib, "NVIDIA H200", "--model gpt2 --seq 1024 --batch 8",
+                                        "2025-01-01T00:00:00Z"}}};
+  struct Row {
+    const char* what;
+    std::optional<JobPeakMemory> peak;
+    bool planned;
+    std::string text;
+  } rows[] = {
+      {"measured, no plan", JobPeakMemory{std::int64_t(31.2 * gib), "torch"}, false, "peak memory 31.2 GiB (torch)"},
+      {"over the plan", JobPeakMemory{std::int64_t(31.2 * gib), "torch"}, true,
+       "peak memory 31.2 GiB (torch), planned 29.8 GiB for NVIDIA H200: measured +4.7 % over the plan"},
+      {"under the plan", JobPeakMemory{std::int64_t(26.82 * gib), "torch"}, true,
+       "peak memory 26.8 GiB (torch), planned 29.8 GiB for NVIDIA H200: measured 10.0 % under the plan"},
+      {"as planned", JobPeakMemory{std::int64_t(29.8 * gib), "torch"}, true,
+       "peak memory 29.8 GiB (torch), planned 29.8 GiB for NVIDIA H200: measured as planned"},
+      {"NVML's figure says what it counts", JobPeakMemory{std::int64_t(32 * gib), "nvml"}, true,
+       "peak memory 32.0 GiB (nvml), planned 29.8 GiB for NVIDIA H200: measured +7.4 % over the plan (NVML's "
+       "figure counts the CUDA context and the allocator's cached blocks, which the plan leaves out)"},
+      {"planned, not measured", std::nullopt, true, "peak memory not measured, planned 29.8 GiB for NVIDIA H200"},
+      {"neither", std::nullopt, false, ""},
+  };
+  for (const Row& r : rows) {
+    j.peak_memory = r.peak;
+    EXPECT_EQ(peak_memory_text(j, r.planned ? plans : PlannedPeaks{}), r.text) << r.what;
+    std::string one = render_job(j, judge(j.context, j.timeline), false, {}, r.planned ? plans : PlannedPeaks{});
+    if (!r.text.empty()) EXPECT_NE(one.find("\n  " + r.text + "\n"), std::string::npos) << r.what << one;
+    else EXPECT_EQ(one.find("peak memory"), std::string::npos) << r.what << one;
+  }
+  j.peak_memory = JobPeakMemory{std::int64_t(31.2 * gib), "torch"};
+  nlohmann::json one = job_report_json(j, judge(j.context, j.timeline), {}, plans);
+  EXPECT_EQ(one["peak_memory_bytes"], std::int64_t(31.2 * gib));
+  EXPECT_EQ(one["peak_memory_source"], "torch");
+  EXPECT_EQ(one["planned_peak_bytes"], 29.8 * gib);
+  EXPECT_NEAR(one["plan_error_pct"].get<double>(), 4.698, 1e-3);
+  EXPECT_EQ(one["memory_plan"]["gpu"], "NVIDIA H200");
+  EXPECT_EQ(one["memory_plan"]["flags"], "--model gpt2 --seq 1024 --batch 8");
+  EXPECT_EQ(one["memory_plan"]["planned_at"], "2025-01-01T00:00:00Z");
+  nlohmann::json listed = jobs_json({j}, {}, plans)["jobs"][0];
+  EXPECT_EQ(listed["peak_memory_bytes"], one["peak_memory_bytes"]);
+  EXPECT_EQ(listed["plan_error_pct"], one["plan_error_pct"]);
+  nlohmann::json unplanned = job_report_json(j, {}, {}, {});
+  EXPECT_EQ(unplanned["peak_memory_bytes"], std::int64_t(31.2 * gib));
+  EXPECT_TRUE(unplanned["planned_peak_bytes"].is_null());
+  EXPECT_TRUE(unplanned["plan_error_pct"].is_null());
+  EXPECT_TRUE(unplanned["memory_plan"].is_null());
+  j.peak_memory.reset();
+  nlohmann::json unmeasured = job_report_json(j, {}, {}, plans);
+  EXPECT_TRUE(unmeasured["peak_memory_bytes"].is_null());
+  EXPECT_TRUE(unmeasured["peak_memory_source"].is_null());
+  EXPECT_EQ(unmeasured["planned_peak_bytes"], 29.8 * gib);
+  EXPECT_TRUE(unmeasured["plan_error_pct"].is_null());
+}
+
 TEST(JobReport, Locale) {
   EXPECT_TRUE(utf8_locale(nullptr, nullptr, "en_US.UTF-8"));
   EXPECT_TRUE(utf8_locale("C.utf8", nullptr, nullptr));

@@ -103,6 +103,22 @@ inline constexpr unsigned int kMemoryV2Version =
     static_cast<unsigned int>(sizeof(MemoryV2)) | (2u << 24);
 static_assert(kMemoryV2Version == 0x02000028);
 
+// nvmlDeviceAttributes_t (nvmlDeviceGetAttributes_v2; NVML R470 and later): a
+// MIG device's share of its GPU.
+struct DeviceAttributes {
+  unsigned int multiprocessor_count;
+  unsigned int shared_copy_engine_count;
+  unsigned int shared_decoder_count;
+  unsigned int shared_encoder_count;
+  unsigned int shared_jpeg_count;
+  unsigned int shared_ofa_count;
+  unsigned int gpu_instance_slice_count;
+  unsigned int compute_instance_slice_count;
+  unsigned long long memory_size_mb;
+};
+static_assert(sizeof(DeviceAttributes) == 40);
+static_assert(offsetof(DeviceAttributes, memory_size_mb) == 32);
+
 // nvmlEnableState_t
 enum : int { kFeatureDisabled = 0, kFeatureEnabled = 1 };
 
@@ -161,6 +177,7 @@ using DeviceGetMemoryInfoV2Fn = Return (*)(Device, MemoryV2*);
 using DeviceGetMigModeFn = Return (*)(Device, unsigned int*, unsigned int*);
 using DeviceGetMaxMigDeviceCountFn = Return (*)(Device, unsigned int*);
 using DeviceGetMigDeviceHandleByIndexFn = Return (*)(Device, unsigned int, Device*);
+using DeviceGetAttributesFn = Return (*)(Device, DeviceAttributes*);
 using DeviceGetUintFn = Return (*)(Device, unsigned int*);  // many getters share this
 using DeviceGetEnableStateFn = Return (*)(Device, int*);     // nvmlEnableState_t*
 using DeviceGetComputeModeFn = Return (*)(Device, int*);

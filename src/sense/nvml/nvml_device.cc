@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "sys/fs.h"
+#include "sys/text.h"
 #include "sense/host/host_parse.h"
 #include "sense/nvml/nvml_call.h"
 #include "sense/nvml/nvml_errors.h"
@@ -41,6 +42,17 @@ void query_identity(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gp
   }
 }
 
+std::optional<MigAttributes> mig_attributes(NvmlCaller& call, const NvmlFunctions& f, nvml::Device mig) {
+  nvml::DeviceAttributes a{};
+  if (!call(f.attributes, mig, &a)) return std::nullopt;
+  auto count = [](unsigned int n) { return static_cast<int>(std::min(n, 0x7fffffffu)); };
+  return MigAttributes{count(a.multiprocessor_count),     count(a.shared_copy_engine_count),
+                       count(a.shared_decoder_count),     count(a.shared_encoder_count),
+                       count(a.shared_jpeg_count),        count(a.shared_ofa_count),
+                       count(a.gpu_instance_slice_count), count(a.compute_instance_slice_count),
+                       a.memory_size_mb};
+}
+
 MigDevice query_mig_device(NvmlCaller& call, const NvmlFunctions& f, nvml::Device mig,
                            unsigned slot) {
   MigDevice m;
@@ -50,6 +62,7 @@ MigDevice query_mig_device(NvmlCaller& call, const NvmlFunctions& f, nvml::Devic
   if (std::optional<MemoryInfo> mem = memory_info(call, f, mig)) m.memory_total_bytes = mem->total;
   m.gpu_instance_id = get_int(call, f.gpu_instance_id, mig);
   m.compute_instance_id = get_int(call, f.compute_instance_id, mig);
+  m.attributes = mig_attributes(call, f, mig);
   return m;
 }
 
@@ -143,6 +156,16 @@ bool sysfs_numa_node(const NvmlQuery& q, const Gpu& g, std::optional<int>* node)
   return text && parse_numa_node(*text, node, &err);
 }
 
+// class: "0x030200" (a 3D controller) or "0x030000" (VGA); nullopt when
+// unreadable or not of that form.
+std::optional<std::string> sysfs_pci_class(const NvmlQuery& q, const Gpu& g) {
+  std::optional<std::string> text = read_pci_file(q, g.pci_bus_id, "class");
+  if (!text) return std::nullopt;
+  std::string c = ascii_lower(std::string(trim(*text)));
+  bool hex = c.size() == 8 && c.rfind("0x", 0) == 0 && c.find_first_not_of("0123456789abcdef", 2) == std::string::npos;
+  return hex ? std::optional<std::string>(c) : std::nullopt;
+}
+
 void query_locality(NvmlCaller& call, const NvmlFunctions& f, const NvmlQuery& q, nvml::Device d,
                     Gpu* g) {
   bool cpus_known, node_known;
@@ -150,6 +173,7 @@ void query_locality(NvmlCaller& call, const NvmlFunctions& f, const NvmlQuery& q
     trace::Scope t("sysfs PCI device locality");
     cpus_known = sysfs_cpu_affinity(q, *g, &g->cpu_affinity);
     node_known = sysfs_numa_node(q, *g, &g->numa_node);
+    g->pci_class = sysfs_pci_class(q, *g);
   }
   if (!cpus_known) g->cpu_affinity = cpu_affinity(call, f, d);
   if (!node_known) g->numa_node = get_int(call, f.numa_node, d);

@@ -30,6 +30,7 @@ std::vector<Symbol> symbol_table(NvmlFunctions* f) {
       {{"nvmlDeviceGetMigDeviceHandleByIndex"}, &f->mig_handle, false},
       {{"nvmlDeviceGetGpuInstanceId"}, &f->gpu_instance_id, false},
       {{"nvmlDeviceGetComputeInstanceId"}, &f->compute_instance_id, false},
+      {{"nvmlDeviceGetAttributes_v2", "nvmlDeviceGetAttributes"}, &f->attributes, false},
       {{"nvmlDeviceGetPersistenceMode"}, &f->persistence_mode, false},
       {{"nvmlDeviceGetComputeMode"}, &f->compute_mode, false},
       {{"nvmlDeviceGetCurrPcieLinkGeneration"}, &f->pcie_gen_current, false},

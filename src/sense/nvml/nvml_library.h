@@ -30,6 +30,7 @@ struct NvmlFunctions {
   Fn<nvml::DeviceGetMaxMigDeviceCountFn> max_mig_devices;
   Fn<nvml::DeviceGetMigDeviceHandleByIndexFn> mig_handle;
   Fn<nvml::DeviceGetUintFn> gpu_instance_id, compute_instance_id;
+  Fn<nvml::DeviceGetAttributesFn> attributes;  // a MIG device's share of its GPU
   Fn<nvml::DeviceGetEnableStateFn> persistence_mode;
   Fn<nvml::DeviceGetComputeModeFn> compute_mode;
   Fn<nvml::DeviceGetUintFn> pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max;
