@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "process.h"
+#include "report_json.h"
 #include "test_paths.h"
 
 namespace gpuenv::testing {
@@ -65,14 +66,6 @@ std::vector<std::string> plan_memory(const std::vector<std::string>& extra = {})
   return args;
 }
 
-json report(const std::vector<std::string>& args, const ProcessOptions& o) {
-  std::vector<std::string> all = {"report", "--json"};
-  all.insert(all.end(), args.begin(), args.end());
-  ProcessResult r = run_gpuenv(all, o);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return json::parse(r.out, nullptr, false);
-}
-
 TEST(PlannedPeak, PlanMemoryKeepsThePlanForTheCommandAndReportComparesIt) {
   std::string root = make_temp_dir("gpuenv-planned-peak");
   ProcessOptions o = watched(root);
@@ -99,7 +92,7 @@ TEST(PlannedPeak, PlanMemoryKeepsThePlanForTheCommandAndReportComparesIt) {
   std::vector<std::string> other = job("pass\n");
   r = run_gpuenv(then({"run"}, other), o);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  json one = report({"1"}, o);
+  json one = report_json({"1"}, o);
   ASSERT_TRUE(one.is_object());
   EXPECT_EQ(one["peak_memory_bytes"], 8589934592);  // the scenario's job_mem: no torch here
   EXPECT_EQ(one["peak_memory_source"], "nvml");
@@ -108,11 +101,11 @@ TEST(PlannedPeak, PlanMemoryKeepsThePlanForTheCommandAndReportComparesIt) {
   EXPECT_EQ(one["memory_plan"]["gpu"], "NVIDIA H200");
   EXPECT_EQ(one["memory_plan"]["flags"], "--arch gpt2 --hidden 768 --layers 12 --heads 12 --vocab 50257 --seq 1024 "
                                          "--batch 8 --machine " + kH200);
-  json two = report({"2"}, o);
+  json two = report_json({"2"}, o);
   EXPECT_EQ(two["peak_memory_source"], "nvml");
   EXPECT_TRUE(two["planned_peak_bytes"].is_null()) << two["planned_peak_bytes"];
   EXPECT_TRUE(two["plan_error_pct"].is_null());
-  json list = report({}, o);
+  json list = report_json({}, o);
   ASSERT_EQ(list["jobs"].size(), 2u);
   EXPECT_EQ(list["jobs"][1]["plan_error_pct"], one["plan_error_pct"]);
   r = run_gpuenv({"report", "1"}, o);
@@ -135,7 +128,7 @@ TEST(PlannedPeak, TorchsPeakFromTheHookWinsOverNvmls) {
                                      "torch.optim.Optimizer().step()\n");
   ProcessResult r = run_gpuenv(then({"run"}, cmd), o);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  json one = report({"1"}, o);
+  json one = report_json({"1"}, o);
   EXPECT_EQ(one["peak_memory_bytes"], 5 * 1073741824LL);
   EXPECT_EQ(one["peak_memory_source"], "torch");
   EXPECT_TRUE(one["planned_peak_bytes"].is_null());

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "process.h"
+#include "report_json.h"
 #include "wait_until.h"
 #include "store/fingerprint.h"
 #include "store/store.h"
@@ -31,14 +32,6 @@ ProcessOptions watched(const std::string& scenario, const std::string& root) {
   o.env["GPUENV_CACHE_ROOT"] = root;
   o.env["GPUENV_WATCH"] = "1";
   return o;
-}
-
-json report(const std::vector<std::string>& args, const ProcessOptions& o) {
-  std::vector<std::string> all = {"report", "--json"};
-  all.insert(all.end(), args.begin(), args.end());
-  ProcessResult r = run_gpuenv(all, o);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return json::parse(r.out, nullptr, false);
 }
 
 std::vector<double> means(const json& job, const char* metric) {
@@ -82,7 +75,7 @@ TEST(Watch, SamplesTheJobAndKeepsItsRecord) {
   ProcessResult r = run_gpuenv({"run", "--", job_argv[0], job_argv[1], job_argv[2]}, o);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("gpuenv: job 1: "), std::string::npos) << r.err;
-  json job = report({"1"}, o);
+  json job = report_json({"1"}, o);
   ASSERT_TRUE(job.is_object());
   EXPECT_EQ(job["exit_code"], 3);
   EXPECT_EQ(job["argv"], json(job_argv));
@@ -108,7 +101,7 @@ TEST(Watch, SamplesTheJobAndKeepsItsRecord) {
   EXPECT_DOUBLE_EQ(max_of(means(job, "sm_occupancy_pct")), 20);
   EXPECT_EQ(job["timeline"]["points"][0].count("sm_active_pct"), 0u);
   EXPECT_TRUE(job["verdict"]["name"].is_string());
-  json list = report({}, o);
+  json list = report_json({}, o);
   ASSERT_EQ(list["jobs"].size(), 1u);
   EXPECT_EQ(list["jobs"][0]["id"], 1);
 }
@@ -118,7 +111,7 @@ TEST(Watch, ASignalEndsItAs128PlusN) {
   ProcessOptions o = watched("h200_job", root);
   ProcessResult r = run_gpuenv({"run", "--", "sh", "-c", "kill -TERM $$"}, o);
   EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
-  EXPECT_EQ(report({"1"}, o)["exit_code"], 128 + SIGTERM);
+  EXPECT_EQ(report_json({"1"}, o)["exit_code"], 128 + SIGTERM);
 }
 
 // issue 21, 13: SIGALRM and SIGPIPE ended gpuenv (142, 141) and orphaned the job.
@@ -162,7 +155,7 @@ TEST(Watch, ABusyStoreNeverHoldsTheJobsExitStatus) {
             std::string::npos) << r.err;
   sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(holder);
-  EXPECT_EQ(report({}, o)["jobs"].size(), 0u);
+  EXPECT_EQ(report_json({}, o)["jobs"].size(), 0u);
 }
 
 TEST(Watch, WithoutNvmlTheJobStillRunsWithOneLine) {
@@ -177,19 +170,19 @@ TEST(Watch, WithoutNvmlTheJobStillRunsWithOneLine) {
   std::size_t first = r.err.find("the job runs unwatched: ");
   EXPECT_NE(first, std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("runs unwatched", first + 24), std::string::npos) << r.err;  // once
-  EXPECT_EQ(report({"1"}, o)["verdict"]["name"], "unwatched");
+  EXPECT_EQ(report_json({"1"}, o)["verdict"]["name"], "unwatched");
 }
 
 TEST(Watch, OffWithNoWatchOrTheVariable) {
   std::string root = temp_dir();
   ProcessOptions o = watched("h200_job", root);
   EXPECT_EQ(run_gpuenv({"run", "--no-watch", "--", "true"}, o).exit_code, 0);
-  EXPECT_EQ(report({}, o)["jobs"].size(), 0u);
+  EXPECT_EQ(report_json({}, o)["jobs"].size(), 0u);
   o.env["GPUENV_WATCH"] = "0";
   ProcessResult r = run_gpuenv({"run", "--", "sh", "-c", "exit 4"}, o);
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_EQ(r.err.find("job "), std::string::npos) << r.err;
-  EXPECT_EQ(report({}, o)["jobs"].size(), 0u);
+  EXPECT_EQ(report_json({}, o)["jobs"].size(), 0u);
 }
 
 TEST(Watch, UnderLocalRankOnlyItsGpu) {
@@ -199,7 +192,7 @@ TEST(Watch, UnderLocalRankOnlyItsGpu) {
   o.env["LOCAL_WORLD_SIZE"] = "2";
   o.env["RANK"] = "1";
   ASSERT_EQ(run_gpuenv({"run", "--", "sleep", "0.3"}, o).exit_code, 0);
-  json job = report({"1"}, o);
+  json job = report_json({"1"}, o);
   ASSERT_EQ(job["context"]["gpus"].size(), 1u);
   EXPECT_EQ(job["context"]["gpus"][0]["uuid"], "GPU-0d2f1c3e-8a52-4b0e-9d3a-2f1e7b9c4d11");
   EXPECT_EQ(job["rank"], 1);
@@ -211,7 +204,7 @@ TEST(Watch, AJobOnAnotherGpuIsNamed) {
   ProcessOptions o = watched("h200x2_other_gpu", root);
   o.env["CUDA_VISIBLE_DEVICES"] = "0";
   ASSERT_EQ(run_gpuenv({"run", "--", "sleep", "1"}, o).exit_code, 0);
-  json v = report({"1"}, o)["verdict"];
+  json v = report_json({"1"}, o)["verdict"];
   EXPECT_EQ(v["name"], "idle");
   EXPECT_NE(v["evidence"].get<std::string>().find("4096 MiB on a GPU it was not given"), std::string::npos) << v;
 }
@@ -459,7 +452,7 @@ TEST(TuneProfile, EachRunRefinesItAndPlainRunsApplyWhatItKept) {
   EXPECT_NE(r.err.find("tuning profile: num_workers=15,pin_memory=True,persistent_workers=True: "), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("the next --tune tries num_workers=11"), std::string::npos) << r.err;
-  json job = report({"2"}, o);
+  json job = report_json({"2"}, o);
   EXPECT_EQ(job["tuned"], "num_workers=15,pin_memory=True,persistent_workers=True");
   EXPECT_EQ(job["speed"]["steps"], 12);
   EXPECT_EQ(job["speed"]["batches"], 12);
@@ -486,7 +479,7 @@ TEST(TuneProfile, EachRunRefinesItAndPlainRunsApplyWhatItKept) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("--no-tune: runs untuned"), std::string::npos) << r.err;
   EXPECT_EQ(json::parse(r.out, nullptr, false)["num_workers"], 0) << r.out;
-  EXPECT_EQ(report({"5"}, o)["tuned"], "");
+  EXPECT_EQ(report_json({"5"}, o)["tuned"], "");
   r = run_gpuenv(with({"run", "--tune", "--no-tune"}, cmd), o);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--tune and --no-tune: choose one"), std::string::npos) << r.err;
@@ -494,7 +487,7 @@ TEST(TuneProfile, EachRunRefinesItAndPlainRunsApplyWhatItKept) {
   r = run_gpuenv({"report"}, o);
   EXPECT_NE(r.out.find("STEPS/S"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(1.00x)"), std::string::npos) << r.out;
-  json five = report({"5"}, o);
+  json five = report_json({"5"}, o);
   EXPECT_LT(five["speedup"].get<double>(), 0.6) << five;  // untuned: 20 ms a step against 4 ms
   r = run_gpuenv({"report", "5"}, o);
   EXPECT_NE(r.out.find("speed: "), std::string::npos) << r.out;
@@ -519,7 +512,7 @@ TEST(Watch, OnlyRankZeroSaysTheVerdict) {
   o.env["SLURM_PROCID"] = "3";
   r = run_gpuenv({"run", "--", "sleep", "0.3"}, o);
   EXPECT_EQ(r.err.find("gpuenv: job 3: "), std::string::npos) << r.err;
-  EXPECT_EQ(report({"3"}, o)["rank"], 3);  // still recorded
+  EXPECT_EQ(report_json({"3"}, o)["rank"], 3);  // still recorded
 }
 
 }  // namespace

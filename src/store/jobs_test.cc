@@ -150,8 +150,15 @@ TEST(StoreJobs, AVersion1StoreIsMigratedAndKeepsItsRuns) {
   sqlite3_close(raw);
 }
 
-// The jobs table gpuenv wrote at schema version 2 (no speed, no tuned), with one row.
-void write_version_2(const std::string& path) {
+void raw_sql(const std::string& path, const std::string& sql) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw) << sql;
+  sqlite3_close(raw);
+}
+
+// A store of today's schema with one job, taken back to an older version by `sql`.
+void write_older(const std::string& path, const std::string& sql) {
   std::string err;
   std::int64_t id = 0;
   {
@@ -159,13 +166,14 @@ void write_version_2(const std::string& path) {
     ASSERT_TRUE(db) << err;
     ASSERT_TRUE(db->add_job(job("old.py"), &id, &err)) << err;
   }
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  const char* sql = "DROP TABLE tune_profiles; ALTER TABLE jobs DROP COLUMN tuned; ALTER TABLE jobs DROP COLUMN speed; "
+  raw_sql(path, sql);
+}
+
+// The jobs table gpuenv wrote at schema version 2 (no speed, no tuned), with one row.
+void write_version_2(const std::string& path) {
+  write_older(path, "DROP TABLE tune_profiles; ALTER TABLE jobs DROP COLUMN tuned; ALTER TABLE jobs DROP COLUMN speed; "
                     "DROP TABLE memory_plans; ALTER TABLE jobs DROP COLUMN peak_memory_source; "
-                    "ALTER TABLE jobs DROP COLUMN peak_memory_bytes; PRAGMA user_version=2;";
-  ASSERT_EQ(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
-  sqlite3_close(raw);
+                    "ALTER TABLE jobs DROP COLUMN peak_memory_bytes; PRAGMA user_version=2;");
 }
 
 TEST(StoreJobs, AVersion2StoreGainsSpeedTunedAndProfiles) {
@@ -220,28 +228,10 @@ TEST(StoreJobs, AVersion2StoreGainsSpeedTunedAndProfiles) {
   EXPECT_EQ(*back, p);
 }
 
-void raw_sql(const std::string& path, const std::string& sql) {
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw) << sql;
-  sqlite3_close(raw);
-}
-
 // The schema of version 3 (no peak memory, no memory plans), with one job.
 void write_version_3(const std::string& path) {
-  std::string err;
-  std::int64_t id = 0;
-  {
-    auto db = Store::open(path, &err);
-    ASSERT_TRUE(db) << err;
-    ASSERT_TRUE(db->add_job(job("old.py"), &id, &err)) << err;
-  }
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  const char* sql = "DROP TABLE memory_plans; ALTER TABLE jobs DROP COLUMN peak_memory_source; "
-                    "ALTER TABLE jobs DROP COLUMN peak_memory_bytes; PRAGMA user_version=3;";
-  ASSERT_EQ(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
-  sqlite3_close(raw);
+  write_older(path, "DROP TABLE memory_plans; ALTER TABLE jobs DROP COLUMN peak_memory_source; "
+                    "ALTER TABLE jobs DROP COLUMN peak_memory_bytes; PRAGMA user_version=3;");
 }
 
 int user_version(const std::string& path) {

@@ -23,19 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MEASURE = os.path.join(HERE, "plan_memory_measure.py")
 sys.path.insert(0, HERE)
 import plan_memory_measure as pm  # noqa: E402  (SUITE, EDGE, fits)
-
-
-def plan_flags(flags):
-    """plan-memory's flags for a measuring row: its `--loop keeps|frees` (the
-    measuring script's loop; frees when absent: its model returns only the
-    loss) becomes --keeps-logits or --frees-logits."""
-    w = flags.split()
-    loop = "frees"
-    if "--loop" in w:
-        i = w.index("--loop")
-        loop = w[i + 1]
-        del w[i:i + 2]
-    return w + ["--keeps-logits" if loop == "keeps" else "--frees-logits"]
+sys.path.insert(0, os.path.join(HERE, "..", "memory"))
+from hf_compare import plan_flags  # noqa: E402  (a row's --loop as plan-memory's flag)
 
 
 def predict(gpuenv, flags):
