@@ -235,12 +235,14 @@ MetricFamily device_family(const DeviceMetric& m, const std::vector<DeviceReadin
   return f;
 }
 
+// labels[i]: device i's label sets (one a Slurm job on it, as dcgm-exporter's hpc_job).
 MetricFamily dcgm_family(const DcgmMetric& m, const std::vector<DeviceReading>& devices,
-                   const std::vector<prometheus::Labels>& labels) {
+                   const std::vector<std::vector<prometheus::Labels>>& labels) {
   MetricFamily f{m.name, m.type, m.help, {}};
   for (std::size_t i = 0; i < devices.size(); ++i)
     if (!(m.whole_gpu && devices[i].mig))
-      if (std::optional<double> v = m.get(devices[i])) f.samples.push_back({labels[i], *v});
+      if (std::optional<double> v = m.get(devices[i]))
+        for (const auto& l : labels[i]) f.samples.push_back({l, *v});
   return f;
 }
 
@@ -279,12 +281,26 @@ void gpuenv_families(const Readings& r, const PodDevices& pods, std::vector<Metr
   for (const DeviceMetric& m : xid_metrics()) out->push_back(device_family(m, r.devices, labels));
 }
 
-void dcgm_families(const Readings& r, const ExporterInfo& info, const PodDevices& pods,
+// Device i's label sets: one, or one for each Slurm job `hpc_jobs` has on it.
+std::vector<prometheus::Labels> with_hpc_jobs(prometheus::Labels l, std::size_t i, const HpcJobs& hpc_jobs) {
+  auto jobs = hpc_jobs.find(i);
+  if (jobs == hpc_jobs.end() || jobs->second.empty()) return {std::move(l)};
+  std::vector<prometheus::Labels> out;
+  for (const std::string& job : jobs->second) {
+    out.push_back(l);
+    out.back().emplace_back("hpc_job", job);
+  }
+  return out;
+}
+
+void dcgm_families(const Readings& r, const ExporterInfo& info, const PodDevices& pods, const HpcJobs& hpc_jobs,
                    std::vector<MetricFamily>* out) {
-  std::vector<prometheus::Labels> labels;
-  for (const DeviceReading& d : r.devices) {
-    labels.push_back(dcgm_labels(d, parent_of(d, r.devices), info.hostname, r.driver_version));
-    add_pod_labels(d, r.devices, pods, &labels.back());
+  std::vector<std::vector<prometheus::Labels>> labels;
+  for (std::size_t i = 0; i < r.devices.size(); ++i) {
+    const DeviceReading& d = r.devices[i];
+    prometheus::Labels l = dcgm_labels(d, parent_of(d, r.devices), info.hostname, r.driver_version);
+    add_pod_labels(d, r.devices, pods, &l);
+    labels.push_back(with_hpc_jobs(std::move(l), i, hpc_jobs));
   }
   for (const DcgmMetric& m : dcgm_metrics()) out->push_back(dcgm_family(m, r.devices, labels));
 }
@@ -316,10 +332,10 @@ prometheus::Labels device_labels(const DeviceReading& d) {
 }
 
 std::vector<MetricFamily> gpu_metric_families(const Readings& r, const ExporterInfo& info, double now,
-                                        const PodDevices& pods) {
+                                        const PodDevices& pods, const HpcJobs& hpc_jobs) {
   std::vector<MetricFamily> out;
   if (info.gpuenv_names) gpuenv_families(r, pods, &out);
-  if (info.dcgm_names) dcgm_families(r, info, pods, &out);
+  if (info.dcgm_names) dcgm_families(r, info, pods, hpc_jobs, &out);
   out.push_back(plan_family(info));
   out.push_back({"gpuenv_build_info", Type::kGauge, "The gpuenv serving these metrics (1)",
                  {{{{"version", info.version}}, 1}}});
@@ -332,8 +348,8 @@ std::vector<MetricFamily> gpu_metric_families(const Readings& r, const ExporterI
 }
 
 std::string render_gpu_metrics(const Readings& r, const ExporterInfo& info, double now,
-                               const PodDevices& pods) {
-  return prometheus::render(gpu_metric_families(r, info, now, pods));
+                               const PodDevices& pods, const HpcJobs& hpc_jobs) {
+  return prometheus::render(gpu_metric_families(r, info, now, pods, hpc_jobs));
 }
 
 }  // namespace gpuenv

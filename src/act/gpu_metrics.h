@@ -3,6 +3,7 @@
 // docs/metrics.md; a value NVML did not give has no series.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,18 +14,24 @@
 
 namespace gpuenv {
 
+/// The Slurm jobs on each device, by its index in Readings::devices.
+using HpcJobs = std::map<std::size_t, std::vector<std::string>>;
+
 /// The families, in docs/metrics.md's order: gpuenv's own names, then
 /// dcgm-exporter's (info.gpuenv_names, info.dcgm_names choose), then the
 /// exporter's own series, which are always there. `now` is the steady clock in
 /// seconds: gpuenv_exporter_scrape_age_seconds is now - r.sampled_at. A
 /// device `pods` has assigned to a container gets dcgm-exporter's pod,
-/// namespace and container labels on its series.
+/// namespace and container labels on its series; a device `hpc_jobs` lists
+/// Slurm jobs for (by its index in r.devices) gets its DCGM-named series once
+/// for each, with dcgm-exporter's hpc_job label.
 std::vector<prometheus::MetricFamily> gpu_metric_families(const Readings& r, const ExporterInfo& info, double now,
-                                                    const PodDevices& pods = PodDevices());
+                                                    const PodDevices& pods = PodDevices(),
+                                                    const HpcJobs& hpc_jobs = HpcJobs());
 
-/// The /metrics body: render(gpu_metric_families(r, info, now, pods)).
+/// The /metrics body: render(gpu_metric_families(r, info, now, pods, hpc_jobs)).
 std::string render_gpu_metrics(const Readings& r, const ExporterInfo& info, double now,
-                               const PodDevices& pods = PodDevices());
+                               const PodDevices& pods = PodDevices(), const HpcJobs& hpc_jobs = HpcJobs());
 
 /// The labels of a device's series: gpu, mig (MIG devices), uuid, name,
 /// pci_bus_id; those NVML did not give are left out.

@@ -444,3 +444,29 @@ TEST(GpuMetrics, BothSetsByDefaultAndTheExportersOwnSeriesAlways) {
 
 }  // namespace
 }  // namespace gpuenv
+
+namespace gpuenv {
+namespace {
+
+// A GPU two Slurm jobs share has its DCGM series once for each, with
+// dcgm-exporter's hpc_job label; another GPU and gpuenv's own names have none.
+TEST(GpuMetrics, SlurmJobsAreHpcJobLabelsOnTheDcgmSeries) {
+  DeviceReading a = busy_h200(), b = busy_h200();
+  b.gpu = 1;
+  b.uuid = "GPU-1";
+  Readings r;
+  r.devices = {a, b};
+  ExporterInfo info;
+  std::string text = render_gpu_metrics(r, info, 0, PodDevices(), {{0, {"1234", "1235"}}});
+  std::vector<std::string> util = lines_of(text, "DCGM_FI_DEV_GPU_UTIL");
+  ASSERT_EQ(util.size(), 3u) << text;
+  EXPECT_NE(util[0].find("UUID=\"GPU-0\""), std::string::npos);
+  EXPECT_NE(util[0].find(",hpc_job=\"1234\"}"), std::string::npos) << util[0];
+  EXPECT_NE(util[1].find(",hpc_job=\"1235\"}"), std::string::npos) << util[1];
+  EXPECT_EQ(util[2].find("hpc_job"), std::string::npos) << util[2];
+  for (const std::string& line : lines_of(text, "gpuenv_gpu_utilization_ratio"))
+    EXPECT_EQ(line.find("hpc_job"), std::string::npos) << line;
+}
+
+}  // namespace
+}  // namespace gpuenv

@@ -14,9 +14,11 @@ namespace {
 int run_export(Context* ctx, const flow::ExportRequest& request) {
   flow::NvmlReadings gpus(ctx->sense_options().nvml_library);
   flow::KubeletPods pods;
+  flow::HostProcesses processes({request.proc_root, request.cgroup_root}, request.hpc_job_mapping_dir);
   flow::ExportEnv env;
   env.gpus = &gpus;
   env.pods = &pods;
+  env.processes = &processes;
   env.sense = [ctx](Machine* m, Options* o) {
     if (!ctx->load_machine(m)) return false;
     *o = ctx->plan_options(*m);
@@ -48,11 +50,30 @@ std::function<int()> setup_export(CLI::App* sub, Context* ctx) {
       ->check(CLI::Range(0.1, 3600.0))
       ->option_text("SECONDS");
   sub->add_option("--metrics", f->metrics,
-                  "Name sets to serve, comma-separated: gpuenv (gpuenv_gpu_*), dcgm (dcgm-exporter's DCGM_FI_*); "
-                  "default both")
+                  "Name sets to serve, comma-separated: gpuenv (gpuenv_gpu_*), dcgm (dcgm-exporter's DCGM_FI_*), "
+                  "jobs (gpuenv_job_*: every process on the GPUs attributed to its job, measured and judged; "
+                  "hpc_job labels); default all three")
       ->delimiter(',')
-      ->check(CLI::IsMember({"gpuenv", "dcgm"}))
-      ->option_text("gpuenv,dcgm");
+      ->check(CLI::IsMember({"gpuenv", "dcgm", "jobs"}))
+      ->option_text("gpuenv,dcgm,jobs");
+  sub->add_option("--proc-root", f->proc_root,
+                  "The host's /proc, where NVML's PIDs are told (default /proc; in a container, the host's "
+                  "mounted read-only, or run with the host's PID namespace)")
+      ->envname("GPUENV_PROC_ROOT")
+      ->option_text("DIR");
+  sub->add_option("--cgroup-root", f->cgroup_root, "The host's cgroup tree, for each job's CPU (default /sys/fs/cgroup)")
+      ->envname("GPUENV_CGROUP_ROOT")
+      ->option_text("DIR");
+  sub->add_option("--hpc-job-mapping-dir", f->hpc_job_mapping_dir,
+                  "dcgm-exporter's Slurm mapping directory: files named by GPU index holding job ids, as a prolog "
+                  "writes them (optional: Slurm jobs are told from their cgroups without it)")
+      ->envname("GPUENV_HPC_JOB_MAPPING_DIR")
+      ->option_text("DIR");
+  sub->add_option("--job-retention", f->job_retention_s,
+                  "Seconds an ended job's gpuenv_job_* series stay before they go (default 300)")
+      ->check(finite_seconds())
+      ->check(CLI::Range(0.0, 86400.0))
+      ->option_text("SECONDS");
   sub->add_option("--pod-resources-socket", f->pod_resources_socket,
                   "The kubelet's pod-resources socket, for pod, namespace and container labels on the GPUs "
                   "assigned to pods (default /var/lib/kubelet/pod-resources/kubelet.sock; none there: no "

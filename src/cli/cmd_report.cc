@@ -1,4 +1,6 @@
-// gpuenv report [JOB] [--json] [--svg FILE]: the jobs gpuenv run watched.
+// gpuenv report [JOB] [--json] [--svg FILE]: the jobs gpuenv run watched;
+// gpuenv report --job ID --prometheus URL: one job of any node, from the
+// exporters' per-job series in Prometheus (its sequence: flow/fleet_report.h).
 #include <cstdlib>
 
 #include "act/render/job_report.h"
@@ -9,6 +11,9 @@
 #include "store/store.h"
 #include "model/exit_codes.h"
 #include "decide/verdict.h"
+#include "flow/fleet_report.h"
+#include "sense/prometheus/prometheus_api.h"
+#include "sys/env.h"
 #include "sys/file_write.h"
 
 namespace gpuenv {
@@ -16,9 +21,12 @@ namespace {
 
 struct ReportFlags {
   std::string job;  // "" or an id
+  std::string job_flag;  // --job
   bool json = false;
   std::string svg, db;
   int limit = 20;
+  const CLI::Option* limit_given = nullptr;
+  std::string prometheus, since, end;  // --prometheus URL [--since DURATION] [--end TIME]
 };
 
 std::optional<std::int64_t> job_id(const std::string& s) {
@@ -70,7 +78,64 @@ int show_one(const Job& job, const ReportFlags& f, const FirstRuns& firsts, cons
   return kExitOk;
 }
 
-int run_report(Context* ctx, const ReportFlags& f) {
+// --since and --end into the request; false with the refusal said.
+bool window(const ReportFlags& f, flow::FleetReportRequest* r) {
+  if (!f.since.empty() && !prom::parse_duration(f.since, &r->since_s)) {
+    print_error("report: --since \"" + f.since + "\" is not a duration (14d, 36h, 1h30m, 2w)");
+    return false;
+  }
+  double end = 0;
+  if (!f.end.empty() && f.end != "now" && !prom::parse_time(f.end, &end)) {
+    print_error("report: --end \"" + f.end + "\" is not a time: now, unix seconds or RFC 3339 "
+                "(2026-01-02T03:04:05Z, 2026-01-02)");
+    return false;
+  }
+  if (!f.end.empty() && f.end != "now") r->end = end;
+  return true;
+}
+
+// The flags of the other form that --prometheus does not take; "" none.
+std::string local_only_flag(const ReportFlags& f) {
+  if (!f.svg.empty()) return "--svg";
+  if (!f.db.empty()) return "--db";
+  if (f.limit_given && f.limit_given->count() > 0) return "--limit";
+  return "";
+}
+
+int run_fleet(const ReportFlags& f) {
+  std::string err;
+  if (f.job_flag.empty()) {
+    print_error("report: --prometheus needs --job ID, the job to report (Slurm's job id, NAMESPACE/POD, ...)");
+    return kExitUsage;
+  }
+  if (!prom::valid_base_url(f.prometheus, &err)) {
+    print_error("report: --prometheus " + err);
+    return kExitUsage;
+  }
+  if (std::string flag = local_only_flag(f); !flag.empty()) {
+    print_error("report: " + flag + " reads the local job store, not Prometheus: leave out one or the other");
+    return kExitUsage;
+  }
+  flow::FleetReportRequest r;
+  r.job = f.job_flag, r.prometheus = f.prometheus, r.json = f.json;
+  if (!window(f, &r)) return kExitUsage;
+  sys::HttpGetOptions http;
+  http.library = env_or("GPUENV_CURL_LIBRARY", http.library);
+  return flow::run_fleet_report(r, flow::real_fleet_report_env(f.prometheus, http));
+}
+
+int run_report(Context* ctx, ReportFlags f) {
+  if (!f.job.empty() && !f.job_flag.empty()) {
+    print_error("report: the job is given twice (JOB and --job): give it once");
+    return kExitUsage;
+  }
+  if (!f.prometheus.empty()) return run_fleet(f);
+  if (!f.since.empty() || !f.end.empty()) {
+    print_error(std::string("report: ") + (f.since.empty() ? "--end" : "--since") +
+                " sets the window of --prometheus, which is not given");
+    return kExitUsage;
+  }
+  if (f.job.empty()) f.job = f.job_flag;
   std::optional<std::int64_t> id;
   if (!f.job.empty() && !(id = job_id(f.job))) {
     print_error("report: JOB must be a job id (a number the job table lists), not \"" + f.job + "\"");
@@ -111,10 +176,28 @@ int run_report(Context* ctx, const ReportFlags& f) {
 std::function<int()> setup_report(CLI::App* sub, Context* ctx) {
   auto f = std::make_shared<ReportFlags>();
   sub->add_option("JOB", f->job, "A job id: its timeline, sparklines and verdicts");
+  sub->add_option("--job", f->job_flag,
+                  "The job: as JOB; with --prometheus, the id its series carry (Slurm's job id, NAMESPACE/POD, "
+                  "GPUENV_JOB_ID or pid-N)")
+      ->option_text("ID");
+  sub->add_option("--prometheus", f->prometheus,
+                  "Report --job from the per-job series gpuenv export serves on every node, as Prometheus at URL "
+                  "keeps them: jobs of other nodes, and finished ones")
+      ->option_text("URL");
+  sub->add_option("--since", f->since, "With --prometheus: how far back from --end to look (default 14d; 36h, 1h30m, 2w)")
+      ->option_text("DURATION");
+  sub->add_option("--end", f->end,
+                  "With --prometheus: the window's end (default now; unix seconds, or RFC 3339: 2026-01-02T03:04:05Z)")
+      ->option_text("TIME");
   sub->add_flag("--json", f->json, "As JSON (with the timeline for one job)");
   sub->add_option("--svg", f->svg, "Write the job's chart (SVG) to FILE (the newest job without JOB)")->option_text("FILE");
-  sub->add_option("--limit", f->limit, "How many recent jobs the table lists (default 20)")->check(CLI::Range(1, 10000));
+  f->limit_given =
+      sub->add_option("--limit", f->limit, "How many recent jobs the table lists (default 20)")->check(CLI::Range(1, 10000));
   sub->add_option("--db", f->db, "The job store (default: gpuenv.db under the cache root)")->option_text("FILE");
+  sub->footer(
+      "Exit status: 0 shown; 1 the store, or Prometheus, could not be read (the message names it and what "
+      "failed); 2 bad command line (--prometheus without --job, JOB and --job both, --since or --end without "
+      "--prometheus); 3 no such job in the store, or no series of it in Prometheus's window.");
   ctx->add_common_flags(sub, kFlagCacheRoot);
   return [ctx, f] { return run_report(ctx, *f); };
 }

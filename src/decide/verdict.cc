@@ -24,6 +24,7 @@ constexpr double kThermalShare = 0.1;      // of samples with a thermal reason
 constexpr double kPowerCapShare = 0.25;    // of samples with the power-cap reason...
 constexpr double kPowerCapClock = 0.85;    // ...while the SM clock is below this share of its max
 constexpr double kHeadroomShare = 0.5;     // peak memory below this share of capacity
+constexpr double kFullShare = 0.95;        // peak memory at least this share of capacity: nearly full
 constexpr int kMinSamples = 5;
 
 std::string num(double v, int decimals = 0) {
@@ -115,6 +116,19 @@ std::optional<Verdict> idle(const Facts& f) {
     v.fix = "the job never used the GPU: move the model and each batch .to(\"cuda\"), and check that "
             "torch.cuda.is_available() is True here (gpuenv doctor)";
   }
+  return v;
+}
+
+// Held memory on the GPU and never used it: a session left open, a job
+// waiting on something else, or more GPUs than it drives.
+std::optional<Verdict> idle_held(const Facts& f) {
+  if (f.all[kUtilPct].n == 0 || f.all[kUtilPct].max > kIdleUtilPct) return std::nullopt;
+  if (!f.all[kMemMib].n || f.all[kMemMib].max <= 0) return std::nullopt;
+  Verdict v{"idle-held", "", "", {{"util_max_pct", f.all[kUtilPct].max}, {"mem_mib", f.all[kMemMib].max}}, {}};
+  v.evidence = "the job held " + num(f.all[kMemMib].max) + " MiB of GPU memory while utilisation never rose above " +
+               num(f.all[kUtilPct].max) + "%";
+  v.fix = "it holds a GPU it does not use: end the session or job that keeps it (a notebook kernel, a job waiting "
+          "on something else), or ask for fewer GPUs";
   return v;
 }
 
@@ -304,6 +318,20 @@ std::optional<Verdict> memory_headroom(const Facts& f) {
   return v;
 }
 
+std::optional<Verdict> memory_full(const Facts& f) {
+  double cap = f.memory_capacity_mib();
+  if (!f.all[kMemMib].n || cap <= 0) return std::nullopt;
+  double peak = f.all[kMemMib].max;
+  if (peak < kFullShare * cap) return std::nullopt;
+  Verdict v{"memory-full", "", "", {{"peak_mem_mib", peak}, {"capacity_mib", cap}}, {}};
+  v.evidence = "its GPU memory peaked at " + num(peak / 1024, 1) + " GiB of " + num(cap / 1024, 1) + " GiB (" +
+               num(100 * peak / cap) + "%)";
+  v.fix = "it runs at the edge of GPU memory, where the allocator retries and an out-of-memory error are near: "
+          "gpuenv plan-memory says which batch fits; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, activation "
+          "checkpointing or a smaller batch give room";
+  return v;
+}
+
 }  // namespace
 
 double pcie_link_mbs(int gen, int width) {
@@ -327,8 +355,8 @@ std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline, 
                               num(context.interval_s, 1) + " s apart)",
              "run it longer than " + std::to_string(kMinSamples) + " samples to get a verdict", {}, {}}};
   std::vector<Verdict> out;
-  for (auto rule : {idle, copy_bound, input_bound, thermal, fp32_on_cuda_cores, low_sm_activity, busy, power_capped,
-                    memory_headroom})
+  for (auto rule : {idle, idle_held, copy_bound, input_bound, thermal, fp32_on_cuda_cores, low_sm_activity,
+                    memory_full, busy, power_capped, memory_headroom})
     if (auto v = rule(f)) out.push_back(std::move(*v));
   if (out.empty())
     out.push_back({"unclear", util_phrase(f) + "; no rule matched", "nothing to apply from this run",

@@ -11,7 +11,7 @@
 namespace gpuenv {
 
 struct Verdict {
-  std::string name;      // idle|copy-bound|input-bound|throttled|fp32-on-cuda-cores|low-sm-activity|busy|memory-headroom|unclear|too-short|unwatched
+  std::string name;      // idle|idle-held|copy-bound|input-bound|throttled|fp32-on-cuda-cores|low-sm-activity|memory-full|busy|memory-headroom|unclear|too-short|unwatched
   std::string evidence;  // the numbers it rests on, one sentence
   std::string fix;       // what to change, one or two sentences
   std::map<std::string, double> figures;  // the evidence's numbers, for JSON

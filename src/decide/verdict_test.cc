@@ -68,6 +68,8 @@ const std::vector<Row>& rows() {
       {"copy_bound", {"copy-bound", "memory-headroom"}, {"43.9 GB/s", "of the PCIe link (63.0 GB/s)"}, {"pin_memory=True", "uint8"},
        {{"pin_memory", "True"}}},
       {"idle", {"idle"}, {"never rose above 0%"}, {"never used the GPU"}, {}},
+      {"idle_held", {"idle-held"}, {"held 6", "never rose above 0%"}, {"does not use", "fewer GPUs"}, {}},
+      {"memory_full", {"memory-full", "busy"}, {"135.8 GiB of 140.4 GiB", "97%"}, {"plan-memory", "expandable_segments"}, {}},
       {"other_gpu", {"idle"}, {"20480 MiB on a GPU it was not given"}, {"another GPU"}, {}},
       {"unclear", {"unclear"}, {"busy 75%"}, {"nothing to apply"}, {}},
       {"too_short", {"too-short"}, {"3 samples"}, {"longer"}, {}},
@@ -94,8 +96,8 @@ TEST(Verdict, RecordedTimelines) {
 TEST(Verdict, EveryVerdictHasARow) {
   std::set<std::string> first;
   for (const auto& row : rows()) first.insert(row.verdicts[0]);
-  for (const char* name : {"idle", "copy-bound", "input-bound", "throttled", "fp32-on-cuda-cores", "low-sm-activity",
-                           "busy", "memory-headroom", "unclear", "too-short", "unwatched"})
+  for (const char* name : {"idle", "idle-held", "copy-bound", "input-bound", "throttled", "fp32-on-cuda-cores",
+                           "low-sm-activity", "memory-full", "busy", "memory-headroom", "unclear", "too-short", "unwatched"})
     EXPECT_TRUE(first.count(name) || name == std::string("memory-headroom")) << name;
   EXPECT_TRUE(first.count("memory-headroom"));
 }

@@ -8,13 +8,16 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "act/gpu_metrics.h"
+#include "act/job_metrics.h"
 #include "act/rate_limited_log.h"
 #include "act/render/prometheus_text.h"
 #include "act/serve/http_server.h"
 #include "decide/decide.h"
 #include "model/exit_codes.h"
+#include "sys/periodic.h"
 #include "sys/signals.h"
 
 namespace gpuenv::flow {
@@ -55,12 +58,86 @@ bool exporter_info(const ExportRequest& req, const ExportEnv& env, ExporterInfo*
   return true;
 }
 
-HttpResponse respond(const std::string& path, const ExportEnv& env, const ExporterInfo& info) {
-  if (path == "/metrics")
-    return {200, prometheus::kContentType,
-            render_gpu_metrics(*env.gpus->latest(), info, env.clock(), *env.pods->latest())};
+// The /metrics body, rendered once a round on the renderer's thread (a
+// scrape copies it): everything but the one series that changes between
+// scrapes, gpuenv_exporter_scrape_age_seconds, which comes between `head`
+// and `tail`.
+struct RenderedMetrics {
+  double sampled_at = 0;
+  std::string head, tail;
+};
+
+constexpr const char* kScrapeAge = "gpuenv_exporter_scrape_age_seconds";
+
+std::shared_ptr<const RenderedMetrics> render_round(const Readings& r, const ExporterInfo& info,
+                                                    const PodDevices& pods, const JobsSnapshot* jobs) {
+  std::vector<prometheus::MetricFamily> families =
+      gpu_metric_families(r, info, r.sampled_at, pods, jobs ? jobs->hpc_jobs : HpcJobs());
+  auto age = std::find_if(families.begin(), families.end(), [](const auto& f) { return f.name == kScrapeAge; });
+  auto out = std::make_shared<RenderedMetrics>();
+  out->sampled_at = r.sampled_at;
+  out->head = prometheus::render({families.begin(), age});
+  out->tail = prometheus::render({age == families.end() ? age : age + 1, families.end()});
+  if (jobs) out->tail += prometheus::render(job_metric_families(jobs->jobs, info.hostname));
+  return out;
+}
+
+// Renders each new NVML round (and takes the jobs' round first, when they
+// are tracked) on its own thread, every interval.
+class MetricsRenderer {
+ public:
+  MetricsRenderer(const ExportEnv& env, const ExporterInfo& info, JobTracker* jobs)
+      : env_(env), info_(info), jobs_(jobs) {}
+  ~MetricsRenderer() { stop(); }
+  /// Renders the newest round now, then every interval on the thread.
+  void start(std::chrono::milliseconds interval) {
+    round();
+    thread_.start(interval, [this] { round(); });
+  }
+  void stop() { thread_.stop(); }
+  std::string body(double now) const {
+    std::shared_ptr<const RenderedMetrics> m;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      m = latest_;
+    }
+    prometheus::MetricFamily age{kScrapeAge, prometheus::Type::kGauge, "Age of the NVML sample this scrape returns",
+                                 {{{}, now - m->sampled_at}}};
+    return m->head + prometheus::render({age}) + m->tail;
+  }
+
+ private:
+  void round() {
+    std::shared_ptr<const Readings> r = env_.gpus->latest();
+    if (latest_ && r->sampled_at == latest_->sampled_at) return;  // only this thread writes latest_
+    std::shared_ptr<const PodDevices> pods = env_.pods->latest();
+    std::shared_ptr<const JobsSnapshot> jobs = jobs_ ? jobs_->update(*r, *pods) : nullptr;
+    std::shared_ptr<const RenderedMetrics> m = render_round(*r, info_, *pods, jobs.get());
+    std::lock_guard<std::mutex> lock(mutex_);
+    latest_ = std::move(m);
+  }
+
+  const ExportEnv& env_;
+  const ExporterInfo& info_;
+  JobTracker* jobs_;
+  mutable std::mutex mutex_;  // latest_
+  std::shared_ptr<const RenderedMetrics> latest_;
+  Periodic thread_;  // last: stopped first
+};
+
+HttpResponse respond(const std::string& path, const ExportEnv& env, const MetricsRenderer& metrics) {
+  if (path == "/metrics") return {200, prometheus::kContentType, metrics.body(env.clock())};
   if (path == "/") return {200, "text/html; charset=utf-8", kIndexPage};
   return {404, "text/plain; charset=utf-8", "not found; the metrics are at /metrics\n"};
+}
+
+// A verdict rests on 6 rounds with the job on its GPUs: 30 s at the default 5 s interval.
+fleet::LedgerOptions ledger_options(const ExportRequest& req) {
+  fleet::LedgerOptions o;
+  o.retention_s = req.job_retention_s;
+  o.min_samples = 6;
+  o.min_seconds = 5 * req.interval_s;
+  return o;
 }
 
 // SIGTERM, SIGINT and SIGHUP wait for the server (threads started later
@@ -132,7 +209,7 @@ void PodWatchLog::refused(const PodListRound& r) {
 
 // Serves until SIGTERM or SIGINT; the pods and readings stop before it returns.
 int serve(const ExportRequest& req, const ExportEnv& env, int fd, const ListenAddress& bound,
-          const ExporterInfo& info) {
+          MetricsRenderer* metrics) {
   std::size_t devices = env.gpus->latest()->devices.size();
   RateLimitedLog hangups(std::chrono::seconds(10), "http", env.log);
   auto hangup = [&] {
@@ -142,8 +219,9 @@ int serve(const ExportRequest& req, const ExportEnv& env, int fd, const ListenAd
   };
   std::string err;
   bool ok = serve_http(
-      fd, [&](const std::string& path) { return respond(path, env, info); },
+      fd, [&](const std::string& path) { return respond(path, env, *metrics); },
       [&] { log_listening(env.log, bound, devices, req.interval_s); }, hangup, &err);
+  metrics->stop();
   env.pods->stop();
   env.gpus->stop();
   return ok ? kExitOk : fail(env, err, kExitFailure);
@@ -186,7 +264,11 @@ int run_export(const ExportRequest& req, const ExportEnv& env) {
   if (!req.pod_resources_socket.empty())
     env.pods->start(req.pod_resources_socket, interval,
                     [&pod_log](const PodListRound& r, bool changed) { pod_log.round(r, changed); });
-  return serve(req, env, fd, bound, info);
+  std::optional<JobTracker> jobs;
+  if (env.processes && wants(req.metrics, "jobs")) jobs.emplace(env.processes, ledger_options(req), env.unix_clock, env.log);
+  MetricsRenderer metrics(env, info, jobs ? &*jobs : nullptr);  // outlives serve, which stops it
+  metrics.start(interval);
+  return serve(req, env, fd, bound, &metrics);
 }
 
 bool NvmlReadings::start(std::chrono::milliseconds interval, Problem* err) {

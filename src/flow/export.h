@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "act/log.h"
+#include "flow/export_jobs.h"
 #include "model/gpu_reading.h"
 #include "model/machine.h"
 #include "model/plan.h"
@@ -27,8 +28,12 @@ namespace gpuenv::flow {
 struct ExportRequest {
   std::string listen = "127.0.0.1:9400";  // dcgm-exporter's port, on loopback only
   double interval_s = 5;
-  std::vector<std::string> metrics = {"gpuenv", "dcgm"};  // the name sets to serve
+  std::vector<std::string> metrics = {"gpuenv", "dcgm", "jobs"};  // the name sets to serve
   std::string pod_resources_socket = kKubeletPodResourcesSocket;  // "": no pod labels
+  // The jobs (export_jobs.h): where the host's processes are read, and how long an ended job's series stay.
+  std::string proc_root = "/proc", cgroup_root = "/sys/fs/cgroup";
+  std::string hpc_job_mapping_dir;  // dcgm-exporter's --hpc-job-mapping-dir; "": none
+  double job_retention_s = 300;
 };
 
 /// The GPUs' readings, a round every interval (NvmlReadings below).
@@ -58,11 +63,13 @@ class PodAssignments {
 struct ExportEnv {
   GpuReadings* gpus = nullptr;
   PodAssignments* pods = nullptr;
+  ProcessSource* processes = nullptr;  // nullptr: no jobs
   /// This machine and the options its plan is decided with; false when the
   /// machine cannot be sensed (the reason already said).
   std::function<bool(Machine*, Options*)> sense;
   std::function<double()> clock = steady_seconds;     // seconds: a scrape's age
   std::function<std::string()> hostname = node_name;  // dcgm-exporter's Hostname label
+  std::function<double()> unix_clock = unix_seconds;  // a job's start time
   MessageSink log = log_message;                      // every line the exporter says
 };
 

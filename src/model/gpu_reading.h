@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/gpu_jobs.h"
+
 namespace gpuenv {
 
 /// One GPU, or one MIG device of a GPU.
@@ -52,6 +54,9 @@ struct DeviceReading {
   std::optional<bool> row_remap_failure;
   std::optional<std::uint64_t> xid_last;      // the last Xid since the exporter started; 0: none yet
   std::optional<std::uint64_t> xid_events;    // Xid events since the exporter started
+  // The processes NVML lists on the device (compute and graphics, each PID
+  // once); nullopt when it could not list them.
+  std::optional<std::vector<GpuProcess>> processes;
   friend bool operator==(const DeviceReading&, const DeviceReading&) = default;
 };
 

@@ -193,6 +193,20 @@ bool list_dir(const std::string& path, std::vector<std::string>* names,
   return true;
 }
 
+bool list_subdirs(const std::string& path, std::vector<std::string>* names, std::string* err) {
+  names->clear();
+  DIR* dir = ::opendir(path.c_str());
+  if (!dir) return *err = errno_text("opendir", path), false;
+  while (struct dirent* e = ::readdir(dir)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    if (e->d_type == DT_DIR || (e->d_type == DT_UNKNOWN && is_dir(path + "/" + name))) names->push_back(name);
+  }
+  ::closedir(dir);
+  std::sort(names->begin(), names->end());
+  return true;
+}
+
 bool read_link(const std::string& path, std::string* target, std::string* err) {
   char buf[PATH_MAX];
   ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);

@@ -84,6 +84,10 @@ bool is_dir(const std::string& path);
 bool list_dir(const std::string& path, std::vector<std::string>* names,
               std::string* err);
 
+/// The directories in a directory (by the entries' own type, stat(2) only
+/// where the file system gives none), sorted, without "." and "..".
+bool list_subdirs(const std::string& path, std::vector<std::string>* names, std::string* err);
+
 /// The target of a symbolic link, unresolved. False if `path` is not one.
 bool read_link(const std::string& path, std::string* target, std::string* err);
 

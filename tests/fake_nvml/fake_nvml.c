@@ -2,7 +2,8 @@
  * answering from a scenario file (see scenario.h) named by the environment
  * variable FAKE_NVML_SCENARIO, read at nvmlInit time so one process can
  * switch scenarios. FAKE_NVML_TRACE names a file that receives the name of
- * every call, one a line. Built twice: as is (a current driver, R580), and
+ * every call, one a line. FAKE_NVML_PROCESSES names the process table (the
+ * processes on the GPUs, read again whenever the file changes; scenario.h). Built twice: as is (a current driver, R580), and
  * with -DFAKE_NVML_OLD (an R418-era driver: only the unversioned names, and
  * no NUMA, MIG, row-remapping, clocks-event (only the older "throttle"
  * name) or fabric functions), so absent symbols are really absent.
@@ -11,6 +12,7 @@
  * locked). Signatures and struct layouts follow nvml.h; nothing here
  * includes it. */
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,8 +93,9 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* g_trace, g_queries
 static int g_queries[FAKE_MAX_GPUS];
 static struct fake_device g_gpus[FAKE_MAX_GPUS];
 static struct fake_device g_migs[FAKE_MAX_GPUS][FAKE_MAX_MIGS];
-enum { SEQ_UTIL, SEQ_SM, SEQ_RX, SEQ_TX, SEQ_NVLINK, SEQ_REPLAY, SEQ_COUNT };
+enum { SEQ_UTIL, SEQ_SM, SEQ_RX, SEQ_TX, SEQ_NVLINK, SEQ_REPLAY, SEQ_ENERGY, SEQ_COUNT };
 static unsigned g_seq[FAKE_MAX_GPUS][SEQ_COUNT]; /* calls of a cycling key; under g_lock */
+static char g_scenario_path[1024];               /* FAKE_NVML_SCENARIO at init */
 static int g_xid_next[FAKE_MAX_GPUS];    /* the next of a GPU's `xid=` list to deliver; under g_lock */
 static int g_xid_watched[FAKE_MAX_GPUS]; /* registered for Xid events; under g_lock */
 
@@ -146,6 +149,15 @@ static nvmlReturn_t touch_by(int gpu, int count) {
 }
 
 static nvmlReturn_t touch(int gpu) { return touch_by(gpu, 1); }
+
+/* The count of reads so far of a growing key (slot SEQ_*) of a GPU. */
+static unsigned next_seq(int gpu, int slot) {
+  unsigned n;
+  pthread_mutex_lock(&g_lock);
+  n = g_seq[gpu][slot]++;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
 
 static void trace_call(const char* fn) {
   pthread_mutex_lock(&g_lock);
@@ -288,6 +300,7 @@ static nvmlReturn_t init(const char* fn) {
   scn_trace(g_trace, fn);
   memset(g_queries, 0, sizeof(g_queries));
   memset(g_seq, 0, sizeof(g_seq));
+  snprintf(g_scenario_path, sizeof(g_scenario_path), "%s", path ? path : "");
   memset(g_xid_next, 0, sizeof(g_xid_next));
   memset(g_xid_watched, 0, sizeof(g_xid_watched));
   for (i = 0; i < FAKE_MAX_GPUS; ++i) {
@@ -655,18 +668,23 @@ nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, int* pending
 
 /* ---- Sampled by `gpuenv export` ----
  * gpu keys: util=gpu/memory (percent), clocks=sm/memory (current MHz),
- * power_draw=mW, energy=mJ, pcie_replay=N, ecc_corrected=N (volatile). */
+ * power_draw=mW, energy=mJ (or energy=START/STEP: STEP more each read),
+ * pcie_replay=N, ecc_corrected=N (volatile). */
 
 typedef struct {
   unsigned int gpu, memory;
 } nvmlUtilization_t;
 
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* millijoules) {
-  long long v;
+  long long v, step;
   nvmlReturn_t rc = enter("nvmlDeviceGetTotalEnergyConsumption", d);
   if (rc != NVML_SUCCESS) return rc;
   if (millijoules == NULL) return NVML_ERROR_INVALID_ARGUMENT;
-  if (d->slot >= 0 || !scn_get_ll(gpu_record(d->gpu), "energy", &v)) return NVML_ERROR_NOT_SUPPORTED;
+  if (d->slot >= 0) return NVML_ERROR_NOT_SUPPORTED;
+  if (scn_get_pair(gpu_record(d->gpu), "energy", &v, &step))
+    v += step * (long long)next_seq(d->gpu, SEQ_ENERGY);
+  else if (!scn_get_ll(gpu_record(d->gpu), "energy", &v))
+    return NVML_ERROR_NOT_SUPPORTED;
   *millijoules = (unsigned long long)v;
   return NVML_SUCCESS;
 }
@@ -684,9 +702,7 @@ nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int* count)
   if (rc != NVML_SUCCESS) return rc;
   if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
   if (!scn_get_pair(gpu_record(d->gpu), "pcie_replay", &base, &step)) return NVML_ERROR_NOT_SUPPORTED;
-  pthread_mutex_lock(&g_lock);
-  n = g_seq[d->gpu][SEQ_REPLAY]++;
-  pthread_mutex_unlock(&g_lock);
+  n = next_seq(d->gpu, SEQ_REPLAY);
   *count = (unsigned int)(base + step * (long long)n);
   return NVML_SUCCESS;
 }
@@ -871,7 +887,8 @@ nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t* 
  * gpu keys: util=N or util=a,b,c (one value per call, cycling), power_now=mW,
  * sm_now=MHz (or a cycling list), pcie_rx=KB/s, pcie_tx=KB/s (lists too), and
  * job_mem=BYTES: every child of the calling process (the job `gpuenv run`
- * started) is listed as a compute process using that much memory. */
+ * started) is listed as a compute process of the GPU using that much memory,
+ * after the process table's (below). */
 
 typedef struct {
   unsigned int pid;
@@ -974,25 +991,213 @@ static unsigned child_pids(unsigned int* pids, unsigned cap) {
   return n;
 }
 
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos) {
-  unsigned int pids[64];
+/* ---- The process table (scenario.h): FAKE_NVML_PROCESSES, else the
+ * system line's processes=PATH (relative to the scenario's directory),
+ * read again at a call that lists processes or their utilisation whenever
+ * the file changed, so a test can change it while the exporter runs. A GPU's lists hold its lines
+ * without mig=, a MIG device's the lines with its slot. ---- */
+
+#define FAKE_MAX_PROCESSES 256
+#define FAKE_VALUE_NOT_AVAILABLE 0xFFFFFFFFFFFFFFFFull /* NVML_VALUE_NOT_AVAILABLE */
+enum { LIST_ANY = -1, LIST_COMPUTE = 0, LIST_GRAPHICS = 1 };
+
+typedef struct {
+  unsigned int pid;
+  unsigned long long mem; /* FAKE_VALUE_NOT_AVAILABLE: mem=- or none */
+  long long sm;           /* smUtil percent; -1: no sm= */
+  int list;               /* LIST_COMPUTE, or LIST_GRAPHICS for type=graphics */
+} fake_process;
+
+/* nvmlProcessUtilizationSample_t */
+typedef struct {
+  unsigned int pid;
+  unsigned long long timeStamp;
+  unsigned int smUtil, memUtil, encUtil, decUtil;
+} nvmlProcessUtilizationSample_t;
+typedef char fake_assert_sample[sizeof(nvmlProcessUtilizationSample_t) == 32 ? 1 : -1];
+
+/* The time stamp of the newest utilisation samples (µs); each call takes a
+ * new one. Under g_lock. */
+static unsigned long long g_sample_clock = 1700000000000000ull;
+
+/* The table's path into out; 0 when there is none. */
+static int table_path(char* out, size_t cap) {
+  const char* env = getenv("FAKE_NVML_PROCESSES");
+  const char* key = scn_get(scn_nth(&g_scn, "system", 0), "processes");
+  const char* slash = strrchr(g_scenario_path, '/');
+  int n;
+  if (env != NULL && *env != '\0')
+    n = snprintf(out, cap, "%s", env);
+  else if (key == NULL)
+    return 0;
+  else if (key[0] == '/' || slash == NULL)
+    n = snprintf(out, cap, "%s", key);
+  else
+    n = snprintf(out, cap, "%.*s/%s", (int)(slash - g_scenario_path), g_scenario_path, key);
+  return n > 0 && (size_t)n < cap;
+}
+
+/* The table as last parsed, with the file's identity then: a file renamed
+ * over it (another inode) or rewritten (another size or time) is parsed
+ * again; an unchanged one is not, so a round of 8 GPUs x 64 processes costs
+ * a stat, as a real driver's list costs no parsing (docs/performance.md). */
+#define FAKE_MAX_TABLE 4096
+typedef struct {
+  long long gpu, mig;
+  fake_process p;
+} fake_table_row;
+static pthread_mutex_t g_table_lock = PTHREAD_MUTEX_INITIALIZER;
+static fake_table_row g_table[FAKE_MAX_TABLE]; /* under g_table_lock */
+static unsigned g_table_rows;
+static struct stat g_table_stat;
+static char g_table_path[1024];
+
+static int same_file(const struct stat* a, const struct stat* b) {
+  return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+         a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* One table line into row; 1 when it is one. */
+static int table_row(const char* line, fake_table_row* row) {
+  char buf[2100];
+  static scn_record rec; /* 7 KiB: off the stack; under g_table_lock */
+  long long v;
+  const char* type;
+  snprintf(buf, sizeof(buf), "process %s", line);
+  row->mig = -1;
+  if (scn_parse_line(buf, &rec) != 1 || !scn_get_ll(&rec, "gpu", &row->gpu) || !scn_get_ll(&rec, "pid", &v)) return 0;
+  if (scn_get(&rec, "mig") != NULL && !scn_get_ll(&rec, "mig", &row->mig)) return 0;
+  row->p.pid = (unsigned int)v;
+  row->p.mem = scn_get_ll(&rec, "mem", &v) ? (unsigned long long)v : FAKE_VALUE_NOT_AVAILABLE;
+  row->p.sm = scn_get_ll(&rec, "sm", &v) ? v : -1;
+  type = scn_get(&rec, "type");
+  row->p.list = type != NULL && strcmp(type, "graphics") == 0 ? LIST_GRAPHICS : LIST_COMPUTE;
+  return 1;
+}
+
+/* Parses the table at path into g_table when it changed; 0 when it cannot be read. Under g_table_lock. */
+static int load_table(const char* path) {
+  char line[2048];
+  struct stat st;
+  FILE* f;
+  if (stat(path, &st) != 0) return 0;
+  if (g_table_stat.st_ino != 0 && strcmp(path, g_table_path) == 0 && same_file(&st, &g_table_stat)) return 1;
+  if ((f = fopen(path, "r")) == NULL) return 0;
+  g_table_rows = 0;
+  while (g_table_rows < FAKE_MAX_TABLE && fgets(line, sizeof(line), f) != NULL)
+    if (table_row(line, &g_table[g_table_rows])) ++g_table_rows;
+  fstat(fileno(f), &g_table_stat);
+  fclose(f);
+  snprintf(g_table_path, sizeof(g_table_path), "%s", path);
+  return 1;
+}
+
+/* The table's processes on d in list `list` (LIST_ANY: both); at most cap. */
+static unsigned table_processes(const struct fake_device* d, int list, fake_process* out, unsigned cap) {
+  char path[1024];
   unsigned n = 0, i;
+  if (!table_path(path, sizeof(path))) return 0;
+  pthread_mutex_lock(&g_table_lock);
+  if (load_table(path))
+    for (i = 0; i < g_table_rows && n < cap; ++i)
+      if (g_table[i].gpu == d->gpu && g_table[i].mig == d->slot && (list == LIST_ANY || g_table[i].p.list == list))
+        out[n++] = g_table[i].p;
+  pthread_mutex_unlock(&g_table_lock);
+  return n;
+}
+
+/* job_mem=BYTES: this process's children on a GPU; at most cap. */
+static unsigned job_processes(int gpu, fake_process* out, unsigned cap) {
+  unsigned int pids[64];
+  unsigned n, i;
   long long mem;
-  nvmlReturn_t rc = enter("nvmlDeviceGetComputeRunningProcesses_v3", d);
-  if (rc != NVML_SUCCESS) return rc;
-  if (count == NULL || d->slot >= 0) return NVML_ERROR_INVALID_ARGUMENT;
-  if (scn_get_ll(gpu_record(d->gpu), "job_mem", &mem)) n = child_pids(pids, 64);
+  if (!scn_get_ll(gpu_record(gpu), "job_mem", &mem)) return 0;
+  n = child_pids(pids, cap < 64 ? cap : 64);
+  for (i = 0; i < n; ++i) {
+    out[i].pid = pids[i];
+    out[i].mem = (unsigned long long)mem;
+    out[i].sm = -1;
+    out[i].list = LIST_COMPUTE;
+  }
+  return n;
+}
+
+/* Hands out n processes NVML's way: INSUFFICIENT_SIZE with the count
+ * needed when *count is too small. A MIG device's processes carry its
+ * gi/ci; a GPU's carry NVML's "none" (all ones). */
+static nvmlReturn_t give_processes(const struct fake_device* d, const fake_process* p, unsigned n,
+                                   unsigned int* count, nvmlProcessInfo_t* infos) {
+  long long gi = 0xFFFFFFFFll, ci = 0xFFFFFFFFll;
+  unsigned i;
   if (*count < n) {
     *count = n;
     return NVML_ERROR_INSUFFICIENT_SIZE;
   }
   if (n > 0 && infos == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->slot >= 0) {
+    scn_get_ll(device_record(d), "gi", &gi);
+    scn_get_ll(device_record(d), "ci", &ci);
+  }
   for (i = 0; i < n; ++i) {
-    infos[i].pid = pids[i];
-    infos[i].usedGpuMemory = (unsigned long long)mem;
-    infos[i].gpuInstanceId = infos[i].computeInstanceId = 0xFFFFFFFFu;
+    infos[i].pid = p[i].pid;
+    infos[i].usedGpuMemory = p[i].mem;
+    infos[i].gpuInstanceId = (unsigned int)gi;
+    infos[i].computeInstanceId = (unsigned int)ci;
   }
   *count = n;
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t running_processes(const char* fn, int list, nvmlDevice_t d, unsigned int* count,
+                                      nvmlProcessInfo_t* infos) {
+  fake_process p[FAKE_MAX_PROCESSES];
+  unsigned n;
+  nvmlReturn_t rc = enter(fn, d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  n = table_processes(d, list, p, FAKE_MAX_PROCESSES);
+  if (list == LIST_COMPUTE && d->slot < 0) n += job_processes(d->gpu, p + n, FAKE_MAX_PROCESSES - n);
+  return give_processes(d, p, n, count, infos);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos) {
+  return running_processes("nvmlDeviceGetComputeRunningProcesses_v3", LIST_COMPUTE, d, count, infos);
+}
+
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos) {
+  return running_processes("nvmlDeviceGetGraphicsRunningProcesses_v3", LIST_GRAPHICS, d, count, infos);
+}
+
+/* One sample, stamped now, for each table line of the GPU with sm= (both
+ * lists); NOT_FOUND when none has it or none is newer than lastSeen;
+ * NOT_SUPPORTED on a MIG device, as NVML. */
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t* samples,
+                                             unsigned int* count, unsigned long long last_seen) {
+  fake_process p[FAKE_MAX_PROCESSES];
+  unsigned n, i, k = 0;
+  unsigned long long now;
+  nvmlReturn_t rc = enter("nvmlDeviceGetProcessUtilization", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->slot >= 0) return NVML_ERROR_NOT_SUPPORTED;
+  n = table_processes(d, LIST_ANY, p, FAKE_MAX_PROCESSES);
+  for (i = 0; i < n; ++i)
+    if (p[i].sm >= 0) p[k++] = p[i];
+  pthread_mutex_lock(&g_lock);
+  now = ++g_sample_clock;
+  pthread_mutex_unlock(&g_lock);
+  if (k == 0 || now <= last_seen) return NVML_ERROR_NOT_FOUND;
+  if (samples == NULL || *count < k) {
+    *count = k;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  for (i = 0; i < k; ++i) {
+    memset(&samples[i], 0, sizeof(samples[i]));
+    samples[i].pid = p[i].pid;
+    samples[i].timeStamp = now;
+    samples[i].smUtil = (unsigned int)p[i].sm;
+  }
+  *count = k;
   return NVML_SUCCESS;
 }
 #endif /* FAKE_NVML_OLD */
@@ -1049,9 +1254,7 @@ static int nvlink_counters(const struct fake_device* d, unsigned long long* tx, 
   unsigned n;
   const char* raw = d->slot < 0 ? scn_get(gpu_record(d->gpu), "nvlink_kib") : NULL;
   if (raw == NULL || sscanf(raw, "%lld/%lld/%lld", &t, &r, &step) != 3) return 0;
-  pthread_mutex_lock(&g_lock);
-  n = g_seq[d->gpu][SEQ_NVLINK]++;
-  pthread_mutex_unlock(&g_lock);
+  n = next_seq(d->gpu, SEQ_NVLINK);
   *tx = (unsigned long long)(t + step * (long long)n);
   *rx = (unsigned long long)(r + step * (long long)n);
   return 1;

@@ -27,12 +27,42 @@
  *   util=75/40 clocks=1980/3201 power_draw=650000 energy=123456789
  *   pcie_replay=3 ecc_corrected=12   (pcie_replay=3/2: 2 more each read)
  * (util: GPU/memory percent; clocks: current SM/memory MHz; power_draw mW;
- * energy mJ.) For dcgm-exporter's fields and Xid: minor=N (/dev/nvidiaN),
+ * energy mJ since the driver loaded, or energy=START/STEP: START at the
+ * first read and STEP mJ more at each read after it, as pcie_replay=N/STEP.)
+ * For dcgm-exporter's fields and Xid: minor=N (/dev/nvidiaN),
  * mem_temp=C, xid=79 or xid=13,48 (the Xid events the GPU raises, in order),
  * nvlink_kib=TX/RX/STEP (NVLink data KiB over all links, STEP more each read).
  *
  * NVML GPM (a gpu line with cc 9.0 or newer; a mig line, found by its gi):
  *   gpm=GR/SM/OCCUPANCY/TENSOR/FP32/FP16/DRAM   (percent; all 0 when absent)
+ *
+ * The processes on the GPUs (nvmlDeviceGetComputeRunningProcesses_v3,
+ * nvmlDeviceGetGraphicsRunningProcesses_v3, nvmlDeviceGetProcessUtilization)
+ * come from a process table: the file named by the environment variable
+ * FAKE_NVML_PROCESSES, else by `processes=PATH` on the system line (a
+ * relative PATH is relative to the scenario file's directory); the
+ * environment wins. A call that lists processes or their utilisation reads
+ * it again whenever it changed (another inode, size or modification time),
+ * so a test may change it while the exporter runs
+ * (write a new file and rename it over the old one, so that no call reads
+ * half of it). No table, or a missing file: no processes. One process a line,
+ * '#' starts a comment:
+ *   gpu=0 pid=1234 mem=8589934592 sm=35          # a compute process of GPU 0
+ *   gpu=0 pid=1240 mem=- type=graphics           # in the graphics list
+ *   gpu=1 mig=2 pid=2001 mem=1073741824          # on GPU 1's MIG device in slot 2
+ * gpu= (NVML index) and pid= are required; mig=SLOT names a MIG device by
+ * the slot its mig line has, and puts the process on that device's lists
+ * only (a GPU's lists hold its lines without mig=, a MIG device's the
+ * lines with its slot); mem= is usedGpuMemory in bytes, and "-" (or no
+ * mem=) NVML_VALUE_NOT_AVAILABLE; type=graphics lists it in the graphics
+ * list, else it is in the compute list (a PID may have a line in each);
+ * sm= is its smUtil percent for nvmlDeviceGetProcessUtilization, which
+ * answers a GPU (never a MIG device: NOT_SUPPORTED, as NVML) with one
+ * sample per line of the GPU that has sm=, all stamped with a time (µs)
+ * that grows by 1 at each call, and NOT_FOUND when no line has sm= (or the
+ * time is not after lastSeenTimeStamp). A gpu line's job_mem=BYTES lists
+ * the calling process's children in the GPU's compute list after the
+ * table's processes, each using BYTES.
  *
  * A key missing from a gpu line makes the matching query answer "not
  * supported". Everything is static storage: nothing to free. C99. */

@@ -72,7 +72,11 @@ def main():
     p.add_argument("--seq", type=int, default=1024)
     p.add_argument("--compile", action="store_true")
     p.add_argument("--label", default="")
+    p.add_argument("--fp32", action="store_true", help="ask for full fp32 matmuls (\"highest\"), as a script may")
+    p.add_argument("--seconds", type=float, default=0, help="train at least this long (after --steps)")
     a = p.parse_args()
+    if a.fp32:
+        torch.set_float32_matmul_precision("highest")
     t0 = time.perf_counter()
     torch.manual_seed(0)
     dev = "cuda"
@@ -99,14 +103,16 @@ def main():
         step()
     torch.cuda.synchronize()
     start = time.perf_counter()
-    for _ in range(a.steps):
+    done = 0
+    while done < a.steps or time.perf_counter() - start < a.seconds:
         loss = step()
+        done += 1
     torch.cuda.synchronize()
     dt = time.perf_counter() - start
     assert math.isfinite(loss.item()), "loss is not finite"
     print(json.dumps({
         "label": a.label,
-        "tokens_per_s": a.batch * a.seq * a.steps / dt,
+        "tokens_per_s": a.batch * a.seq * done / dt,
         "first_step_s": first_step_s,
         "model_ready_s": model_ready_s,
         "compile_counters": compile_counters() if a.compile else None,

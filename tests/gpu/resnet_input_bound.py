@@ -103,6 +103,7 @@ def main():
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--seconds", type=float, default=0, help="train at least this long (after --steps)")
     a = p.parse_args()
     torch.manual_seed(0)
     model = ResNet50().cuda()
@@ -110,7 +111,8 @@ def main():
     loader = DataLoader(SyntheticImages(), batch_size=a.batch, shuffle=True)
     it = iter(loader)
     start, seen = None, 0
-    for step in range(a.warmup + a.steps):
+    step = 0
+    while step < a.warmup + a.steps or time.perf_counter() - start < a.seconds:
         if step == a.warmup:
             torch.cuda.synchronize()
             start, seen = time.perf_counter(), 0
@@ -121,6 +123,7 @@ def main():
         loss.backward()
         opt.step()
         seen += x.shape[0]
+        step += 1
     torch.cuda.synchronize()
     dt = time.perf_counter() - start
     assert math.isfinite(loss.item()), "loss is not finite"

@@ -20,7 +20,7 @@ judge() { $PY tests/gpu/judge.py "$@"; }
 # A check script's exit status as a claim: section, claim, command...
 scripted() { local s=$1 c=$2; shift 2; "$@"; judge script "$s" "$c" $?; }
 
-ALL="core timing train compile doctor inspect bench fleet export gpm precision feedback plan_memory memory workloads multi fp8"
+ALL="core timing train compile doctor inspect bench fleet fleet_jobs export gpm precision feedback plan_memory memory workloads multi fp8"
 SECTIONS=${*:-$ALL}
 
 core() {
@@ -43,6 +43,11 @@ for g, line in zip(m["gpus"], smi):
 PYEOF
   scripted core "gpuenv run: TF32 override set and torch sees the GPU" $BIN run -- $PY -c \
     'import os, torch; assert os.environ["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] == "1"; assert torch.cuda.is_available()'
+}
+
+fleet_jobs() {
+  echo "== jobs nobody wrapped, judged by the exporter alone (issue 38)"
+  $PY tests/gpu/fleet_unwrapped.py
 }
 
 timing() {

@@ -4,6 +4,12 @@ exporter's own CPU use. Not a test: it prints figures.
 
   python3 tests/perf/export_bench.py [--gpuenv build/gpuenv] [--scrapes 1000] [--cpu-seconds 60]
 
+With --jobs N (issue 38) every GPU holds N processes, of N/8 Slurm jobs (8
+processes each), told from a fake host /proc and cgroup v2 tree (--proc-root,
+--cgroup-root) made in a temporary directory: what the exporter reads each
+round for the jobs. --compare runs the same without the jobs (--metrics
+gpuenv,dcgm) first, side by side.
+
 With --stand-in (the default) it loads the test suite's stand-in NVML
 (build/fake/libnvidia-ml.so.1) answering as tests/fake_nvml/scenarios/h200_8_busy.txt,
 8 GPUs; with --real it uses the machine's own driver.
@@ -21,7 +27,10 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
+
+GPUS = 8
 
 
 def percentile(values, p):
@@ -35,8 +44,40 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
 
 
-def start(gpuenv, env, interval):
-    args = [gpuenv, "export", "--listen", "127.0.0.1:0"] + (["--interval", interval] if interval else [])
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def fake_host(root, per_gpu):
+    """A host /proc and cgroup v2 tree with `per_gpu` processes on each of the
+    8 GPUs, 8 processes a Slurm job; returns (proc, cgroup, process table)."""
+    proc, cg, table = os.path.join(root, "proc"), os.path.join(root, "cgroup"), []
+    write(os.path.join(cg, "cgroup.controllers"), "cpuset cpu memory\n")
+    pid = 1000
+    for gpu in range(GPUS):
+        for i in range(per_gpu):
+            job = 100 + (gpu * per_gpu + i) // 8
+            path = f"/system.slice/slurmstepd.scope/job_{job}/step_0/user/task_{i % 8}"
+            d = os.path.join(proc, str(pid))
+            write(os.path.join(d, "stat"), f"{pid} (python3) S 1 {pid} {pid} 0 -1 0 0 0 0 0 {pid} 50 0 0 20 0 1 0 1 0 0\n")
+            write(os.path.join(d, "status"), f"Name:\tpython3\nPPid:\t1\nUid:\t1000\t1000\t1000\t1000\n")
+            write(os.path.join(d, "cgroup"), f"0::{path}\n")
+            write(os.path.join(d, "comm"), "python3\n")
+            write(os.path.join(d, "environ"), f"SLURM_JOB_ID={job}\0HOME=/home/u\0")
+            write(os.path.join(cg + path, "cgroup.procs"), f"{pid}\n")
+            jobdir = os.path.join(cg, f"system.slice/slurmstepd.scope/job_{job}")
+            write(os.path.join(jobdir, "cpu.stat"), f"usage_usec {pid * 1000}\nuser_usec 0\nsystem_usec 0\n")
+            write(os.path.join(jobdir, "cpu.max"), "800000 100000\n")
+            table.append(f"gpu={gpu} pid={pid} mem={1 << 30} sm={i % 50}")
+            pid += 1
+    write(os.path.join(root, "processes.txt"), "\n".join(table) + "\n")
+    return proc, cg, os.path.join(root, "processes.txt")
+
+
+def start(gpuenv, env, interval, extra=()):
+    args = [gpuenv, "export", "--listen", "127.0.0.1:0"] + (["--interval", interval] if interval else []) + list(extra)
     p = subprocess.Popen(args, env=env, stderr=subprocess.PIPE, text=True)
     line = p.stderr.readline()
     m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
@@ -71,6 +112,8 @@ def main():
     ap.add_argument("--scrapes", type=int, default=1000)
     ap.add_argument("--cpu-seconds", type=float, default=60)
     ap.add_argument("--real", action="store_true", help="the machine's NVML, not the stand-in")
+    ap.add_argument("--jobs", type=int, default=0, help="processes on each GPU, from a fake host tree")
+    ap.add_argument("--compare", action="store_true", help="with --jobs: first without the jobs")
     a = ap.parse_args()
     env = dict(os.environ)
     if not a.real:
@@ -78,9 +121,25 @@ def main():
         here = os.path.dirname(os.path.abspath(__file__))
         env["FAKE_NVML_SCENARIO"] = os.path.join(here, "..", "fake_nvml", "scenarios", "h200_8_busy.txt")
 
-    p, port, line = start(a.gpuenv, env, "")
+    runs = [("", [])]
+    if a.jobs:
+        tmp = tempfile.mkdtemp(prefix="gpuenv-export-bench.")
+        proc, cg, table = fake_host(tmp, a.jobs)
+        env["FAKE_NVML_PROCESSES"] = table
+        jobs = [f"{GPUS} GPUs x {a.jobs} processes, {GPUS * a.jobs // 8} Slurm jobs",
+                ["--proc-root", proc, "--cgroup-root", cg]]
+        runs = ([("without the jobs (--metrics gpuenv,dcgm)", ["--metrics", "gpuenv,dcgm"])] if a.compare else []) + [jobs]
+    for title, extra in runs:
+        if title:
+            print(f"== {title}")
+        measure(a, env, extra)
+
+
+def measure(a, env, extra):
+    p, port, line = start(a.gpuenv, env, "", extra)
     try:
         print(line)
+        time.sleep(0.5)  # the jobs' first round: a scrape before it serves no job
         for keep in (True, False):
             ms, size = latencies(port, a.scrapes, keep)
             kind = "one kept-alive connection" if keep else "a new connection each"

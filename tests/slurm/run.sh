@@ -5,8 +5,11 @@
 # 0, GPU 1 near CPU 1). Then `srun -N1 -n2 gpuenv run` three ways (GPUs by
 # gres for the step, one GPU per task, no gres), checking each task's
 # CUDA_VISIBLE_DEVICES, ranks, OMP_NUM_THREADS and CPU affinity, and that
-# explain names Slurm; then a batch script, which must bind nothing. Every
-# daemon is stopped on exit.
+# explain names Slurm; then a batch script, which must bind nothing. Last,
+# `gpuenv export` on a plain job with no gpuenv in it (its real task named on
+# stand-in GPU 0): the job's series must carry its Slurm job id, told from the
+# task's /proc/PID/environ, and dcgm's GPU_UTIL its hpc_job. Every daemon, the
+# exporter and the plain job are stopped on exit.
 #   tests/slurm/run.sh [BUILD_DIR]     (ctest runs it as slurm.srun)
 # Exit 0: passed; 77: skipped (not root); anything else: failed.
 set -euo pipefail
@@ -34,9 +37,20 @@ T=$(mktemp -d /tmp/gpuenv-slurm.XXXXXX)
 chmod 755 "$T"
 pids=()
 failed=0
+plain_job="" plain_pid=""  # the job without gpuenv in it (the exporter's section), and its task
 
 cleanup() {
   local code=$?
+  # The plain job first, while slurmctld and slurmd are still there to end it;
+  # its task is gone before the daemons are (none left running on the host).
+  if [ -n "$plain_job" ]; then
+    scancel "$plain_job" 2>/dev/null || true
+    if [ -n "$plain_pid" ]; then
+      for _ in $(seq 50); do kill -0 "$plain_pid" 2>/dev/null || break; sleep 0.1; done
+      kill -9 "$plain_pid" 2>/dev/null || true
+    fi
+  fi
+  # Then the exporter (last in pids) and the daemons, newest first.
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -210,5 +224,69 @@ else
 fi
 echo "all cases took $(( $(date +%s) - start )) s"
 
+# gpuenv export attributes an unwrapped Slurm job (issue 38): a plain job with
+# no gpuenv in it, its real task on stand-in GPU 0 (the stand-in NVML's process
+# table names its PID), the exporter reading the real /proc. proctrack/linuxproc
+# puts the task in no Slurm cgroup, so its job is told by SLURM_JOB_ID in
+# /proc/PID/environ: the path this proves.
+echo "gpuenv export and a plain job: sbatch --job-name=plain --wrap 'exec sleep 120'"
+start=$(date +%s)
+plain_task() {  # the job's task: the sleep whose environ names the job
+  local p
+  for p in $(scontrol listpids "$plain_job" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print $1}'); do
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sleep ] &&
+      tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$plain_job" && { echo "$p"; return 0; }
+  done
+  return 1
+}
+metric_line() {  # metric_line NAME LABEL=VALUE...: a line of the exporter's /metrics with them all
+  local name=$1 body line l ok; shift
+  body=$(python3 -c 'import sys, urllib.request as u
+sys.stdout.write(u.build_opener(u.ProxyHandler({})).open(sys.argv[1], timeout=5).read().decode())' \
+         "http://127.0.0.1:$export_port/metrics" 2>/dev/null) || return 1
+  while IFS= read -r line; do
+    case "$line" in "$name{"*) ;; *) continue ;; esac
+    ok=1
+    for l in "$@"; do case "$line" in *[{,]"${l%%=*}=\"${l#*=}\""[,}]*) ;; *) ok=0 ;; esac; done
+    [ "$ok" = 1 ] && { echo "$line"; return 0; }
+  done <<< "$body"
+  return 1
+}
+hpc_job_of() {  # the hpc_job labels of DCGM_FI_DEV_GPU_UTIL on GPU $1: "none", or "no series"
+  local line
+  line=$(metric_line DCGM_FI_DEV_GPU_UTIL gpu="$1") || { echo "no series"; return 0; }
+  grep -o 'hpc_job="[^"]*"' <<< "$line" || echo none
+}
+if plain_job=$(sbatch --parsable --job-name=plain -o /dev/null --wrap 'exec sleep 120' 2> "$T/log/sbatch-plain.out") &&
+   wait_for "the plain job $plain_job's task" plain_task; then
+  plain_pid=$(plain_task)
+  plain_user=$(ps -o user= -p "$plain_pid" | tr -d ' ')
+  echo "  job $plain_job: task $plain_pid (sleep), user $plain_user"
+  # Nothing but its environ can tell its job: no Slurm cgroup holds it.
+  check "task in no Slurm cgroup" "no" "$(grep -qE 'slurm|job_[0-9]' "/proc/$plain_pid/cgroup" && echo yes || echo no)"
+  printf '# the plain job %s task, on stand-in GPU 0\ngpu=0 pid=%s mem=1073741824 sm=5\n' "$plain_job" "$plain_pid" \
+    > "$T/processes.txt"
+  # The exporter's own stand-in machine: fleet_4 answers utilisation (dcgm's GPU_UTIL).
+  FAKE_NVML_SCENARIO=$tests/fake_nvml/scenarios/fleet_4.txt FAKE_CUDA_SCENARIO=$tests/fake_nvml/scenarios/fleet_4.txt \
+    FAKE_NVML_PROCESSES=$T/processes.txt HOME=$T \
+    "$gpuenv" export --listen 127.0.0.1:0 --interval 0.25 --pod-resources-socket "" \
+    > "$T/log/export.out" 2> "$T/log/export.log" < /dev/null &
+  pids+=($!)
+  wait_for "gpuenv export" grep -q 'listening on http://127.0.0.1:[0-9]*/' "$T/log/export.log"
+  export_port=$(grep -o 'http://127.0.0.1:[0-9]*/' "$T/log/export.log" | head -n1 | grep -o '[0-9]*/$' | tr -d /)
+  if wait_for "gpuenv_job_gpu_seconds_total of job $plain_job" \
+       metric_line gpuenv_job_gpu_seconds_total job="$plain_job" scheduler=slurm user="$plain_user" gpu=0; then
+    check "job series" "gpu=0 job=$plain_job scheduler=slurm user=$plain_user" \
+      "$(metric_line gpuenv_job_gpu_seconds_total job="$plain_job" |
+         grep -o '[{,]\(job\|scheduler\|user\|gpu\)="[^"]*"' | tr -d '"{,' | sort | paste -sd' ')"
+    check "processes" "1" "$(metric_line gpuenv_job_processes job="$plain_job" | awk '{print $NF}')"
+  fi
+  check "hpc_job on GPU 0" "hpc_job=\"$plain_job\"" "$(hpc_job_of 0)"
+  check "hpc_job on GPU 1 (no job there)" "none" "$(hpc_job_of 1)"
+else
+  echo "  FAIL the plain job did not start: $(tail -n 5 "$T/log/sbatch-plain.out" 2>/dev/null)"; failed=1
+fi
+echo "the exporter's case took $(( $(date +%s) - start )) s"
+
 if [ "$failed" -ne 0 ]; then echo "FAIL: tests/slurm/run.sh"; exit 1; fi
-echo "PASS: tests/slurm/run.sh (Slurm $(srun --version | cut -d' ' -f2): 3 srun cases x 2 tasks, 1 batch script)"
+echo "PASS: tests/slurm/run.sh (Slurm $(srun --version | cut -d' ' -f2): 3 srun cases x 2 tasks, 1 batch script, gpuenv export on a plain job)"

@@ -144,3 +144,8 @@ write("low_sm_activity", 300, 15, lambda r: {**gpu(r, 97, 120000, 260), **gpm(r,
 # A bf16 loop that fills the tensor cores: busy, and GPM agrees.
 write("busy_gpm", 300, 15, lambda r: {**gpu(r, 99, 120000, 690), **gpm(r, 96, 85, 3, 45, 30),
                                       **cpu(r, 1.0, 1.05, 0)})
+# A notebook kernel that moved a model to the GPU and then sat: memory held, the GPU idle.
+write("idle_held", 600, 10, lambda r: {**gpu(r, 0, 6100, 75, sm=345, events=1), "util_pct": 0.0,
+                                       **cpu(r, 0.02, 0.03, 0)})
+# A batch at the edge of memory: 139 GiB of 140.4 held, the GPU busy.
+write("memory_full", 300, 15, lambda r: {**gpu(r, 93, 139000, 620), **cpu(r, 1.0, 1.1, 0)})

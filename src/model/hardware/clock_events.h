@@ -20,6 +20,8 @@ inline constexpr std::uint64_t kSwThermalSlowdown = 0x20;         // the driver 
 inline constexpr std::uint64_t kHwThermalSlowdown = 0x40;         // the hardware cools the GPU
 inline constexpr std::uint64_t kHwPowerBrakeSlowdown = 0x80;      // the external power supply asks
 inline constexpr std::uint64_t kDisplayClockSetting = 0x100;      // the display clock limits it
+/// The reasons a job's verdict counts as throttling (the Timeline's kThermal).
+inline constexpr std::uint64_t kThermalBits = kHwSlowdown | kSwThermalSlowdown | kHwThermalSlowdown | kHwPowerBrakeSlowdown;
 
 }  // namespace clock_event
 

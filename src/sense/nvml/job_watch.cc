@@ -20,9 +20,6 @@
 namespace gpuenv {
 namespace {
 
-constexpr std::uint64_t kThermalBits = clock_event::kHwSlowdown | clock_event::kSwThermalSlowdown |
-                                       clock_event::kHwThermalSlowdown | clock_event::kHwPowerBrakeSlowdown;
-
 // Adds x to an optional sum.
 void add(std::optional<double>* sum, double x) { *sum = sum->value_or(0) + x; }
 
@@ -123,7 +120,7 @@ struct JobWatch::Impl {
     if (r.sm_clock_hz) add(&s->v[kSmMhz], double(*r.sm_clock_hz / 1000000u) / n);
     if (std::optional<std::uint64_t> mask = r.clock_events) {
       s->clock_events = s->clock_events.value_or(0) | *mask;
-      s->v[kThermal] = std::max(s->v[kThermal].value_or(0), (*mask & kThermalBits) ? 1.0 : 0.0);
+      s->v[kThermal] = std::max(s->v[kThermal].value_or(0), (*mask & clock_event::kThermalBits) ? 1.0 : 0.0);
       s->v[kPowerCap] = std::max(s->v[kPowerCap].value_or(0), (*mask & clock_event::kSwPowerCap) ? 1.0 : 0.0);
     }
     NvmlCaller call(session.nvml());

@@ -278,8 +278,33 @@ inline constexpr unsigned long long kValueNotAvailable = ~0ull;  // NVML_VALUE_N
 // nvmlPcieUtilCounter_t
 enum : int { kPcieUtilTxBytes = 0, kPcieUtilRxBytes = 1 };
 
-// (device, in: capacity of infos / out: processes, infos); NVML_ERROR_INSUFFICIENT_SIZE when too small
+// (device, in: capacity of infos / out: processes, infos); NVML_ERROR_INSUFFICIENT_SIZE when too small.
+// nvmlDeviceGetComputeRunningProcesses_v3 (R510+; _v2 R470) and
+// nvmlDeviceGetGraphicsRunningProcesses_v3 (_v2) share it.
 using DeviceGetComputeRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
+using DeviceGetGraphicsRunningProcessesFn = DeviceGetComputeRunningProcessesFn;
+
+// nvmlProcessUtilizationSample_t (nvmlDeviceGetProcessUtilization, Maxwell
+// and newer; unchanged from NVML 8 to CUDA 13): one process's use of the GPU
+// over a sample period, in percent; timeStamp is CPU microseconds.
+struct ProcessUtilizationSample {
+  unsigned int pid;
+  unsigned long long time_stamp;
+  unsigned int sm_util;
+  unsigned int mem_util;
+  unsigned int enc_util;
+  unsigned int dec_util;
+};
+static_assert(sizeof(ProcessUtilizationSample) == 32);
+static_assert(offsetof(ProcessUtilizationSample, time_stamp) == 8);
+static_assert(offsetof(ProcessUtilizationSample, sm_util) == 16);
+static_assert(offsetof(ProcessUtilizationSample, dec_util) == 28);
+
+// nvmlDeviceGetProcessUtilization(device, samples, in: capacity / out:
+// samples written, lastSeenTimeStamp): only samples newer than
+// lastSeenTimeStamp (0: all the driver holds); samples NULL asks the size
+// (NVML_ERROR_INSUFFICIENT_SIZE); NVML_ERROR_NOT_FOUND when there are none.
+using DeviceGetProcessUtilizationFn = Return (*)(Device, ProcessUtilizationSample*, unsigned int*, unsigned long long);
 using DeviceGetPcieThroughputFn = Return (*)(Device, int, unsigned int*);  // KB/s over 20 ms
 
 // ---- dcgm-exporter's fields and Xid, sampled by `gpuenv export`

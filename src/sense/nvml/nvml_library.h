@@ -55,8 +55,11 @@ struct NvmlFunctions {
   Fn<nvml::DeviceGetPowerUsageFn> power_usage;
   Fn<nvml::DeviceGetTotalEnergyConsumptionFn> energy;
   Fn<nvml::DeviceGetUintFn> pcie_replay;
-  // Watched while `gpuenv run` runs a job (sense/nvml/job_watch.h).
+  // Watched while `gpuenv run` runs a job (sense/nvml/job_watch.h), and
+  // listed each round by the exporter (sense/nvml/nvml_sampler.cc).
   Fn<nvml::DeviceGetComputeRunningProcessesFn> processes;  // _v3 or _v2
+  Fn<nvml::DeviceGetGraphicsRunningProcessesFn> graphics_processes;  // _v3 or _v2
+  Fn<nvml::DeviceGetProcessUtilizationFn> process_utilization;
   Fn<nvml::DeviceGetPcieThroughputFn> pcie_throughput;
   // dcgm-exporter's fields and Xid (sense/nvml/nvml_sampler.cc).
   Fn<nvml::DeviceGetUintFn> minor_number;

@@ -72,6 +72,21 @@ TEST(NvidiaLoader, FullTableLoadsFromBothStandIns) {
   }
 }
 
+// The exporter's process functions: the newest names from a current
+// driver, and absent (not a load failure) from an old one.
+TEST(NvidiaLoader, ProcessFunctionsAreOptional) {
+  Nvml now, old;
+  Problem p;
+  ASSERT_TRUE(load_nvml(testing::kFakeNvml, &now, &p)) << p.message;
+  EXPECT_STREQ(now.fn.processes.name, "nvmlDeviceGetComputeRunningProcesses_v3");
+  EXPECT_STREQ(now.fn.graphics_processes.name, "nvmlDeviceGetGraphicsRunningProcesses_v3");
+  EXPECT_STREQ(now.fn.process_utilization.name, "nvmlDeviceGetProcessUtilization");
+  ASSERT_TRUE(load_nvml(testing::kOldNvml, &old, &p)) << p.message;
+  EXPECT_EQ(old.fn.processes.call, nullptr);
+  EXPECT_EQ(old.fn.graphics_processes.call, nullptr);
+  EXPECT_EQ(old.fn.process_utilization.call, nullptr);
+}
+
 // NVML_STRUCT_VERSION(Memory, 2) = sizeof(nvmlMemory_v2_t) | 2 << 24.
 static_assert(nvml::kMemoryV2Version == (40u | (2u << 24)));
 

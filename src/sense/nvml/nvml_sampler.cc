@@ -1,7 +1,9 @@
 #include "sense/nvml/nvml_sampler.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <map>
 #include <string_view>
 
 #include "sense/nvml/nvml_call.h"
@@ -52,6 +54,120 @@ void read_links(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Device
   r->nvlink_links_up = active_nvlinks(call, f, d);
 }
 
+// ---- The processes on each device: NVML's lists, and each one's SM use.
+
+constexpr unsigned kMostListed = 1024;  // a longer list is not read (the call counts as failed)
+constexpr unsigned kListSlack = 8;      // room for processes that start between the calls
+
+// Reads an NVML list the size-probe way: asked with no room first, then with
+// room for the count it gave and some slack, twice at most (it may grow in
+// between). fetch(&n, buffer) makes one call; returns the last call's code.
+template <typename T, typename Fetch>
+nvml::Return fetch_list(std::vector<T>* out, Fetch fetch) {
+  unsigned n = 0;
+  nvml::Return rc = fetch(&n, nullptr);
+  for (int tries = 0; rc == nvml::kErrorInsufficientSize && n <= kMostListed && tries < 2; ++tries) {
+    out->resize(std::min(n + kListSlack, kMostListed));
+    n = static_cast<unsigned>(out->size());
+    rc = fetch(&n, out->data());
+  }
+  out->resize(rc == nvml::kSuccess ? std::min<std::size_t>(n, out->size()) : 0);
+  return rc;
+}
+
+// Puts a return code already had through the caller as if it had made the
+// call `fn`: "absent" quietly, a failure counted, a lost GPU stops it.
+bool settle(NvmlCaller& call, const char* fn, nvml::Return rc) {
+  using Echo = nvml::Return (*)(nvml::Return);
+  Fn<Echo> echo{[](nvml::Return r) { return r; }, fn};
+  return call(echo, rc);
+}
+
+// One of NVML's running-process lists of d; nullopt when it cannot be read.
+std::optional<std::vector<nvml::ProcessInfo>> running(NvmlCaller& call,
+                                                      const Fn<nvml::DeviceGetComputeRunningProcessesFn>& fn,
+                                                      nvml::Device d) {
+  std::vector<nvml::ProcessInfo> infos;
+  nvml::Return rc = nvml::kErrorFunctionNotFound;
+  if (fn.call != nullptr && !call.stopped()) {
+    trace::Scope t(fn.name);
+    rc = fetch_list(&infos, [&](unsigned* n, nvml::ProcessInfo* p) { return fn.call(d, n, p); });
+  }
+  if (!settle(call, fn.name, rc)) return std::nullopt;
+  return infos;
+}
+
+// Adds a listed process once per PID: listed again, it keeps the larger memory.
+void add_process(const nvml::ProcessInfo& p, std::vector<GpuProcess>* out) {
+  std::optional<std::uint64_t> bytes;
+  if (p.used_gpu_memory != nvml::kValueNotAvailable) bytes = p.used_gpu_memory;
+  auto same = std::find_if(out->begin(), out->end(), [&](const GpuProcess& q) { return q.pid == p.pid; });
+  if (same == out->end())
+    out->push_back(GpuProcess{p.pid, bytes, std::nullopt});
+  else if (bytes && (!same->used_memory_bytes || *bytes > *same->used_memory_bytes))
+    same->used_memory_bytes = bytes;
+}
+
+// The processes on d: the compute list, then the graphics list's others
+// (when it answers); nullopt when the compute list cannot be read.
+std::optional<std::vector<GpuProcess>> read_processes(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
+  std::optional<std::vector<nvml::ProcessInfo>> compute = running(call, f.processes, d);
+  if (!compute) return std::nullopt;
+  std::vector<GpuProcess> out;
+  for (const nvml::ProcessInfo& p : *compute) add_process(p, &out);
+  if (std::optional<std::vector<nvml::ProcessInfo>> graphics = running(call, f.graphics_processes, d))
+    for (const nvml::ProcessInfo& p : *graphics) add_process(p, &out);
+  return out;
+}
+
+// The per-process utilisation samples of d newer than `seen` (CPU µs);
+// none when NVML has none (NOT_FOUND) or cannot say.
+std::vector<nvml::ProcessUtilizationSample> process_samples(NvmlCaller& call, const NvmlFunctions& f,
+                                                            nvml::Device d, std::uint64_t seen) {
+  const Fn<nvml::DeviceGetProcessUtilizationFn>& fn = f.process_utilization;
+  std::vector<nvml::ProcessUtilizationSample> samples;
+  nvml::Return rc = nvml::kErrorFunctionNotFound;
+  if (fn.call != nullptr && !call.stopped()) {
+    trace::Scope t(fn.name);
+    rc = fetch_list(&samples, [&](unsigned* n, nvml::ProcessUtilizationSample* s) { return fn.call(d, s, n, seen); });
+  }
+  settle(call, fn.name, rc);
+  return samples;
+}
+
+// Each PID's newest sample.
+std::map<std::uint32_t, nvml::ProcessUtilizationSample> newest_by_pid(
+    const std::vector<nvml::ProcessUtilizationSample>& samples) {
+  std::map<std::uint32_t, nvml::ProcessUtilizationSample> newest;
+  for (const nvml::ProcessUtilizationSample& s : samples) {
+    auto [at, added] = newest.try_emplace(s.pid, s);
+    if (!added && s.time_stamp >= at->second.time_stamp) at->second = s;
+  }
+  return newest;
+}
+
+// Gives each process the SM use of its newest sample; returns the newest
+// sample's time, or `seen` when there is none.
+std::uint64_t set_sm_ratios(const std::vector<nvml::ProcessUtilizationSample>& samples, std::uint64_t seen,
+                            std::vector<GpuProcess>* processes) {
+  std::map<std::uint32_t, nvml::ProcessUtilizationSample> newest = newest_by_pid(samples);
+  for (GpuProcess& p : *processes)
+    if (auto s = newest.find(p.pid); s != newest.end() && s->second.sm_util <= 100)
+      p.sm_ratio = s->second.sm_util / 100.0;
+  for (const nvml::ProcessUtilizationSample& s : samples) seen = std::max<std::uint64_t>(seen, s.time_stamp);
+  return seen;
+}
+
+// A whole GPU's processes, each with its SM use since the round before
+// (the GPU's memory keeps the newest sample's time for the next round).
+void read_gpu_processes(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, SamplerMemory::Identity* known,
+                        DeviceReading* r) {
+  r->processes = read_processes(call, f, d);
+  if (!r->processes || r->processes->empty()) return;
+  std::vector<nvml::ProcessUtilizationSample> samples = process_samples(call, f, d, known->process_samples_seen);
+  known->process_samples_seen = set_sm_ratios(samples, known->process_samples_seen, &*r->processes);
+}
+
 // A lost device keeps its labels and says so; what it answered before it
 // was lost is dropped with the rest of its values.
 DeviceReading lost(const DeviceReading& r) {
@@ -96,6 +212,7 @@ DeviceReading read_mig(const Nvml& nvml, nvml::Device parent, const DeviceReadin
     r.mig_profile = mig_profile(r.name);
     r.gpu_instance_id = get_int(c.call, nvml.fn.gpu_instance_id, d);
     read_usage(c.call, nvml.fn, d, &r);
+    r.processes = read_processes(c.call, nvml.fn, d);
     r.up = !c.call.stopped();
   }
   *errors += c.failures();
@@ -177,6 +294,7 @@ void read_gpu(const Nvml& nvml, unsigned index, SamplerMemory::Identity* known, 
     read_live_state(c.call, f, d, &r);
     read_links(c.call, f, d, &r);
     read_fields(c.call, f, d, &r);
+    read_gpu_processes(c.call, f, d, known, &r);
     read_migs(nvml, d, r, c.call, &memory->nvml_errors_total, &migs);
     r.up = !c.call.stopped();
   }

@@ -1,7 +1,8 @@
 // `gpuenv export`'s view of NVML: a periodic thread (sys/periodic.h) reads
 // every GPU and MIG device each interval into Readings, each GPU's live
 // state through sense/nvml/nvml_reading.h (Xid events taken without
-// waiting); latest() hands out the newest round without waiting on NVML,
+// waiting) and the processes on each device with their memory and, on whole
+// GPUs, their SM use since the round before; latest() hands out the newest round without waiting on NVML,
 // so a scrape never does.
 #pragma once
 
@@ -24,7 +25,8 @@ namespace gpuenv {
 
 /// What a round remembers of the rounds before it: each GPU's name, UUID
 /// and PCI address once read (a GPU lost later keeps its labels), each
-/// device's last GPM sample and NVLink counters, and the count of failed calls.
+/// device's last GPM sample and NVLink counters, the time of the newest
+/// per-process utilisation sample, and the count of failed calls.
 struct SamplerMemory {
   struct Identity {
     std::optional<std::string> uuid, name, pci_bus_id;
@@ -34,6 +36,9 @@ struct SamplerMemory {
     std::uint64_t xid_last = 0, xid_events = 0;
     std::optional<std::uint64_t> nvlink_bytes;  // NVLink data both ways at the last round
     double nvlink_at = 0;                       // that round's time
+    /// The newest nvmlDeviceGetProcessUtilization sample seen (CPU µs), the
+    /// next round's lastSeenTimeStamp; 0: none yet (ask for all).
+    std::uint64_t process_samples_seen = 0;
   };
   std::vector<Identity> gpus;
   std::map<std::pair<int, int>, GpmDevice> gpm;  // by (GPU, MIG slot or -1)

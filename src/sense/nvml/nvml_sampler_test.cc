@@ -3,7 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "sense/nvml/nvml_test_support.h"
 #include "wait_until.h"
@@ -15,24 +20,73 @@ using testing::FakeNvidiaTest;
 using testing::kFakeNvml;
 using testing::scenario;
 
+// The stand-in NVML answering from a scenario, initialised, and a
+// sampler's memory over it: rounds a second apart from 10 s on.
+class Sampling {
+ public:
+  explicit Sampling(const std::string& scenario_path) {
+    testing::set_env("FAKE_NVML_SCENARIO", scenario_path);
+    Problem err;
+    EXPECT_TRUE(load_nvml(kFakeNvml, &nvml_, &err)) << err.message;
+    ok_ = nvml_.fn.init.call != nullptr && nvml_.fn.init.call() == nvml::kSuccess;
+    EXPECT_TRUE(ok_);
+  }
+  ~Sampling() {
+    memory.gpm.clear();
+    if (ok_) release_nvml_events(nvml_, &memory), nvml_.fn.shutdown.call();
+  }
+  Readings round() { return ok_ ? sample_nvml(nvml_, &memory, 10.0 + rounds_++) : Readings{}; }
+  SamplerMemory memory;
+
+ private:
+  Nvml nvml_;
+  bool ok_ = false;
+  int rounds_ = 0;
+};
+
 class NvmlSamplerTest : public FakeNvidiaTest {
  protected:
-  // Rounds over the stand-in NVML answering as `name`.
+  void TearDown() override {
+    unsetenv("FAKE_NVML_PROCESSES");
+    FakeNvidiaTest::TearDown();
+  }
+
+  // Rounds over the stand-in NVML answering from the scenario at path.
   std::vector<Readings> rounds(const std::string& path, int n) {
-    testing::set_env("FAKE_NVML_SCENARIO", path);
-    Nvml nvml;
-    Problem err;
-    EXPECT_TRUE(load_nvml(kFakeNvml, &nvml, &err)) << err.message;
-    EXPECT_EQ(nvml.fn.init.call(), nvml::kSuccess);
-    SamplerMemory memory;
+    Sampling s(path);
     std::vector<Readings> out;
-    for (int i = 0; i < n; ++i) out.push_back(sample_nvml(nvml, &memory, 10.0 + i));
-    memory.gpm.clear();
-    release_nvml_events(nvml, &memory);
-    nvml.fn.shutdown.call();
+    for (int i = 0; i < n; ++i) out.push_back(s.round());
     return out;
   }
+
+  // Writes this test's process table (tests/fake_nvml/scenario.h) and names
+  // it in FAKE_NVML_PROCESSES; written again, the next call reads the new one.
+  void write_table(const std::string& text) {
+    testing::set_env("FAKE_NVML_PROCESSES", write_scenario(text, "_table"));
+  }
 };
+
+constexpr std::uint64_t kGiB = 1024ull * 1024 * 1024;
+
+GpuProcess process(std::uint32_t pid, std::optional<std::uint64_t> bytes, std::optional<double> sm = std::nullopt) {
+  return GpuProcess{pid, bytes, sm};
+}
+
+std::string describe(const std::optional<std::vector<GpuProcess>>& list) {
+  if (!list) return "unknown";
+  std::string out = "[";
+  for (const GpuProcess& p : *list)
+    out += " {" + std::to_string(p.pid) + ", " +
+           (p.used_memory_bytes ? std::to_string(*p.used_memory_bytes) : "?") + ", " +
+           (p.sm_ratio ? std::to_string(*p.sm_ratio) : "?") + "}";
+  return out + " ]";
+}
+
+// The device's processes are listed and are exactly these, in this order.
+#define EXPECT_PROCESSES(device, ...)                                                                    \
+  EXPECT_EQ((device).processes, std::optional<std::vector<GpuProcess>>(std::vector<GpuProcess>{__VA_ARGS__})) \
+      << describe((device).processes)
+#define EXPECT_NO_PROCESS_LIST(device) EXPECT_EQ((device).processes, std::nullopt) << describe((device).processes)
 
 TEST_F(NvmlSamplerTest, ReadsEveryValueTheScenarioGives) {
   Readings r = rounds(scenario("h200_8_busy"), 1)[0];
@@ -71,6 +125,7 @@ TEST_F(NvmlSamplerTest, ReadsEveryValueTheScenarioGives) {
   want.xid_events = 0;
   want.nvlink_tx_bytes = 1000000ull * 1024;  // KiB over all links
   want.nvlink_rx_bytes = 2000000ull * 1024;  // no rate: the first round
+  want.processes = std::vector<GpuProcess>{};  // listed: none
   EXPECT_EQ(g, want);
   EXPECT_EQ(r.driver_version, "580.95.05");
   EXPECT_EQ(r.devices[2].pcie_link_generation, 4);
@@ -224,6 +279,126 @@ TEST_F(NvmlSamplerTest, AFailedGpmSampleIsCountedAndStartsAfresh) {
   std::vector<Readings> r = rounds(path, 2);
   EXPECT_EQ(r[1].devices[0].gpm_sm_active, std::nullopt);
   EXPECT_EQ(r[1].nvml_errors_total, 1u);
+}
+
+// ---- The processes on each device (issue 38): what jobs are attributed by.
+
+TEST_F(NvmlSamplerTest, ListsTheProcessesOfEachGpuAndMigDeviceWithMemoryAndSmUse) {
+  Readings r = rounds(scenario("jobs_mixed"), 1)[0];  // its table: jobs_mixed.processes
+  ASSERT_EQ(r.devices.size(), 5u);
+  EXPECT_PROCESSES(r.devices[0], process(4101, 8 * kGiB, 0.35), process(4102, 4 * kGiB, 0.60));
+  // 4201 is in both lists: once, with the larger memory; 4202 only in the graphics one.
+  EXPECT_PROCESSES(r.devices[1], process(4201, 16 * kGiB, 0.90), process(4202, std::nullopt));
+  EXPECT_PROCESSES(r.devices[2]);  // the MIG devices' parent: none of its own
+  ASSERT_EQ(r.devices[3].mig, 0);
+  EXPECT_PROCESSES(r.devices[3], process(4301, 2 * kGiB));  // no per-process SM use on a MIG device
+  ASSERT_EQ(r.devices[4].mig, 1);
+  EXPECT_PROCESSES(r.devices[4], process(4302, 3 * kGiB));
+  EXPECT_EQ(r.nvml_errors_total, 0u);
+  std::vector<std::string> calls = nvml_trace();
+  // GPUs 0 and 1, twice each (the size, then the samples); never a GPU without processes or a MIG device.
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "nvmlDeviceGetProcessUtilization"), 4);
+}
+
+TEST_F(NvmlSamplerTest, APidInBothListsIsOneProcessWithTheLargerMemory) {
+  write_table(
+      "gpu=0 pid=7 mem=1073741824 sm=20\n"
+      "gpu=0 pid=7 mem=2147483648 type=graphics\n"
+      "gpu=0 pid=8 mem=- \n"
+      "gpu=0 pid=8 mem=536870912 type=graphics   # known in one list: known\n"
+      "gpu=0 pid=9 mem=4294967296 type=graphics\n");
+  Readings r = rounds(scenario("h200"), 1)[0];
+  EXPECT_PROCESSES(r.devices[0], process(7, 2 * kGiB, 0.20), process(8, kGiB / 2), process(9, 4 * kGiB));
+}
+
+TEST_F(NvmlSamplerTest, MemoryNvmlCannotSayIsUnknownNotZero) {
+  write_table("gpu=0 pid=31 mem=- sm=5\ngpu=0 pid=32 mem=0\n");
+  Readings r = rounds(scenario("h200"), 1)[0];
+  EXPECT_PROCESSES(r.devices[0], process(31, std::nullopt, 0.05), process(32, 0));
+}
+
+TEST_F(NvmlSamplerTest, EachRoundReadsTheProcessesAfresh) {
+  write_table("gpu=0 pid=11 mem=1073741824 sm=20\n");  // the environment's table wins over the scenario's
+  Sampling s(scenario("jobs_mixed"));
+  Readings first = s.round();
+  std::uint64_t seen = s.memory.gpus[0].process_samples_seen;
+  EXPECT_GT(seen, 0u);
+  write_table("# 11 ended, 12 started\ngpu=0 pid=12 mem=2147483648 sm=70\ngpu=1 pid=13 mem=1024\n");
+  Readings second = s.round();
+  EXPECT_PROCESSES(first.devices[0], process(11, kGiB, 0.20));
+  EXPECT_PROCESSES(first.devices[1]);
+  EXPECT_PROCESSES(second.devices[0], process(12, 2 * kGiB, 0.70));
+  EXPECT_PROCESSES(second.devices[1], process(13, 1024));
+  EXPECT_GT(s.memory.gpus[0].process_samples_seen, seen);  // the next round asks only for newer samples
+  s.memory.gpus[0].process_samples_seen = UINT64_MAX;      // ... so with none newer, it gets none
+  Readings third = s.round();
+  EXPECT_PROCESSES(third.devices[0], process(12, 2 * kGiB));
+  EXPECT_EQ(s.memory.gpus[0].process_samples_seen, UINT64_MAX);
+}
+
+TEST_F(NvmlSamplerTest, NoProcessTableMeansNoProcessesNotUnknown) {
+  Readings r = rounds(scenario("a100_mig"), 1)[0];
+  ASSERT_EQ(r.devices.size(), 4u);
+  for (const DeviceReading& d : r.devices) EXPECT_PROCESSES(d) << d.mig.value_or(-1);
+  EXPECT_EQ(r.nvml_errors_total, 0u);
+}
+
+TEST_F(NvmlSamplerTest, ALongListIsReadWhole) {
+  std::string table;
+  for (int pid = 1000; pid < 1200; ++pid) table += "gpu=0 pid=" + std::to_string(pid) + " mem=1048576\n";
+  write_table(table);
+  Readings r = rounds(scenario("h200"), 1)[0];
+  ASSERT_TRUE(r.devices[0].processes.has_value());
+  ASSERT_EQ(r.devices[0].processes->size(), 200u);
+  EXPECT_EQ(r.devices[0].processes->back(), process(1199, 1048576));
+  EXPECT_EQ(r.nvml_errors_total, 0u);  // asking the size is no failure
+}
+
+// Not supported: unknown, quietly; refused: unknown and counted, each round.
+TEST_F(NvmlSamplerTest, AListNvmlCannotGiveIsUnknown) {
+  write_table("gpu=0 pid=21 mem=1073741824 sm=10\n");
+  std::string unsupported = write_scenario(
+      scenario_text("a100_mig") + "fault fn=nvmlDeviceGetComputeRunningProcesses_v3 code=3 gpu=0\n", "_unsupported");
+  Readings r = rounds(unsupported, 1)[0];
+  for (const DeviceReading& d : r.devices) EXPECT_NO_PROCESS_LIST(d) << d.mig.value_or(-1);
+  EXPECT_EQ(r.nvml_errors_total, 0u);
+  std::string refused =
+      write_scenario(scenario_text("h200") + "fault fn=nvmlDeviceGetComputeRunningProcesses_v3 code=4\n", "_refused");
+  std::vector<Readings> two = rounds(refused, 2);
+  EXPECT_NO_PROCESS_LIST(two[1].devices[0]);
+  EXPECT_TRUE(two[1].devices[0].up);
+  EXPECT_EQ(two[1].nvml_errors_total, 2u);
+  std::string no_graphics = write_scenario(
+      scenario_text("h200") + "fault fn=nvmlDeviceGetGraphicsRunningProcesses_v3 code=3\n", "_no_graphics");
+  Readings compute_only = rounds(no_graphics, 1)[0];
+  EXPECT_PROCESSES(compute_only.devices[0], process(21, kGiB, 0.10));  // the compute list alone
+  EXPECT_EQ(compute_only.nvml_errors_total, 0u);
+}
+
+TEST_F(NvmlSamplerTest, SmUseIsUnknownWithoutASample) {
+  write_table("gpu=0 pid=41 mem=1073741824\n");  // no sm=: NOT_FOUND, no samples
+  Readings none = rounds(scenario("h200"), 1)[0];
+  EXPECT_PROCESSES(none.devices[0], process(41, kGiB));
+  EXPECT_EQ(none.nvml_errors_total, 0u);
+  write_table("gpu=0 pid=41 mem=1073741824 sm=50\n");
+  std::string unsupported =
+      write_scenario(scenario_text("h200") + "fault fn=nvmlDeviceGetProcessUtilization code=3\n");
+  Readings r = rounds(unsupported, 1)[0];
+  EXPECT_PROCESSES(r.devices[0], process(41, kGiB));
+  EXPECT_EQ(r.nvml_errors_total, 0u);
+  std::string failing =
+      write_scenario(scenario_text("h200") + "fault fn=nvmlDeviceGetProcessUtilization code=999\n", "_failing");
+  Readings f = rounds(failing, 1)[0];
+  EXPECT_PROCESSES(f.devices[0], process(41, kGiB));
+  EXPECT_EQ(f.nvml_errors_total, 1u);
+}
+
+TEST_F(NvmlSamplerTest, EnergyGrowsWhereTheScenarioSaysSo) {
+  std::vector<Readings> r = rounds(scenario("jobs_mixed"), 3);  // GPU 0: energy=1000000/250000 (mJ)
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(r[round].devices[0].energy_joules, 1000.0 + 250.0 * round) << round;
+    EXPECT_EQ(r[round].devices[1].energy_joules, 2000.0) << round;  // plain energy=N stays
+  }
 }
 
 TEST_F(NvmlSamplerTest, TheThreadKeepsTheNewestRound) {
