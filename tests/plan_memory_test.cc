@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -234,6 +235,48 @@ TEST(PlanMemory, EveryHuggingFaceMeasurementIsPredictedWithinTenPercentNoneFiveL
   EXPECT_GE(families.size(), 8u);
   std::sort(errors.begin(), errors.end());
   EXPECT_LT(errors[errors.size() / 2], 0.03);
+}
+
+// Both loop shapes as measured on an H100 (issue 40; tests/memory/h100_loops.json
+// and hf_h100_loops.json, from plan_memory_measure.py and hf_memory_measure.py
+// --loops): each row planned with the flag of its own shape, --keeps-logits for
+// a loop that holds the model's output through backward, --frees-logits for
+// one that keeps only the loss; within 3 % each, and the keeps rows planned
+// above the frees rows by what the held logits cost.
+std::vector<std::string> shaped(const std::string& flags) {
+  std::vector<std::string> w = words(flags), out;
+  std::string loop = "frees";
+  for (std::size_t i = 0; i < w.size(); ++i)
+    if (w[i] == "--loop" && i + 1 < w.size())
+      loop = w[++i];
+    else
+      out.push_back(w[i]);
+  out.push_back(loop == "keeps" ? "--keeps-logits" : "--frees-logits");
+  return out;
+}
+
+TEST(PlanMemory, BothLoopShapesArePlannedAsMeasured) {
+  std::map<std::string, double> planned;
+  for (const char* file : {"h100_loops.json", "hf_h100_loops.json"}) {
+    std::ifstream in(test_paths::tests_dir() + "/memory/" + file);
+    json table = json::parse(in);
+    ASSERT_GE(table["rows"].size(), 6u) << file;
+    for (const auto& row : table["rows"]) {
+      std::vector<std::string> flags = shaped(row["flags"]);
+      if (row.contains("config")) {
+        flags.push_back("--config");
+        flags.push_back(test_paths::tests_dir() + "/memory/hf/" + row["config"].get<std::string>() + ".json");
+      }
+      double peak = row.contains("peak_with_base") ? row["peak_with_base"].get<double>() : row["peak"].get<double>();
+      double predicted = plan(flags)["peak_bytes_per_gpu"];
+      EXPECT_LT(std::abs(predicted - peak) / peak, 0.03) << row["name"] << ": predicted " << predicted
+                                                         << ", measured " << peak;
+      planned[row["name"]] = predicted;
+    }
+  }
+  for (const auto& [name, bytes] : planned)
+    if (name.size() > 6 && name.substr(name.size() - 6) == " keeps")
+      EXPECT_GT(bytes, planned.at(name.substr(0, name.size() - 6) + " frees")) << name;
 }
 
 // Presets are the Hub's config.json numbers: their parameter counts are the

@@ -17,7 +17,8 @@ const std::vector<Command>& commands() {
       {"bench", "Measure the GPUs (GEMM, memory, host links, P2P, NCCL) against their spec peaks", setup_bench},
       {"plan-memory", "Will this model train here: peak memory per GPU, largest batch, what to change", setup_plan_memory},
       {"check", "Health check: gpuenv check [--quick | --long]; exit status pass/fail", setup_check},
-      {"report", "Watched jobs: a table, or one job's timeline and verdict: gpuenv report [JOB] [--json] [--svg FILE]", setup_report},
+      {"report", "Watched jobs: a table, or one job's timeline and verdict: gpuenv report [JOB] [--json] [--svg FILE]; any "
+       "job on the fleet from Prometheus: gpuenv report --job ID --prometheus URL", setup_report},
       {"help", "Show the overview, or one command's flags: gpuenv help [COMMAND]", setup_help},
       {"completion", "Print the shell's completion script: source <(gpuenv completion bash|zsh), or fish", setup_completion},
       {"man", "Print the manual page (roff): gpuenv man | man -l -", setup_man},

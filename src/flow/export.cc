@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -86,8 +87,9 @@ std::shared_ptr<const RenderedMetrics> render_round(const Readings& r, const Exp
 // are tracked) on its own thread, every interval.
 class MetricsRenderer {
  public:
-  MetricsRenderer(const ExportEnv& env, const ExporterInfo& info, JobTracker* jobs)
-      : env_(env), info_(info), jobs_(jobs) {}
+  MetricsRenderer(const ExportEnv& env, const ExporterInfo& info, JobTracker* jobs,
+                  const std::atomic<bool>* pods_asked)
+      : env_(env), info_(info), jobs_(jobs), pods_asked_(pods_asked) {}
   ~MetricsRenderer() { stop(); }
   /// Renders the newest round now, then every interval on the thread.
   void start(std::chrono::milliseconds interval) {
@@ -111,7 +113,8 @@ class MetricsRenderer {
     std::shared_ptr<const Readings> r = env_.gpus->latest();
     if (latest_ && r->sampled_at == latest_->sampled_at) return;  // only this thread writes latest_
     std::shared_ptr<const PodDevices> pods = env_.pods->latest();
-    std::shared_ptr<const JobsSnapshot> jobs = jobs_ ? jobs_->update(*r, *pods) : nullptr;
+    std::shared_ptr<const JobsSnapshot> jobs;
+    if (jobs_) jobs = *pods_asked_ ? jobs_->update(*r, *pods) : std::make_shared<JobsSnapshot>();
     std::shared_ptr<const RenderedMetrics> m = render_round(*r, info_, *pods, jobs.get());
     std::lock_guard<std::mutex> lock(mutex_);
     latest_ = std::move(m);
@@ -120,6 +123,7 @@ class MetricsRenderer {
   const ExportEnv& env_;
   const ExporterInfo& info_;
   JobTracker* jobs_;
+  const std::atomic<bool>* pods_asked_;  // the jobs wait for it
   mutable std::mutex mutex_;  // latest_
   std::shared_ptr<const RenderedMetrics> latest_;
   Periodic thread_;  // last: stopped first
@@ -261,12 +265,17 @@ int run_export(const ExportRequest& req, const ExportEnv& env) {
   if (!env.gpus->start(interval, &p))
     return close(fd), fail(env, p.message + (p.fix.empty() ? "" : "; " + p.fix), kExitFailure);
   PodWatchLog pod_log(req.pod_resources_socket, env.log);  // outlives the pods' rounds: serve stops them
+  // The jobs wait for the kubelet's first answer (or failure): before it, a
+  // pod's processes would be taken by their cgroup as a second job.
+  std::atomic<bool> pods_asked{req.pod_resources_socket.empty()};
   if (!req.pod_resources_socket.empty())
-    env.pods->start(req.pod_resources_socket, interval,
-                    [&pod_log](const PodListRound& r, bool changed) { pod_log.round(r, changed); });
+    env.pods->start(req.pod_resources_socket, interval, [&pod_log, &pods_asked](const PodListRound& r, bool changed) {
+      pod_log.round(r, changed);
+      pods_asked = true;
+    });
   std::optional<JobTracker> jobs;
   if (env.processes && wants(req.metrics, "jobs")) jobs.emplace(env.processes, ledger_options(req), env.unix_clock, env.log);
-  MetricsRenderer metrics(env, info, jobs ? &*jobs : nullptr);  // outlives serve, which stops it
+  MetricsRenderer metrics(env, info, jobs ? &*jobs : nullptr, &pods_asked);  // outlives serve, which stops it
   metrics.start(interval);
   return serve(req, env, fd, bound, &metrics);
 }

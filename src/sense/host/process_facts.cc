@@ -198,21 +198,42 @@ std::vector<std::string> self_and_ancestors(std::string cgroup) {
   return out;
 }
 
-// The PIDs in the cgroup directory `dir` and every cgroup under it, breadth
-// first: at most kMaxCgroupDepth levels, kMaxCgroupDirs directories and
-// kMaxJobProcesses PIDs.
-std::vector<int> cgroup_pids(const std::string& dir) {
-  std::vector<int> pids;
+// The cgroup directory `dir` and every cgroup under it, breadth first: at
+// most kMaxCgroupDepth levels and kMaxCgroupDirs directories.
+std::vector<std::string> cgroup_dirs(const std::string& dir) {
+  std::vector<std::string> out;
   std::deque<std::pair<std::string, int>> todo = {{dir, 0}};
-  for (std::size_t dirs = 0; !todo.empty() && dirs < kMaxCgroupDirs && pids.size() < kMaxJobProcesses; ++dirs) {
+  while (!todo.empty() && out.size() < kMaxCgroupDirs) {
     auto [d, depth] = std::move(todo.front());
     todo.pop_front();
-    if (std::optional<std::string> procs = read_small(d + "/cgroup.procs"))
-      for (int pid : parse_pid_list(*procs)) pids.push_back(pid);
     std::vector<std::string> names;
     std::string err;
-    if (depth >= kMaxCgroupDepth || !fs::list_subdirs(d, &names, &err)) continue;
-    for (const std::string& n : names) todo.emplace_back(d + "/" + n, depth + 1);
+    if (depth < kMaxCgroupDepth && fs::list_subdirs(d, &names, &err))
+      for (const std::string& n : names) todo.emplace_back(d + "/" + n, depth + 1);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// What ProcessReader remembers for one job's read: this round's stats, and
+// the job cgroup's directories (listed when `dirs` is empty, taken as they
+// are when not).
+struct Remembered {
+  const KnownStats* stats = nullptr;
+  std::vector<std::string>* dirs = nullptr;
+};
+
+// The PIDs in the cgroup directory `dir` and every cgroup under it: at most
+// kMaxJobProcesses.
+std::vector<int> cgroup_pids(const std::string& dir, Remembered r) {
+  std::vector<std::string> listed;
+  std::vector<std::string>& dirs = r.dirs ? *r.dirs : listed;
+  if (dirs.empty()) dirs = cgroup_dirs(dir);
+  std::vector<int> pids;
+  for (const std::string& d : dirs) {
+    if (pids.size() >= kMaxJobProcesses) break;
+    if (std::optional<std::string> procs = read_small(d + "/cgroup.procs"))
+      for (int pid : parse_pid_list(*procs)) pids.push_back(pid);
   }
   if (pids.size() > kMaxJobProcesses) pids.resize(kMaxJobProcesses);
   return pids;
@@ -256,8 +277,7 @@ std::optional<double> v1_quota(const std::string& dir) {
 }
 
 // `limits`: also the cores allowed (the quotas up to the root, the cpuset).
-JobCpuReading cgroup_v2_cpu(const std::string& cgroup, const ProcessReadOptions& o, bool limits,
-                            const KnownStats* known) {
+JobCpuReading cgroup_v2_cpu(const std::string& cgroup, const ProcessReadOptions& o, bool limits, Remembered known) {
   JobCpuReading r;
   std::string dir = o.cgroup_root + cgroup;
   if (!fs::is_dir(dir)) return r;
@@ -266,7 +286,7 @@ JobCpuReading cgroup_v2_cpu(const std::string& cgroup, const ProcessReadOptions&
   if (limits)
     r.cores_allowed = tightest(tightest_quota(o.cgroup_root, cgroup, v2_quota),
                                cpuset_cores(o.cgroup_root, cgroup, "cpuset.cpus.effective"));
-  r.process_cpu_s = processes_cpu(cgroup_pids(dir), o, known);
+  r.process_cpu_s = processes_cpu(cgroup_pids(dir, known), o, known.stats);
   return r;
 }
 
@@ -279,8 +299,7 @@ std::string v1_mount(const std::string& root, const std::string& cgroup,
   return "";
 }
 
-JobCpuReading cgroup_v1_cpu(const std::string& cgroup, const ProcessReadOptions& o, bool limits,
-                            const KnownStats* known) {
+JobCpuReading cgroup_v1_cpu(const std::string& cgroup, const ProcessReadOptions& o, bool limits, Remembered known) {
   JobCpuReading r;
   std::string acct = v1_mount(o.cgroup_root, cgroup, {"cpuacct", "cpu,cpuacct", "cpuacct,cpu", "cpu"});
   std::string cpu = v1_mount(o.cgroup_root, cgroup, {"cpu", "cpu,cpuacct", "cpuacct,cpu"});
@@ -288,7 +307,7 @@ JobCpuReading cgroup_v1_cpu(const std::string& cgroup, const ProcessReadOptions&
   if (!acct.empty()) {
     if (std::optional<std::string> text = read_small(acct + cgroup + "/cpuacct.usage"))
       if (std::optional<std::int64_t> ns = single_integer(*text); ns && *ns >= 0) r.usage_s = double(*ns) / 1e9;
-    r.process_cpu_s = processes_cpu(cgroup_pids(acct + cgroup), o, known);
+    r.process_cpu_s = processes_cpu(cgroup_pids(acct + cgroup, known), o, known.stats);
   }
   if (!limits) return r;
   std::optional<double> quota = cpu.empty() ? std::nullopt : tightest_quota(cpu, cgroup, v1_quota);
@@ -297,7 +316,7 @@ JobCpuReading cgroup_v1_cpu(const std::string& cgroup, const ProcessReadOptions&
 }
 
 JobCpuReading cgroup_cpu(const std::string& cgroup, const ProcessReadOptions& o, bool limits = true,
-                         const KnownStats* known = nullptr) {
+                         Remembered known = {}) {
   std::optional<std::string> plain = plain_cgroup(cgroup);
   if (!plain) return {};
   if (fs::exists(o.cgroup_root + "/cgroup.controllers")) return cgroup_v2_cpu(*plain, o, limits, known);
@@ -357,24 +376,25 @@ JobCpuReading read_job_cpu(const JobOwner& owner, const ProcessReadOptions& opti
 }
 
 struct ProcessReader::Impl {
-  struct Remembered {
+  struct Process {
     std::uint64_t starttime = 0;
     int round = 0;  // when read
     ProcessFacts facts;
   };
-  struct Limit {
+  struct Limit {  // a job cgroup's, read every kRefreshRounds
     std::optional<double> cores;
+    std::vector<std::string> dirs;  // it and the cgroups under it
     int round = 0;
   };
   ProcessReadOptions options;
   UserNames users;
   int round = 0;
-  std::map<std::uint32_t, Remembered> processes;
+  std::map<std::uint32_t, Process> processes;
   std::map<std::string, Limit> limits;  // by cgroup
   KnownStats stats;                      // this round's, of the PIDs asked
 
   bool fresh(int when) const { return round - when < kRefreshRounds; }
-  ProcessFacts one(std::uint32_t pid, std::map<std::uint32_t, Remembered>* next);
+  ProcessFacts one(std::uint32_t pid, std::map<std::uint32_t, Process>* next);
 };
 
 ProcessReader::ProcessReader(ProcessReadOptions options) : impl_(std::make_unique<Impl>()) {
@@ -383,7 +403,7 @@ ProcessReader::ProcessReader(ProcessReadOptions options) : impl_(std::make_uniqu
 
 ProcessReader::~ProcessReader() = default;
 
-ProcessFacts ProcessReader::Impl::one(std::uint32_t pid, std::map<std::uint32_t, Remembered>* next) {
+ProcessFacts ProcessReader::Impl::one(std::uint32_t pid, std::map<std::uint32_t, Process>* next) {
   std::optional<ProcStat> s = plausible_pid(pid) ? stat_of(options, pid) : std::nullopt;
   if (s) stats[pid] = *s;
   auto it = processes.find(pid);
@@ -399,7 +419,7 @@ std::vector<ProcessFacts> ProcessReader::facts(const std::vector<std::uint32_t>&
   ++impl_->round;
   if (impl_->round % kRefreshRounds == 0) impl_->users = UserNames();  // a name may change
   std::erase_if(impl_->limits, [this](const auto& l) { return !impl_->fresh(l.second.round); });
-  std::map<std::uint32_t, Impl::Remembered> next;
+  std::map<std::uint32_t, Impl::Process> next;
   impl_->stats.clear();
   std::vector<ProcessFacts> out;
   out.reserve(pids.size());
@@ -412,11 +432,13 @@ JobCpuReading ProcessReader::job_cpu(const JobOwner& owner) {
   if (owner.cgroup.empty()) return read_job_cpu(owner, impl_->options);
   auto it = impl_->limits.find(owner.cgroup);
   bool known = it != impl_->limits.end() && impl_->fresh(it->second.round);
-  JobCpuReading r = cgroup_cpu(owner.cgroup, impl_->options, !known, &impl_->stats);
+  Impl::Limit fresh{std::nullopt, {}, impl_->round};
+  Impl::Limit& limit = known ? it->second : fresh;
+  JobCpuReading r = cgroup_cpu(owner.cgroup, impl_->options, !known, {&impl_->stats, &limit.dirs});
   if (known)
-    r.cores_allowed = it->second.cores;
+    r.cores_allowed = limit.cores;
   else
-    impl_->limits[owner.cgroup] = {r.cores_allowed, impl_->round};
+    limit.cores = r.cores_allowed, impl_->limits[owner.cgroup] = std::move(limit);
   return r;
 }
 

@@ -44,9 +44,11 @@ JobCpuReading read_job_cpu(const JobOwner& owner, const ProcessReadOptions& opti
 /// read_process_facts and read_job_cpu round after round, remembering what
 /// does not change while a process lives (docs/performance.md: a round of 8
 /// GPUs x 64 processes): a PID's facts while its start time (stat's
-/// starttime) stays the same, user names, and a job cgroup's cores allowed;
-/// each is read afresh every kRefreshRounds rounds. Only /proc/PID/stat, the
-/// cgroup's cpu.stat and process list are read every round.
+/// starttime) stays the same, user names, and a job cgroup's cores allowed
+/// and the cgroups under it (a step started since counts from the next
+/// refresh); each is read afresh every kRefreshRounds rounds. Only
+/// /proc/PID/stat and the job cgroups' cpu.stat and cgroup.procs are read
+/// every round.
 class ProcessReader {
  public:
   static constexpr int kRefreshRounds = 12;

@@ -415,3 +415,74 @@ TEST(ProcessFacts, HpcJobMappingReadsAtMost256Files) {
 
 }  // namespace
 }  // namespace gpuenv
+
+namespace gpuenv {
+namespace {
+
+// --- ProcessReader: what it reads again each round, and what it remembers ---
+
+Proc slurm_task(int pid, int utime) {
+  return {.pid = pid, .ppid = 1, .session = pid, .uid = 0,
+          .cgroup = "0::/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0\n", .utime = utime};
+}
+
+// A process's facts are read once while it lives: a change to them is seen
+// at the next refresh, or at once when the PID is another process (a new
+// start time); its CPU is read every round.
+TEST(ProcessReader, RemembersAProcessWhileItLives) {
+  FakeHost h;
+  slurm_v2_job(&h);
+  h.process(slurm_task(300, 100));
+  ProcessReader reader(h.options());
+  EXPECT_EQ(reader.facts({300}).at(0).cgroup, "/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0");
+  h.file("/proc/300/cgroup", "0::/elsewhere\n");
+  EXPECT_EQ(reader.facts({300}).at(0).cgroup, "/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0")
+      << "the same process: remembered";
+  for (int i = 2; i < ProcessReader::kRefreshRounds; ++i) reader.facts({300});
+  EXPECT_EQ(reader.facts({300}).at(0).cgroup, "/elsewhere") << "read again at the refresh";
+
+  ProcessReader fresh(h.options());
+  fresh.facts({300});
+  h.file("/proc/300/cgroup", "0::/another\n");
+  h.file("/proc/300/stat", "300 (python3) S 1 300 300 0 -1 0 0 0 0 0 5 0 0 0 20 0 1 0 999\n");  // started again
+  EXPECT_EQ(fresh.facts({300}).at(0).cgroup, "/another") << "a new process under the same PID";
+  h.file("/proc/300/stat", "");
+  stdfs::remove_all(h.path("/proc/300"));
+  EXPECT_FALSE(fresh.facts({300}).at(0).found) << "a process that ended is gone, not remembered";
+}
+
+// A job's usage and its processes' CPU are read every round; its cores
+// allowed and the cgroups under it once per refresh.
+TEST(ProcessReader, ReadsAJobsCpuEveryRoundAndItsLimitsOnce) {
+  FakeHost h;
+  slurm_v2_job(&h);
+  std::string job = "/system.slice/slurmstepd.scope/job_1234";
+  ProcessReader reader(h.options());
+  reader.facts({300, 301});
+  JobCpuReading first = reader.job_cpu(cgroup_owner(job));
+  EXPECT_EQ(first.usage_s, 2.5);
+  EXPECT_EQ(first.cores_allowed, 5.0);
+  EXPECT_EQ(pids_of(first), (std::vector<std::uint32_t>{300, 301, 310}));
+
+  h.file("/cgroup" + job + "/cpu.stat", "usage_usec 4500000\n");
+  h.file("/cgroup" + job + "/cpuset.cpus.effective", "0-1\n");
+  h.stat({.pid = 300, .ppid = 1, .session = 300, .utime = 300});
+  h.file("/cgroup" + job + "/step_1/user/task_0/cgroup.procs", "320\n");
+  h.stat({.pid = 320, .ppid = 1, .session = 320, .utime = 7});
+  reader.facts({300, 301});
+  JobCpuReading second = reader.job_cpu(cgroup_owner(job));
+  EXPECT_EQ(second.usage_s, 4.5) << "read every round";
+  EXPECT_EQ(second.cores_allowed, 5.0) << "remembered until the refresh";
+  for (const auto& [pid, cpu] : second.process_cpu_s)
+    if (pid == 300) EXPECT_DOUBLE_EQ(cpu, ticks(300)) << "read every round";
+  EXPECT_EQ(pids_of(second), (std::vector<std::uint32_t>{300, 301, 310})) << "the new step counts from the refresh";
+
+  for (int i = 2; i < ProcessReader::kRefreshRounds; ++i) reader.facts({300, 301});
+  reader.facts({300, 301});
+  JobCpuReading refreshed = reader.job_cpu(cgroup_owner(job));
+  EXPECT_EQ(refreshed.cores_allowed, 2.0);
+  EXPECT_EQ(pids_of(refreshed), (std::vector<std::uint32_t>{300, 301, 310, 320}));
+}
+
+}  // namespace
+}  // namespace gpuenv
