@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "builders.h"
@@ -241,6 +242,22 @@ TEST(Cli, RunPassesExitCodeStdinAndEnvironment) {
   EXPECT_EQ(cat.out, "hello through stdin");
   auto env = run_gpuenv({"run", "--machine", file, "--", "sh", "-c", "printf %s \"$TORCH_ALLOW_TF32_CUBLAS_OVERRIDE\""});
   EXPECT_EQ(env.out, "1");
+}
+
+// Each run names its job for the exporter (GPUENV_JOB_ID, docs/metrics.md "Jobs"); an outer
+// run's id is kept, and torchrun's workers get none (their tree's root makes them one job).
+TEST(Cli, RunNamesItsJobForTheExporter) {
+  std::string file = snapshot(testing::machine::h200());
+  const std::vector<std::string> print = {"run", "--machine", file, "--", "sh", "-c", "printf %s \"$GPUENV_JOB_ID\""};
+  std::string id = run_gpuenv(print).out;
+  EXPECT_TRUE(std::regex_match(id, std::regex("run-[0-9]{10,}-[0-9]+"))) << id;
+  EXPECT_NE(run_gpuenv(print).out, id) << "each run its own";
+  testing::ProcessOptions outer;
+  outer.env["GPUENV_JOB_ID"] = "run-1-2";
+  EXPECT_EQ(run_gpuenv(print, outer).out, "run-1-2");
+  testing::ProcessOptions worker;
+  worker.env["TORCHELASTIC_RUN_ID"] = "none";
+  EXPECT_EQ(run_gpuenv(print, worker).out, "");
 }
 
 TEST(Cli, RunGivesTheCommandEveryArgumentVerbatim) {

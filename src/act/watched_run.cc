@@ -95,6 +95,17 @@ std::string apply_tuning(const RunTuning& t, const std::string& blocked) {
   return t.settings;
 }
 
+// GPUENV_JOB_ID: the job the exporter attributes this run's processes to
+// (docs/metrics.md, "Jobs"), run-START-PID, unique on the host. One set
+// already (an outer gpuenv run) is kept; torchrun's workers get none, so
+// that their tree's root, torchrun, makes them one job.
+void mark_job_id() {
+  if (std::getenv("GPUENV_JOB_ID") || std::getenv("TORCHELASTIC_RUN_ID")) return;
+  long long start = std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::system_clock::now().time_since_epoch()).count();
+  setenv("GPUENV_JOB_ID", ("run-" + std::to_string(start) + "-" + std::to_string(getpid())).c_str(), 1);
+}
+
 // The finished job refines the profile (rank 0's job only: the others apply what it chose).
 void refine_tuning(const std::string& store, const store::Patience& patience, const Job& job, RunTuning* t) {
   if (!t->profile || job.id == 0 || !speaks_for_job(job.rank)) return;
@@ -312,6 +323,7 @@ int watched_run(const RunRequest& r, const SenseMachine& sense, const std::funct
   say_tf32_without_hook(plan, r.argv);
   std::string tuned = apply_tuning(tuning, blocked);
   std::string precision = choice.enabled && choice.wants("precision") ? apply_precision(m, o, blocked) : "";
+  mark_job_id();
   // The binding first, so that its warning is said before exec replaces us.
   std::string warning;
   apply_binding(plan, &warning);

@@ -433,6 +433,23 @@ def scrape(port):
     return get(f"http://127.0.0.1:{port}/metrics")
 
 
+def check_dashboard(prom, t):
+    """Every query of the jobs dashboard returns series from this Prometheus, scraping the live
+    exporter (report_prometheus.py checks them on backfilled hours as well)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from report_prometheus import dashboard_queries, fill
+    queries = dashboard_queries()
+    check("jobs dashboard has queries", len(queries) > 0, f"{len(queries)} queries")
+    for title, expr in queries:
+        q = fill(expr).replace("[2h:1m]", "[2h:1s]")  # seconds of data here: sample the subqueries finer
+        try:
+            got = prom.query(q, at=t)
+        except (OSError, RuntimeError, ValueError) as e:
+            check(f"dashboard {title}", False, f"`{q}`: {e}")
+            continue
+        check(f"dashboard {title}", len(got) > 0, f"{len(got)} series from `{q[:100]}`")
+
+
 def check_retention(host, port, procs):
     print(f"job 102's process leaves the table (--job-retention {RETENTION:g})")
     host.write_table([p for p in procs if p.job != "102"])
@@ -500,6 +517,7 @@ def main():
         verdicts = check_jobs(prom, t)
         check_energy(prom, first_all, t)
         check_hpc_job(prom, t)
+        check_dashboard(prom, t)
         if check("gpuenv report --prometheus", report_available(args.gpuenv), "in `gpuenv report --help`"):
             check_report(args, work, prom, t, verdicts)
         check_retention(host, port, procs)

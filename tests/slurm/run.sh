@@ -229,7 +229,7 @@ echo "all cases took $(( $(date +%s) - start )) s"
 # table names its PID), the exporter reading the real /proc. proctrack/linuxproc
 # puts the task in no Slurm cgroup, so its job is told by SLURM_JOB_ID in
 # /proc/PID/environ: the path this proves.
-echo "gpuenv export and a plain job: sbatch --job-name=plain --wrap 'exec sleep 120'"
+echo "gpuenv export and a plain job: srun --job-name=plain sleep 120"
 start=$(date +%s)
 plain_task() {  # the job's task: the sleep whose environ names the job
   local p
@@ -257,8 +257,10 @@ hpc_job_of() {  # the hpc_job labels of DCGM_FI_DEV_GPU_UTIL on GPU $1: "none", 
   line=$(metric_line DCGM_FI_DEV_GPU_UTIL gpu="$1") || { echo "no series"; return 0; }
   grep -o 'hpc_job="[^"]*"' <<< "$line" || echo none
 }
-if plain_job=$(sbatch --parsable --job-name=plain -o /dev/null --wrap 'exec sleep 120' 2> "$T/log/sbatch-plain.out") &&
-   wait_for "the plain job $plain_job's task" plain_task; then
+plain_job_id() { plain_job=$(squeue -h -n plain -o %i 2>/dev/null | head -n1); [ -n "$plain_job" ]; }
+srun --job-name=plain sleep 120 > "$T/log/srun-plain.out" 2>&1 < /dev/null &
+pids+=($!)
+if wait_for "the plain job" plain_job_id && wait_for "the plain job $plain_job's task" plain_task; then
   plain_pid=$(plain_task)
   plain_user=$(ps -o user= -p "$plain_pid" | tr -d ' ')
   echo "  job $plain_job: task $plain_pid (sleep), user $plain_user"
@@ -284,7 +286,7 @@ if plain_job=$(sbatch --parsable --job-name=plain -o /dev/null --wrap 'exec slee
   check "hpc_job on GPU 0" "hpc_job=\"$plain_job\"" "$(hpc_job_of 0)"
   check "hpc_job on GPU 1 (no job there)" "none" "$(hpc_job_of 1)"
 else
-  echo "  FAIL the plain job did not start: $(tail -n 5 "$T/log/sbatch-plain.out" 2>/dev/null)"; failed=1
+  echo "  FAIL the plain job did not start: $(tail -n 5 "$T/log/srun-plain.out" 2>/dev/null)"; failed=1
 fi
 echo "the exporter's case took $(( $(date +%s) - start )) s"
 
