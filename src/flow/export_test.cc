@@ -55,9 +55,16 @@ class FakeGpus : public GpuReadings {
     if (refusal) *err = *refusal;
     return !refusal;
   }
-  std::shared_ptr<const Readings> latest() const override { return two_h200s(); }
+  std::shared_ptr<const Readings> latest() const override {
+    auto r = std::make_shared<Readings>(*two_h200s());
+    r->sampled_at = at;
+    if (with_process) r->devices[0].processes = std::vector<GpuProcess>{{4242, 1 << 30, std::nullopt}};
+    return r;
+  }
   void stop() override { stopped = true; }
 
+  std::atomic<double> at{100};        // the round's time
+  std::atomic<bool> with_process{false};  // PID 4242 on GPU 0
   std::optional<Problem> refusal;  // start fails with it
   std::atomic<std::chrono::milliseconds> interval_{std::chrono::milliseconds(0)};
   std::atomic<bool> stopped{false};
@@ -69,8 +76,12 @@ class FakePods : public PodAssignments {
  public:
   void start(const std::string& socket, std::chrono::milliseconds, PodResourcesWatcher::OnRound on_round) override {
     started_on = socket;
-    on_round(round, true);
+    saved_ = on_round;
+    if (answers) on_round(round, true);
   }
+  /// The kubelet's answer, late (answers = false).
+  void answer() { saved_(round, true); }
+  bool answers = true;
   std::shared_ptr<const PodDevices> latest() const override {
     auto p = std::make_shared<PodDevices>();
     p->add("nvidia.com/gpu", "GPU-1", {"trainer-0", "ml", "pytorch"});
@@ -79,6 +90,7 @@ class FakePods : public PodAssignments {
   void stop() override { stopped = true; }
 
   PodListRound round{PodListStatus::kOk, 0, "", 1, 0, ""};
+  PodResourcesWatcher::OnRound saved_;
   std::string started_on;  // the socket; "" until started
   std::atomic<bool> stopped{false};
 };
@@ -111,15 +123,29 @@ class Said {
 
 // The fakes and an environment made of them: machine::h200(2), a clock at
 // 102.5 s, the node "node-7".
+// A host whose /proc has no process NVML lists (the jobs are "unknown").
+class NoProcesses : public ProcessSource {
+ public:
+  std::vector<ProcessFacts> facts(const std::vector<std::uint32_t>& pids) override {
+    std::vector<ProcessFacts> out(pids.size());
+    for (std::size_t i = 0; i < pids.size(); ++i) out[i].pid = pids[i];
+    return out;
+  }
+  JobCpuReading cpu(const JobOwner&) override { return {}; }
+  bool hpc_jobs(HpcJobMap* out, std::string*) override { return out->clear(), true; }
+};
+
 struct Fakes {
   FakeGpus gpus;
   FakePods pods;
+  NoProcesses processes;
   Said said;
   bool sensed = true;
   ExportEnv env() {
     ExportEnv e;
     e.gpus = &gpus;
     e.pods = &pods;
+    e.processes = &processes;
     e.sense = [this](Machine* m, Options*) {
       *m = machine::h200(2);
       return sensed;
@@ -256,6 +282,26 @@ TEST(ExportFlow, ServesTheReadingsAndEndsOnSigterm) {
   EXPECT_EQ(fakes.said.find("pod_resources")->text,
             "export: pod labels from the kubelet at /run/fake-kubelet.sock (1 GPU and MIG devices assigned)");
   EXPECT_FALSE(fakes.said.find("error"));
+}
+
+// The jobs wait for the kubelet's first answer: before it, a pod's
+// processes would be taken by their cgroup as a second job.
+TEST(ExportFlow, TheJobsWaitForTheKubeletsFirstAnswer) {
+  Fakes fakes;
+  fakes.gpus.with_process = true;
+  fakes.pods.answers = false;
+  Running running(on_any_port(), &fakes);
+  ASSERT_TRUE(wait_until([&] { return running.port() > 0; }));
+  Reply before = get(running.port(), "/metrics");
+  EXPECT_NE(before.body.find("gpuenv_gpu_temperature_celsius"), std::string::npos) << before.body;
+  EXPECT_EQ(before.body.find("gpuenv_job_"), std::string::npos) << "no job before the kubelet answers";
+  fakes.pods.answer();
+  fakes.gpus.at = 105;
+  EXPECT_TRUE(wait_until([&] {
+    return get(running.port(), "/metrics").body.find("gpuenv_job_processes{job=\"unknown\"") != std::string::npos;
+  }));
+  running.signal(SIGTERM);
+  EXPECT_EQ(running.wait(), kExitOk);
 }
 
 TEST(ExportFlow, SighupIsSaidAndServingGoesOn) {
