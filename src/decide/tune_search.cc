@@ -14,11 +14,6 @@ namespace {
 constexpr double kMinNoise = 0.05;  // 5 %: run-to-run spread of a short job on one machine
 constexpr double kMaxNoise = 0.5;
 
-std::string num(double v, int decimals) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -101,7 +96,7 @@ std::string with_workers(const std::string& settings, int n) {
 }
 
 std::string gain_text(const TuneGain& g) {
-  return (g.steps_known ? num(g.speed, 2) + "x the untuned steps/s, " : "") + num(g.wall, 2) +
+  return (g.steps_known ? fixed(g.speed, 2) + "x the untuned steps/s, " : "") + fixed(g.wall, 2) +
          "x its wall time";
 }
 
@@ -136,15 +131,15 @@ void after_a_loss(TuneProfile* p, const TuneRun& run, const TuneGain& g, double 
     candidate = without(run.settings, "persistent_workers");
     p->dropped.push_back("persistent_workers");
     why = "dropped persistent_workers: " + what +
-          (last.overhead_s && base.overhead_s ? " (start and exit " + num(*last.overhead_s, 1) + " s, untuned " +
-                                                    num(*base.overhead_s, 1) + " s)"
+          (last.overhead_s && base.overhead_s ? " (start and exit " + fixed(*last.overhead_s, 1) + " s, untuned " +
+                                                    fixed(*base.overhead_s, 1) + " s)"
                                               : "");
   } else if (int w = workers(run.settings); w > 1 && helps(TuneGain{g.speed, 1, g.steps_known}, noise)) {
     candidate = with_workers(run.settings, fewer_workers(w));
     why = "fewer workers: " + what;
   }
   if (candidate.empty() || tried(*p, candidate)) {
-    std::string dropped = "dropped " + run.settings + ": " + what + " (noise " + num(100 * noise, 0) + "%)";
+    std::string dropped = "dropped " + run.settings + ": " + what + " (noise " + fixed(100 * noise, 0) + "%)";
     return settle(p, notes, dropped);
   }
   p->next = candidate;

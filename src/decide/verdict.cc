@@ -27,11 +27,6 @@ constexpr double kHeadroomShare = 0.5;     // peak memory below this share of ca
 constexpr double kFullShare = 0.95;        // peak memory at least this share of capacity: nearly full
 constexpr int kMinSamples = 5;
 
-std::string num(double v, int decimals = 0) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 // What the rules read: the whole job, and its active part (the buckets where
 // its processes held GPU memory: after CUDA started, before it ended).
@@ -98,7 +93,7 @@ Facts facts(const JobContext& c, const Timeline& t, const std::optional<JobSpeed
 }
 
 std::string util_phrase(const Facts& f) {
-  return "the GPU was busy " + num(f.mean(kUtilPct)) + "% of the time over " + num(f.active_s) + " s";
+  return "the GPU was busy " + fixed(f.mean(kUtilPct)) + "% of the time over " + fixed(f.active_s) + " s";
 }
 
 std::optional<Verdict> idle(const Facts& f) {
@@ -106,10 +101,10 @@ std::optional<Verdict> idle(const Facts& f) {
   if (f.all[kMemMib].n && f.all[kMemMib].max > 0) return std::nullopt;
   Verdict v{"idle", "", "", {{"util_max_pct", f.all[kUtilPct].max}}, {}};
   double other = f.all[kOtherGpuMemMib].n ? f.all[kOtherGpuMemMib].max : 0;
-  v.evidence = "utilisation never rose above " + num(f.all[kUtilPct].max) + "% and the job held no memory on the GPU";
+  v.evidence = "utilisation never rose above " + fixed(f.all[kUtilPct].max) + "% and the job held no memory on the GPU";
   if (other > 0) {
     v.figures["other_gpu_mem_mib"] = other;
-    v.evidence += ", but " + num(other) + " MiB on a GPU it was not given";
+    v.evidence += ", but " + fixed(other) + " MiB on a GPU it was not given";
     v.fix = "the job used another GPU than the plan's: use cuda:0 under CUDA_VISIBLE_DEVICES (or cuda:LOCAL_RANK "
             "under torchrun) instead of a fixed device number";
   } else {
@@ -125,8 +120,8 @@ std::optional<Verdict> idle_held(const Facts& f) {
   if (f.all[kUtilPct].n == 0 || f.all[kUtilPct].max > kIdleUtilPct) return std::nullopt;
   if (!f.all[kMemMib].n || f.all[kMemMib].max <= 0) return std::nullopt;
   Verdict v{"idle-held", "", "", {{"util_max_pct", f.all[kUtilPct].max}, {"mem_mib", f.all[kMemMib].max}}, {}};
-  v.evidence = "the job held " + num(f.all[kMemMib].max) + " MiB of GPU memory while utilisation never rose above " +
-               num(f.all[kUtilPct].max) + "%";
+  v.evidence = "the job held " + fixed(f.all[kMemMib].max) + " MiB of GPU memory while utilisation never rose above " +
+               fixed(f.all[kUtilPct].max) + "%";
   v.fix = "it holds a GPU it does not use: end the session or job that keeps it (a notebook kernel, a job waiting "
           "on something else), or ask for fewer GPUs";
   return v;
@@ -138,8 +133,8 @@ std::optional<Verdict> copy_bound(const Facts& f) {
   double rx = f.mean(kPcieRxMBs);
   if (rx < kCopyBoundShare * link) return std::nullopt;
   Verdict v{"copy-bound", "", "", {{"util_pct", f.mean(kUtilPct)}, {"pcie_rx_mbs", rx}, {"pcie_link_mbs", link}}, {}};
-  v.evidence = util_phrase(f) + " while host-to-device copies ran at " + num(rx / 1000, 1) + " GB/s, " +
-               num(100 * rx / link) + "% of the PCIe link (" + num(link / 1000, 1) + " GB/s)";
+  v.evidence = util_phrase(f) + " while host-to-device copies ran at " + fixed(rx / 1000, 1) + " GB/s, " +
+               fixed(100 * rx / link) + "% of the PCIe link (" + fixed(link / 1000, 1) + " GB/s)";
   v.fix = "copy less and overlap it: pin_memory=True with .to(device, non_blocking=True), send uint8 images and "
           "convert and normalise them on the GPU, keep a dataset that fits in GPU memory there";
   v.tune["pin_memory"] = "True";
@@ -157,8 +152,8 @@ std::optional<Verdict> input_bound(const Facts& f) {
             {{"util_pct", f.mean(kUtilPct)}, {"top_cpu_cores", top}, {"cpu_cores", tree}, {"workers", workers},
              {"suggested_workers", target}},
             {}};
-  v.evidence = util_phrase(f) + " while its busiest process used " + num(top, 2) + " cores and " +
-               num(workers, 0) + " worker processes ran (the job used " + num(tree, 1) + " cores in all)";
+  v.evidence = util_phrase(f) + " while its busiest process used " + fixed(top, 2) + " cores and " +
+               fixed(workers, 0) + " worker processes ran (the job used " + fixed(tree, 1) + " cores in all)";
   // The job's own speed says where the CPU time went: a loop that never waited for a
   // DataLoader batch gains nothing from loader workers (and --tune sets none).
   if (f.speed && f.speed->steps > 0 && (f.speed->batches == 0 || f.speed->data_wait_share)) {
@@ -167,15 +162,15 @@ std::optional<Verdict> input_bound(const Facts& f) {
     if (f.speed->batches == 0 || wait < kLoaderWaitShare) {
       v.evidence += f.speed->batches == 0
                         ? "; gpuenv's hook counted " + std::to_string(f.speed->steps) + " optimizer steps and no DataLoader batch"
-                        : "; the loop waited for the next DataLoader batch only " + num(wait * 100) + "% of the time";
+                        : "; the loop waited for the next DataLoader batch only " + fixed(wait * 100) + "% of the time";
       v.fix = "the CPU work is in the training loop itself, not in loading data: find it with a profiler "
               "(torch.profiler, py-spy), move it to the GPU, or out of the step";
       return v;
     }
-    v.evidence += "; the loop waited for the next DataLoader batch " + num(wait * 100) + "% of the time";
+    v.evidence += "; the loop waited for the next DataLoader batch " + fixed(wait * 100) + "% of the time";
   }
   if (workers + 0.5 >= target) {
-    v.fix = "its " + num(workers, 0) + " workers already use the " + num(target + 1) +
+    v.fix = "its " + fixed(workers, 0) + " workers already use the " + fixed(target + 1) +
             " CPUs per GPU: make the per-sample work cheaper (decode and augment on the GPU, cache decoded data)";
     return v;
   }
@@ -199,9 +194,9 @@ std::optional<Verdict> thermal(const Facts& f) {
   double s = share(f, kThermal);
   if (s < kThermalShare) return std::nullopt;
   Verdict v{"throttled", "", "", {{"thermal_share", s}, {"sm_mhz", f.mean(kSmMhz)}}, {}};
-  v.evidence = "clocks were held back for heat or by the hardware in " + num(100 * s) + "% of the samples (" +
-               reasons_text(f.events) + "); SM clock " + num(f.mean(kSmMhz)) + " MHz on average";
-  if (auto max = f.max_sm_mhz()) v.evidence += " of " + num(*max) + " MHz";
+  v.evidence = "clocks were held back for heat or by the hardware in " + fixed(100 * s) + "% of the samples (" +
+               reasons_text(f.events) + "); SM clock " + fixed(f.mean(kSmMhz)) + " MHz on average";
+  if (auto max = f.max_sm_mhz()) v.evidence += " of " + fixed(*max) + " MHz";
   v.fix = "check the cooling and the airflow (nvidia-smi -q -d TEMPERATURE,PERFORMANCE; gpuenv doctor): "
           "a cooled GPU keeps its clocks";
   return v;
@@ -212,8 +207,8 @@ std::optional<Verdict> power_capped(const Facts& f) {
   auto max = f.max_sm_mhz();
   if (s < kPowerCapShare || !max || !f.has(kSmMhz) || f.mean(kSmMhz) >= kPowerCapClock * *max) return std::nullopt;
   Verdict v{"throttled", "", "", {{"power_cap_share", s}, {"sm_mhz", f.mean(kSmMhz)}, {"power_w", f.mean(kPowerW)}}, {}};
-  v.evidence = "the power limit held the clocks in " + num(100 * s) + "% of the samples: SM clock " +
-               num(f.mean(kSmMhz)) + " of " + num(*max) + " MHz at " + num(f.mean(kPowerW)) + " W";
+  v.evidence = "the power limit held the clocks in " + fixed(100 * s) + "% of the samples: SM clock " +
+               fixed(f.mean(kSmMhz)) + " of " + fixed(*max) + " MHz at " + fixed(f.mean(kPowerW)) + " W";
   v.fix = "the board's power limit sets the pace (nvidia-smi -q -d POWER); raise it with nvidia-smi -pl if the "
           "board and the facility allow, or expect these clocks";
   return v;
@@ -232,9 +227,9 @@ std::string gpm_phrase(const Facts& f) {
   if (!has_gpm(f))
     return " (by nvidia-smi's utilisation alone: this GPU gave no NVML GPM figures, as before Hopper or on a MIG "
            "device, so how busy its SMs and tensor cores were is unknown)";
-  std::string p = "; NVML GPM: SMs busy " + num(f.mean(kSmActivePct)) + "%";
-  if (f.has(kTensorActivePct)) p += ", tensor pipe " + num(f.mean(kTensorActivePct)) + "%";
-  if (f.has(kFp32ActivePct)) p += ", FP32 pipe " + num(f.mean(kFp32ActivePct)) + "%";
+  std::string p = "; NVML GPM: SMs busy " + fixed(f.mean(kSmActivePct)) + "%";
+  if (f.has(kTensorActivePct)) p += ", tensor pipe " + fixed(f.mean(kTensorActivePct)) + "%";
+  if (f.has(kFp32ActivePct)) p += ", FP32 pipe " + fixed(f.mean(kFp32ActivePct)) + "%";
   return p;
 }
 
@@ -248,12 +243,12 @@ std::string measured_gemms(const JobContext& c, Verdict* v) {
   if (!fp32 || (!tf32 && !bf16))
     return "; gpuenv bench has not measured this GPU's fp32 and TF32/bf16 GEMMs, so the gain here is not known "
            "(run gpuenv bench once)";
-  std::string p = "; on this GPU gpuenv bench measured fp32 GEMMs at " + num(*fp32, 1) + " TFLOP/s";
+  std::string p = "; on this GPU gpuenv bench measured fp32 GEMMs at " + fixed(*fp32, 1) + " TFLOP/s";
   v->figures["gemm_fp32_tflops"] = *fp32;
   for (auto [name, key, x] : {std::tuple{"TF32", "gemm_tf32_tflops", tf32}, {"bf16", "gemm_bf16_tflops", bf16}}) {
     if (!x) continue;
     v->figures[key] = *x;
-    p += ", " + std::string(name) + " at " + num(*x, 1) + (*fp32 > 0 ? " (" + num(*x / *fp32, 1) + "x)" : "");
+    p += ", " + std::string(name) + " at " + fixed(*x, 1) + (*fp32 > 0 ? " (" + fixed(*x / *fp32, 1) + "x)" : "");
   }
   return p;
 }
@@ -268,7 +263,7 @@ std::optional<Verdict> fp32_on_cuda_cores(const Facts& f) {
              {"sm_active_pct", f.mean(kSmActivePct)}},
             {}};
   v.evidence = util_phrase(f) + " by nvidia-smi's utilisation, but NVML GPM saw its tensor cores idle (tensor pipe " +
-               num(tensor, 1) + "%) while the FP32 pipe worked " + num(fp32) +
+               fixed(tensor, 1) + "%) while the FP32 pipe worked " + fixed(fp32) +
                "% of the time: the matrix math ran in full fp32 on the CUDA cores";
   v.fix = "let the matrix math use the tensor cores: torch.set_float32_matmul_precision(\"high\") (TF32) or "
           "torch.autocast(\"cuda\", dtype=torch.bfloat16); a script that asks for \"highest\" or sets allow_tf32 = "
@@ -284,10 +279,10 @@ std::optional<Verdict> low_sm_activity(const Facts& f) {
   if (sm >= kLowSmActivePct) return std::nullopt;
   Verdict v{"low-sm-activity", "", "", {{"util_pct", f.mean(kUtilPct)}, {"sm_active_pct", sm}}, {}};
   v.evidence = util_phrase(f) + " by nvidia-smi's utilisation (a kernel was running), but NVML GPM saw only " +
-               num(sm) + "% of its SMs busy";
+               fixed(sm) + "% of its SMs busy";
   if (f.has(kSmOccupancyPct)) {
     v.figures["sm_occupancy_pct"] = f.mean(kSmOccupancyPct);
-    v.evidence += " (occupancy " + num(f.mean(kSmOccupancyPct)) + "%)";
+    v.evidence += " (occupancy " + fixed(f.mean(kSmOccupancyPct)) + "%)";
   }
   v.fix = "its kernels are too small to fill the GPU: a larger batch, fewer and larger kernels (torch.compile "
           "fuses small ones; CUDA graphs close the launch gaps), or share the GPU (MIG, MPS)";
@@ -310,8 +305,8 @@ std::optional<Verdict> memory_headroom(const Facts& f) {
   if (peak <= 0 || peak >= kHeadroomShare * cap) return std::nullopt;
   int factor = int(std::clamp(0.9 * cap / peak, 2.0, 8.0));  // clamped as a double: cap / peak may be huge
   Verdict v{"memory-headroom", "", "", {{"peak_mem_mib", peak}, {"capacity_mib", cap}}, {}};
-  v.evidence = "its GPU memory peaked at " + num(peak / 1024, 1) + " GiB of " + num(cap / 1024, 1) + " GiB (" +
-               num(100 * peak / cap) + "%)";
+  v.evidence = "its GPU memory peaked at " + fixed(peak / 1024, 1) + " GiB of " + fixed(cap / 1024, 1) + " GiB (" +
+               fixed(100 * peak / cap) + "%)";
   v.fix = "a larger batch fits: up to about " + std::to_string(factor) +
           "x the batch (activations grow with it; gpuenv plan-memory says which batch fits), with the learning "
           "rate scaled to match";
@@ -324,8 +319,8 @@ std::optional<Verdict> memory_full(const Facts& f) {
   double peak = f.all[kMemMib].max;
   if (peak < kFullShare * cap) return std::nullopt;
   Verdict v{"memory-full", "", "", {{"peak_mem_mib", peak}, {"capacity_mib", cap}}, {}};
-  v.evidence = "its GPU memory peaked at " + num(peak / 1024, 1) + " GiB of " + num(cap / 1024, 1) + " GiB (" +
-               num(100 * peak / cap) + "%)";
+  v.evidence = "its GPU memory peaked at " + fixed(peak / 1024, 1) + " GiB of " + fixed(cap / 1024, 1) + " GiB (" +
+               fixed(100 * peak / cap) + "%)";
   v.fix = "it runs at the edge of GPU memory, where the allocator retries and an out-of-memory error are near: "
           "gpuenv plan-memory says which batch fits; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, activation "
           "checkpointing or a smaller batch give room";
@@ -352,7 +347,7 @@ std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline, 
     return {{"unwatched", "the GPUs were not sampled: " + context.unwatched, "nothing to judge", {}, {}}};
   if (f.samples < kMinSamples)
     return {{"too-short", "the job ran for " + std::to_string(f.samples) + " samples (" +
-                              num(context.interval_s, 1) + " s apart)",
+                              fixed(context.interval_s, 1) + " s apart)",
              "run it longer than " + std::to_string(kMinSamples) + " samples to get a verdict", {}, {}}};
   std::vector<Verdict> out;
   for (auto rule : {idle, idle_held, copy_bound, input_bound, thermal, fp32_on_cuda_cores, low_sm_activity,

@@ -5,6 +5,12 @@
 
 namespace gpuenv {
 
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
 std::string_view trim(std::string_view s, std::string_view chars) {
   std::size_t b = s.find_first_not_of(chars);
   if (b == std::string_view::npos) return {};

@@ -10,6 +10,9 @@
 
 namespace gpuenv {
 
+/// `v` with `decimals` digits after the point ("%.*f"): fixed(9.46, 1) -> "9.5".
+std::string fixed(double v, int decimals = 0);
+
 /// What trim() takes off by default: spaces, tabs, CRs and newlines.
 inline constexpr std::string_view kBlank = " \t\r\n";
 

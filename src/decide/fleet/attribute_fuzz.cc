@@ -11,16 +11,10 @@
 #include <string_view>
 
 #include "decide/fleet/attribute.h"
+#include "fuzz_check.h"
 
 namespace gpuenv::fleet {
 namespace {
-
-void check_that(bool ok, const char* what, int line) {
-  if (ok) return;
-  std::fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, line, what);
-  std::abort();
-}
-#define CHECK(cond) check_that((cond), #cond, __LINE__)
 
 // Whether `s` is valid UTF-8 without control characters, decoded here
 // independently of attribute.cc.
@@ -87,7 +81,9 @@ void check_owner(const JobOwner& o) {
     CHECK(s->size() <= 128);
     CHECK(safe_text(*s));
   }
-  CHECK(o.scheduler == "none" || o.root_pid == 0);
+  // A tree's root names the job (none), or counts the CPU of a job that has no cgroup (environ).
+  CHECK(o.scheduler == "none" || o.source == "environ" || o.root_pid == 0);
+  CHECK(o.root_pid == 0 || o.cgroup.empty() || o.scheduler == "none");
 }
 
 void check_attribute(unsigned char flags, const std::vector<std::string>& f) {

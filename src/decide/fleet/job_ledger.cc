@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "model/hardware/clock_events.h"
+#include "sys/text.h"
 
 namespace gpuenv::fleet {
 namespace {
@@ -22,11 +23,6 @@ JobOwner unknown_owner(const char* job) {
   return o;
 }
 
-std::string num(double v, int decimals = 0) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 // A whole GPU whose MIG devices follow it: its processes are theirs.
 bool has_mig_children(const Readings& r, std::size_t i) {
@@ -229,9 +225,9 @@ void JobLedger::judge_job(Job* job, const JobSample& gpu_sample, double dt) {
   for (const auto& p : job->timeline.points()) samples += p.samples;
   if (samples < options_.min_samples || held < options_.min_seconds) {
     job->verdict = {"too-short",
-                    "seen " + std::to_string(samples) + " samples over " + num(held) + " s on its GPUs",
+                    "seen " + std::to_string(samples) + " samples over " + fixed(held) + " s on its GPUs",
                     "a verdict needs " + std::to_string(options_.min_samples) + " samples and " +
-                        num(options_.min_seconds, options_.min_seconds == std::floor(options_.min_seconds) ? 0 : 2) +
+                        fixed(options_.min_seconds, options_.min_seconds == std::floor(options_.min_seconds) ? 0 : 2) +
                         " s",
                     {{"samples", double(samples)}, {"seconds", held}},
                     {}};

@@ -7,16 +7,10 @@
 
 #include "decide/kernel_compat.h"
 #include "sense/fatbin/fatbin_parse.h"
+#include "fuzz_check.h"
 
 namespace gpuenv {
 namespace {
-
-void check_that(bool ok, const char* what, int line) {
-  if (ok) return;
-  std::fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, line, what);
-  std::abort();
-}
-#define CHECK(cond) check_that((cond), #cond, __LINE__)
 
 void check_containers(const FatbinFile& f, std::uint64_t size) {
   std::uint32_t next = 0;

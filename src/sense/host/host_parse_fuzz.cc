@@ -9,18 +9,12 @@
 #include <cstdlib>
 
 #include "sense/host/host_parse.h"
+#include "fuzz_check.h"
 
 namespace gpuenv {
 namespace {
 
 // Aborts, which libFuzzer reports as a crash, when an invariant fails.
-void check_that(bool ok, const char* what, int line) {
-  if (ok) return;
-  std::fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, line, what);
-  std::abort();
-}
-#define CHECK(cond) check_that((cond), #cond, __LINE__)
-
 bool printable(const std::string& s) {
   for (char c : s)
     if (c < 0x20 || c >= 0x7f) return false;

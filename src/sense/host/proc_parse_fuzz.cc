@@ -8,16 +8,10 @@
 
 #include "model/gpu_jobs.h"
 #include "sense/host/proc_parse.h"
+#include "fuzz_check.h"
 
 namespace gpuenv {
 namespace {
-
-void check_that(bool ok, const char* what, int line) {
-  if (ok) return;
-  std::fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, line, what);
-  std::abort();
-}
-#define CHECK(cond) check_that((cond), #cond, __LINE__)
 
 void check_stat(std::string_view text) {
   ProcStat s;
