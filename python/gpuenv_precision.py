@@ -113,7 +113,13 @@ class _Hook:
     def script_did(self, what, skip=()):
         """Stops the hook when the script itself (not torch) did `what`."""
         frame, internal = self.caller(sys._getframe(2), tuple(skip) or ("\0",))
-        if internal or _state["off"] is not None:
+        if internal:
+            return
+        self.stop(what, frame)
+
+    def stop(self, what, frame):
+        """Stops the hook: the script did `what` at `frame`."""
+        if _state["off"] is not None:
             return
         where = _where(frame)
         _state["off"] = what + " at " + where
@@ -220,6 +226,13 @@ def _patch_module_call(h):
         # traced read of _local (a threading.local) or _state would be a graph break or a guard.
         if (compiling() or getattr(_local, "depth", 0) or _state["off"] is not None
                 or not torch.is_grad_enabled() or h.autocast_on() or not h.may(self)):
+            return call(self, *args, **kwargs)
+        if getattr(self, "_original_forward", None) is not None:
+            # accelerate's prepare() (Trainer's bf16/fp16, Accelerator(mixed_precision=...)) wraps the
+            # model's forward in its own autocast and keeps the original: the script's own precision,
+            # entered only inside this call, so seen here, before the first step.
+            h.stop("wraps the model's forward, as accelerate's mixed precision does (_original_forward)",
+                   sys._getframe(1))
             return call(self, *args, **kwargs)
         if _state["regions"] == 0:
             caller = sys._getframe(1)

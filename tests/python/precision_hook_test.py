@@ -235,6 +235,16 @@ class Precision(unittest.TestCase):
         self.left_alone("import torch.cuda.amp\nwith torch.cuda.amp.autocast(enabled=False):\n    pass",
                         "enters autocast itself")
 
+    def test_accelerates_mixed_precision_is_left_alone_from_the_first_step(self):
+        # accelerate's prepare() keeps the forward it wraps in autocast as _original_forward
+        # (Trainer with bf16=True): no forward pass runs under the hook's autocast first.
+        r = run("n = Net(1.0)\nn._original_forward = n.forward\nout = n(x)\nprint(out.dtype, Probe.seen)")
+        self.assertEqual(r.stdout.strip(), "torch.float32 [(False, 0), (False, 0)]", r.stderr)
+        self.assertEqual(r.stderr.count("left alone"), 1, r.stderr)
+        self.assertIn("as accelerate's mixed precision does", r.stderr)
+        self.assertNotIn("forward passes before it", r.stderr)
+        self.assertNotIn("bf16 autocast around", r.stderr)
+
     def test_grad_scaler_is_left_alone(self):
         self.left_alone("s = torch.amp.GradScaler()", "GradScaler")
 
