@@ -253,18 +253,11 @@ MetricFamily plan_family(const ExporterInfo& info) {
   return f;
 }
 
-// The whole GPU a MIG device belongs to (it comes before its MIG devices).
-const DeviceReading* parent_of(const DeviceReading& d, const std::vector<DeviceReading>& devices) {
-  for (const DeviceReading& g : devices)
-    if (g.gpu == d.gpu && !g.mig) return &g;
-  return nullptr;
-}
-
 // dcgm-exporter's pod, namespace and container, where the kubelet assigned d.
 void add_pod_labels(const DeviceReading& d, const std::vector<DeviceReading>& devices, const PodDevices& pods,
                     prometheus::Labels* l) {
   if (pods.empty()) return;
-  const PodRef* p = pods.find(d, d.mig ? parent_of(d, devices) : nullptr);
+  const PodRef* p = pods.find(d, mig_parent(devices, d));
   if (!p) return;
   l->emplace_back("pod", p->pod);
   l->emplace_back("namespace", p->ns);
@@ -298,7 +291,7 @@ void dcgm_families(const Readings& r, const ExporterInfo& info, const PodDevices
   std::vector<std::vector<prometheus::Labels>> labels;
   for (std::size_t i = 0; i < r.devices.size(); ++i) {
     const DeviceReading& d = r.devices[i];
-    prometheus::Labels l = dcgm_labels(d, parent_of(d, r.devices), info.hostname, r.driver_version);
+    prometheus::Labels l = dcgm_labels(d, mig_parent(r.devices, d), info.hostname, r.driver_version);
     add_pod_labels(d, r.devices, pods, &l);
     labels.push_back(with_hpc_jobs(std::move(l), i, hpc_jobs));
   }

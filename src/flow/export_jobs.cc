@@ -8,14 +8,6 @@
 namespace gpuenv::flow {
 namespace {
 
-// A MIG device's GPU: the whole GPU before it in the round.
-const DeviceReading* parent_of(const Readings& r, std::size_t i) {
-  if (!r.devices[i].mig) return nullptr;
-  for (std::size_t j = i; j-- > 0;)
-    if (!r.devices[j].mig && r.devices[j].gpu == r.devices[i].gpu) return &r.devices[j];
-  return nullptr;
-}
-
 std::vector<std::uint32_t> listed_pids(const Readings& r) {
   std::set<std::uint32_t> pids;
   for (const DeviceReading& d : r.devices)
@@ -59,7 +51,7 @@ JobRoundNotes track_jobs(const Readings& r, const PodDevices& pods, ProcessSourc
       ProcessFacts none;
       none.pid = p.pid;
       auto f = facts.find(p.pid);
-      JobOwner o = fleet::attribute(f == facts.end() ? none : f->second, r.devices[i], parent_of(r, i), hpc, pods);
+      JobOwner o = fleet::attribute(f == facts.end() ? none : f->second, r.devices[i], mig_parent(r.devices, r.devices[i]), hpc, pods);
       if (o.scheduler != "unknown" && !round.cpu.count(job_key(o))) round.cpu[job_key(o)] = source->cpu(o);
       round.owners[{i, p.pid}] = std::move(o);
     }

@@ -60,6 +60,15 @@ struct DeviceReading {
   friend bool operator==(const DeviceReading&, const DeviceReading&) = default;
 };
 
+/// The whole GPU a MIG device `d` of `devices` belongs to; nullptr for a
+/// whole GPU (or a MIG device whose GPU is not in the list).
+inline const DeviceReading* mig_parent(const std::vector<DeviceReading>& devices, const DeviceReading& d) {
+  if (!d.mig) return nullptr;
+  for (const DeviceReading& g : devices)
+    if (!g.mig && g.gpu == d.gpu) return &g;
+  return nullptr;
+}
+
 /// One round of the sampler: every GPU in NVML order, each followed by its
 /// MIG devices.
 struct Readings {
