@@ -3,7 +3,7 @@
 
 JOBS ?= $(shell nproc)
 DEB_PACKAGES := cmake make g++ pkg-config ccache clang libclang-rt-14-dev lld \
-  libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev libsqlite3-dev libevent-dev \
+  libcli11-dev nlohmann-json3-dev libfmt-dev libhwloc-dev libgtest-dev libsqlite3-dev libevent-dev libssl-dev libcrypt-dev libyaml-dev \
   openssh-server openssh-client jupyter-server curl prometheus munge slurmctld slurmd slurm-client python3 \
   mmdebstrap libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc python3-grpcio \
   zsh fish man-db groff-base

@@ -3,6 +3,9 @@
 # at a time, outside Docker too:
 #
 #   setup-image.sh all [pypi|debian]     every runtime step, in order
+#   setup-image.sh base-env              record the base image's environment (env -0) in
+#                                        /usr/local/lib/gpuenv/base-image.env: a variable
+#                                        still holding that value at run time is the image's
 #   setup-image.sh packages              tini, openssh-server, libudev1 from apt
 #   setup-image.sh jupyter [pypi|debian] JupyterLab from PyPI, pinned ($JUPYTERLAB_VERSION)
 #                                        (default), or Debian's Jupyter Server (no PyPI)
@@ -147,6 +150,17 @@ step_devel() {
   echo "setup-image.sh: devel: $(echo "$nvcc" | tail -n1); $(g++ --version | head -n1); $include/Python.h"
 }
 
+# The base image's environment as this build step sees it (its ENV lines),
+# NUL-separated: gpuenv reads only the variables its rules set
+# (sense/sense.h read_base_image_env). Run it before anything sets them.
+step_base_env() {
+  dir="$ROOT/usr/local/lib/gpuenv"
+  mkdir -p "$dir"
+  env -0 >"$dir/base-image.env.tmp"
+  chmod 0644 "$dir/base-image.env.tmp"
+  mv -f "$dir/base-image.env.tmp" "$dir/base-image.env"
+}
+
 step_account() {
   step_user "$GPUENV_USER" "$GPUENV_UID"
   step_dirs "$GPUENV_USER"
@@ -155,17 +169,19 @@ step_account() {
 }
 
 step_all() {
+  step_base_env
   step_packages
   step_jupyter "${1:-pypi}"
   step_account
   step_verify /usr/local/bin/gpuenv
 }
 
-[ $# -ge 1 ] || die "usage: setup-image.sh all [pypi|debian]|packages|jupyter [pypi|debian]|account|user NAME UID|dirs NAME|bashrc|hostkeys|verify BINARY|check-glibc BINARY MAX|devel"
+[ $# -ge 1 ] || die "usage: setup-image.sh all [pypi|debian]|base-env|packages|jupyter [pypi|debian]|account|user NAME UID|dirs NAME|bashrc|hostkeys|verify BINARY|check-glibc BINARY MAX|devel"
 step=$1
 shift
 case $step in
   all) step_all "$@" ;;
+  base-env) step_base_env ;;
   packages) step_packages ;;
   jupyter) step_jupyter "$@" ;;
   account) step_account ;;

@@ -276,6 +276,19 @@ TEST(DoctorCli, ExitCodesFromSnapshots) {
                                                          "13.0; driver 570.124.06 supports CUDA 12.8"));
 }
 
+// The exporter's DCGM_FI_PROF_* fields on the A100 profile: which and why,
+// said without a warning; a snapshot where doctor loaded libdcgm says DCGM serves them.
+TEST(DoctorCli, ProfilingFieldsOnTheA100Profile) {
+  EXPECT_EQ(fix_of("a100x8-nvlink", "profiling"),
+            "ok: DCGM_FI_PROF_*: NVML GPM needs Hopper or newer; install DCGM (libdcgm.so.4) to serve them on "
+            "this A100 | ");
+  Machine with_dcgm = machine::a100_nvlink_8();
+  with_dcgm.nvidia.dcgm_library = "libdcgm.so.4";
+  json j = findings(run_gpuenv({"doctor", "--json", "--machine", snapshot(with_dcgm)}));
+  EXPECT_TRUE(any_has(of(j, "profiling"), "ok: DCGM_FI_PROF_*: `gpuenv export` reads them from DCGM (libdcgm.so.4)"))
+      << j.dump();
+}
+
 TEST(DoctorCli, ListNamesEveryCheck) {
   ProcessResult r = run_gpuenv({"doctor", "--list"});
   EXPECT_EQ(r.exit_code, 0);

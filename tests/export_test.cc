@@ -182,7 +182,7 @@ TEST(Export, DcgmNamesOnlyOrABadSetExitsTwo) {
   EXPECT_TRUE(has_line(body,
                        "DCGM_FI_DEV_FB_USED{gpu=\"6\",UUID=\"GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d16\","
                        "pci_bus_id=\"00000000:CB:00.0\",device=\"nvidia6\",modelName=\"NVIDIA H200\","
-                       "Hostname=\"gpu-node-7\",DCGM_FI_DRIVER_VERSION=\"580.95.05\"} 61444"))
+                       "hostname=\"gpu-node-7\",DCGM_FI_DRIVER_VERSION=\"580.95.05\"} 61444"))
       << body;
   std::vector<std::string> xid = lines_starting(body, "DCGM_FI_DEV_XID_ERRORS{gpu=\"4\",");
   ASSERT_EQ(xid.size(), 1u) << body;
@@ -494,9 +494,11 @@ class RealPrometheus : public ::testing::Test {
     }
     ASSERT_EQ(up, 3) << "Prometheus did not scrape the three exporters: " << prom_->log();
   }
-  Exporter hopper_{"h200_8_busy", {}, "hopper-node"};
-  Exporter a100_{"a100_mig_busy", {}, "a100-mig-node"};
-  Exporter lost_{"gpu_lost_busy", {}, "lost-gpu-node"};
+  // NVIDIA's dashboard (gnetId 12239) selects Hostname, dcgm-exporter's
+  // label before its rename to hostname: the flag that keeps it.
+  Exporter hopper_{"h200_8_busy", {"--hostname-label", "Hostname"}, "hopper-node"};
+  Exporter a100_{"a100_mig_busy", {"--hostname-label", "Hostname"}, "a100-mig-node"};
+  Exporter lost_{"gpu_lost_busy", {"--hostname-label", "Hostname"}, "lost-gpu-node"};
   ScratchDir dir_;
   int port_ = 0;
   std::unique_ptr<Background> prom_;

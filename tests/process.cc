@@ -115,6 +115,7 @@ ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions op
   argv.insert(argv.end(), args.begin(), args.end());
   opts.env.emplace("GPUENV_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
   opts.env.emplace("GPUENV_CUDA_LIBRARY", "/nonexistent/libcuda.so.1");
+  opts.env.emplace("GPUENV_DCGM_LIBRARY", "/nonexistent/libdcgm.so.4");  // a real DCGM stays out of the tests
   opts.env.emplace("GPUENV_WATCH", "0");  // a test that runs a job under watch says so (no store under $HOME)
   return run_process(argv, opts);
 }
@@ -122,6 +123,7 @@ ProcessResult run_gpuenv(const std::vector<std::string>& args, ProcessOptions op
 std::map<std::string, std::string> stand_in_env(const std::string& scenario) {
   return {{"GPUENV_NVML_LIBRARY", (test_paths::fake_dir() + "/libnvidia-ml.so.1")},
           {"GPUENV_CUDA_LIBRARY", (test_paths::fake_dir() + "/libcuda.so.1")},
+          {"GPUENV_DCGM_LIBRARY", "/nonexistent/libdcgm.so.4"},  // the stand-in DCGM when a test asks for it
           {"FAKE_NVML_SCENARIO", kScenarios + scenario + ".txt"},
           {"FAKE_CUDA_SCENARIO", kScenarios + scenario + ".txt"}};
 }

@@ -3,8 +3,10 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <string_view>
 
 #include "model/hardware/clock_events.h"
+#include "model/hardware/xid.h"
 
 namespace gpuenv {
 namespace {
@@ -64,6 +66,12 @@ const std::vector<DeviceMetric>& device_metrics() {
        {one(FIELD(memory_free_bytes))}},
       {"gpuenv_gpu_memory_total_bytes", Type::kGauge, "Device memory in all",
        {one(FIELD(memory_total_bytes))}},
+      {"gpuenv_gpu_memory_reserved_bytes", Type::kGauge, "Device memory the driver reserves (nvmlMemory_v2_t.reserved)",
+       {one(FIELD(memory_reserved_bytes))}},
+      {"gpuenv_gpu_encoder_utilization_ratio", Type::kGauge,
+       "Fraction of the last sample period the video encoder was busy", {one(FIELD(encoder_utilization_ratio))}},
+      {"gpuenv_gpu_decoder_utilization_ratio", Type::kGauge,
+       "Fraction of the last sample period the video decoder was busy", {one(FIELD(decoder_utilization_ratio))}},
       {"gpuenv_gpu_temperature_celsius", Type::kGauge, "GPU core temperature",
        {one(FIELD(temperature_c))}},
       {"gpuenv_gpu_power_watts", Type::kGauge, "Power draw", {one(FIELD(power_watts))}},
@@ -80,6 +88,9 @@ const std::vector<DeviceMetric>& device_metrics() {
        {one(FIELD(pcie_link_width))}},
       {"gpuenv_gpu_pcie_replay_errors_total", Type::kCounter, "PCIe replays (link-level retransmissions)",
        {one(FIELD(pcie_replay_errors))}},
+      {"gpuenv_gpu_pcie_bytes_per_second", Type::kGauge,
+       "PCIe traffic, headers and payload (NVML GPM on Hopper and later, else nvmlDeviceGetPcieThroughput)",
+       {{"direction", "tx", FIELD(pcie_tx_bytes_per_second)}, {"direction", "rx", FIELD(pcie_rx_bytes_per_second)}}},
       {"gpuenv_gpu_ecc_errors_total", Type::kCounter, "ECC memory errors since the driver loaded",
        {{"type", "corrected", FIELD(ecc_corrected)}, {"type", "uncorrected", FIELD(ecc_uncorrected)}}},
       {"gpuenv_gpu_row_remap_total", Type::kCounter, "Memory rows remapped",
@@ -120,21 +131,31 @@ const std::vector<DeviceMetric>& xid_metrics() {
       {"gpuenv_gpu_xid_events_total", Type::kCounter, "Xid errors the GPU raised since the exporter started",
        {one(FIELD(xid_events))}},
       {"gpuenv_gpu_activity_ratio", Type::kGauge,
-       "Fraction of the last interval the engine was busy (NVML GPM, Hopper and later)", activity_series()},
+       "Fraction of the last interval the engine was busy (NVML GPM on Hopper and later; DCGM before Hopper "
+       "where it is installed)",
+       activity_series()},
   };
   return kMetrics;
 }
 
 // dcgm-exporter's fields (etc/default-counters.csv of NVIDIA/dcgm-exporter
-// and DCGM's field list), in its units. whole_gpu: a MIG device has no
-// series of it (its GPU's is the one).
+// and DCGM's field list), in its units. default_counter: the field is
+// enabled (not commented out) in dcgm-exporter 4.x's etc/default-counters.csv.
+// whole_gpu: a MIG device has no series of it (its GPU's is the one).
 struct DcgmMetric {
   const char* name;
   Type type;
+  bool default_counter;
   const char* help;
   Getter get;
   bool whole_gpu = true;
+  /// Labels its series carry besides the device's (dcgm-exporter's err_code
+  /// and err_msg on DCGM_FI_DEV_XID_ERRORS); null: none.
+  std::function<prometheus::Labels(const DeviceReading&)> more_labels = nullptr;
 };
+
+constexpr bool kDefault = true;   // in dcgm-exporter's default counters
+constexpr bool kExtra = false;    // a DCGM field it leaves commented out
 
 std::optional<double> times(std::optional<double> v, double k) {
   if (!v) return std::nullopt;
@@ -160,65 +181,114 @@ std::optional<double> dcgm_nvlink(const std::optional<double>& bytes_per_second)
 
 #define RATIO(f) [](const DeviceReading& d) { return d.f; }
 
+// dcgm-exporter's labels of the last Xid: its code and description.
+prometheus::Labels xid_labels(const DeviceReading& d) {
+  std::uint64_t xid = d.xid_last.value_or(0);
+  return {{"err_code", std::to_string(xid)}, {"err_msg", xid_description(xid)}};
+}
+
+// One of an NVLink's error counters, summed over the GPU's links
+// (DCGM's *_ERROR_COUNT_TOTAL); none when no link gave it.
+std::optional<double> nvlink_error_total(const DeviceReading& d, std::optional<std::uint64_t> NvlinkErrors::*kind) {
+  std::optional<double> sum;
+  for (const NvlinkErrors& e : d.nvlink_errors)
+    if (e.*kind) sum = sum.value_or(0) + static_cast<double>(*(e.*kind));
+  return sum;
+}
+
+// DCGM's PCIe fields are whole bytes a second.
+std::optional<double> whole(const std::optional<double>& v) {
+  if (!v) return std::nullopt;
+  return std::floor(*v);
+}
+
+#define NVLINK_ERRORS(kind) [](const DeviceReading& d) { return nvlink_error_total(d, &NvlinkErrors::kind); }
+
 const std::vector<DcgmMetric>& dcgm_metrics() {
   static const std::vector<DcgmMetric> kMetrics = {
-      {"DCGM_FI_DEV_SM_CLOCK", Type::kGauge, "SM clock frequency (in MHz).",
+      {"DCGM_FI_DEV_SM_CLOCK", Type::kGauge, kDefault, "SM clock frequency (in MHz).",
        [](const DeviceReading& d) { return mhz(d.sm_clock_hz); }},
-      {"DCGM_FI_DEV_MEM_CLOCK", Type::kGauge, "Memory clock frequency (in MHz).",
+      {"DCGM_FI_DEV_MEM_CLOCK", Type::kGauge, kDefault, "Memory clock frequency (in MHz).",
        [](const DeviceReading& d) { return mhz(d.memory_clock_hz); }},
-      {"DCGM_FI_DEV_MEMORY_TEMP", Type::kGauge, "Memory temperature (in C).", FIELD(memory_temperature_c)},
-      {"DCGM_FI_DEV_GPU_TEMP", Type::kGauge, "GPU temperature (in C).", FIELD(temperature_c)},
-      {"DCGM_FI_DEV_POWER_USAGE", Type::kGauge, "Power draw (in W).", FIELD(power_watts)},
-      {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", Type::kCounter, "Total energy consumption since boot (in mJ).",
+      {"DCGM_FI_DEV_MEMORY_TEMP", Type::kGauge, kDefault, "Memory temperature (in C).", FIELD(memory_temperature_c)},
+      {"DCGM_FI_DEV_GPU_TEMP", Type::kGauge, kDefault, "GPU temperature (in C).", FIELD(temperature_c)},
+      {"DCGM_FI_DEV_POWER_USAGE", Type::kGauge, kDefault, "Power draw (in W).", FIELD(power_watts)},
+      {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", Type::kCounter, kDefault, "Total energy consumption since boot (in mJ).",
        [](const DeviceReading& d) { return times(d.energy_joules, 1000); }},
-      {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", Type::kCounter, "Total number of PCIe retries.",
+      {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", Type::kCounter, kDefault, "Total number of PCIe retries.",
        FIELD(pcie_replay_errors)},
       // dcgm-exporter types it a counter though DCGM serves a rate: kept as theirs.
-      {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", Type::kCounter, "Total number of NVLink bandwidth counters for all lanes.",
+      {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", Type::kCounter, kDefault, "Total number of NVLink bandwidth counters for all lanes.",
        [](const DeviceReading& d) { return dcgm_nvlink(d.nvlink_bytes_per_second); }},
-      {"DCGM_FI_DEV_GPU_UTIL", Type::kGauge, "GPU utilization (in %).",
+      // Commented out in dcgm-exporter's default counters: served with -f only.
+      {"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", Type::kCounter, kExtra,
+       "Total number of NVLink flow-control CRC errors.", NVLINK_ERRORS(crc_flit)},
+      {"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", Type::kCounter, kExtra,
+       "Total number of NVLink data CRC errors.", NVLINK_ERRORS(crc_data)},
+      {"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", Type::kCounter, kExtra, "Total number of NVLink retries.",
+       NVLINK_ERRORS(replay)},
+      {"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", Type::kCounter, kExtra,
+       "Total number of NVLink recovery errors.", NVLINK_ERRORS(recovery)},
+      {"DCGM_FI_DEV_GPU_UTIL", Type::kGauge, kDefault, "GPU utilization (in %).",
        [](const DeviceReading& d) { return times(d.utilization_ratio, 100); }},
-      {"DCGM_FI_DEV_MEM_COPY_UTIL", Type::kGauge, "Memory utilization (in %).",
+      {"DCGM_FI_DEV_MEM_COPY_UTIL", Type::kGauge, kDefault, "Memory utilization (in %).",
        [](const DeviceReading& d) { return times(d.memory_utilization_ratio, 100); }},
-      {"DCGM_FI_DEV_XID_ERRORS", Type::kGauge, "Value of the last XID error encountered.", FIELD(xid_last)},
-      {"DCGM_FI_DEV_FB_FREE", Type::kGauge, "Framebuffer memory free (in MiB).",
+      {"DCGM_FI_DEV_ENC_UTIL", Type::kGauge, kDefault, "Encoder utilization (in %).",
+       [](const DeviceReading& d) { return times(d.encoder_utilization_ratio, 100); }},
+      {"DCGM_FI_DEV_DEC_UTIL", Type::kGauge, kDefault, "Decoder utilization (in %).",
+       [](const DeviceReading& d) { return times(d.decoder_utilization_ratio, 100); }},
+      {"DCGM_FI_DEV_XID_ERRORS", Type::kGauge, kDefault, "Value of the last XID error encountered.", FIELD(xid_last),
+       true, xid_labels},
+      {"DCGM_FI_DEV_FB_FREE", Type::kGauge, kDefault, "Framebuffer memory free (in MiB).",
        [](const DeviceReading& d) { return mib(d.memory_free_bytes); }, false},
-      {"DCGM_FI_DEV_FB_USED", Type::kGauge, "Framebuffer memory used (in MiB).",
+      {"DCGM_FI_DEV_FB_USED", Type::kGauge, kDefault, "Framebuffer memory used (in MiB).",
        [](const DeviceReading& d) { return mib(d.memory_used_bytes); }, false},
-      {"DCGM_FI_DEV_FB_TOTAL", Type::kGauge, "Framebuffer memory total (in MiB).",
+      {"DCGM_FI_DEV_FB_RESERVED", Type::kGauge, kDefault, "Framebuffer memory reserved (in MiB).",
+       [](const DeviceReading& d) { return mib(d.memory_reserved_bytes); }, false},
+      {"DCGM_FI_DEV_FB_TOTAL", Type::kGauge, kExtra, "Framebuffer memory total (in MiB).",
        [](const DeviceReading& d) { return mib(d.memory_total_bytes); }, false},
-      {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", Type::kCounter, "Total number of single-bit volatile ECC errors.",
+      {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", Type::kCounter, kExtra, "Total number of single-bit volatile ECC errors.",
        FIELD(ecc_corrected)},
-      {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", Type::kCounter, "Total number of double-bit volatile ECC errors.",
+      {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", Type::kCounter, kExtra, "Total number of double-bit volatile ECC errors.",
        FIELD(ecc_uncorrected)},
-      {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", Type::kCounter,
+      {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", Type::kCounter, kDefault,
        "Number of remapped rows for uncorrectable errors", FIELD(row_remap_uncorrectable)},
-      {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", Type::kCounter, "Number of remapped rows for correctable errors",
+      {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", Type::kCounter, kDefault, "Number of remapped rows for correctable errors",
        FIELD(row_remap_correctable)},
-      {"DCGM_FI_DEV_ROW_REMAP_FAILURE", Type::kGauge, "Whether remapping of rows has failed",
+      {"DCGM_FI_DEV_ROW_REMAP_FAILURE", Type::kGauge, kDefault, "Whether remapping of rows has failed",
        FIELD(row_remap_failure)},
-      {"DCGM_FI_DEV_ROW_REMAP_PENDING", Type::kGauge, "Whether a row remapping waits for a GPU reset",
+      {"DCGM_FI_DEV_ROW_REMAP_PENDING", Type::kGauge, kExtra, "Whether a row remapping waits for a GPU reset",
        FIELD(row_remap_pending)},
-      {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", Type::kGauge,
+      {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", Type::kGauge, kExtra,
        "Current clock event reasons (bitmask of nvmlClocksEventReasons)", FIELD(clock_events)},
-      {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", Type::kGauge, "Ratio of time the graphics engine is active.",
+      {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", Type::kGauge, kDefault, "Ratio of time the graphics engine is active.",
        RATIO(gpm_gr_engine_active), false},
-      {"DCGM_FI_PROF_SM_ACTIVE", Type::kGauge,
+      {"DCGM_FI_PROF_SM_ACTIVE", Type::kGauge, kExtra,
        "The ratio of cycles an SM has at least 1 warp assigned.", RATIO(gpm_sm_active), false},
-      {"DCGM_FI_PROF_SM_OCCUPANCY", Type::kGauge,
+      {"DCGM_FI_PROF_SM_OCCUPANCY", Type::kGauge, kExtra,
        "The ratio of number of warps resident on an SM.", RATIO(gpm_sm_occupancy), false},
-      {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", Type::kGauge,
+      {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", Type::kGauge, kDefault,
        "Ratio of cycles the tensor (HMMA) pipe is active.", RATIO(gpm_tensor_active), false},
-      {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", Type::kGauge, "Ratio of cycles the fp32 pipes are active.",
+      {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", Type::kGauge, kExtra, "Ratio of cycles the fp32 pipes are active.",
        RATIO(gpm_fp32_active), false},
-      {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", Type::kGauge, "Ratio of cycles the fp16 pipes are active.",
+      {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", Type::kGauge, kExtra, "Ratio of cycles the fp16 pipes are active.",
        RATIO(gpm_fp16_active), false},
-      {"DCGM_FI_PROF_DRAM_ACTIVE", Type::kGauge, "Ratio of cycles the device memory interface is active.",
+      {"DCGM_FI_PROF_DRAM_ACTIVE", Type::kGauge, kDefault, "Ratio of cycles the device memory interface is active.",
        RATIO(gpm_dram_active), false},
+      // dcgm-exporter 4.x's default counters type these gauges (the rate DCGM serves).
+      {"DCGM_FI_PROF_PCIE_TX_BYTES", Type::kGauge, kDefault,
+       "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in "
+       "bytes per second.",
+       [](const DeviceReading& d) { return whole(d.pcie_tx_bytes_per_second); }},
+      {"DCGM_FI_PROF_PCIE_RX_BYTES", Type::kGauge, kDefault,
+       "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in "
+       "bytes per second.",
+       [](const DeviceReading& d) { return whole(d.pcie_rx_bytes_per_second); }},
   };
   return kMetrics;
 }
 
+#undef NVLINK_ERRORS
 #undef RATIO
 #undef FIELD
 
@@ -242,7 +312,30 @@ MetricFamily dcgm_family(const DcgmMetric& m, const std::vector<DeviceReading>& 
   for (std::size_t i = 0; i < devices.size(); ++i)
     if (!(m.whole_gpu && devices[i].mig))
       if (std::optional<double> v = m.get(devices[i]))
-        for (const auto& l : labels[i]) f.samples.push_back({l, *v});
+        for (prometheus::Labels l : labels[i]) {
+          if (m.more_labels) for (auto& extra : m.more_labels(devices[i])) l.push_back(std::move(extra));
+          f.samples.push_back({std::move(l), *v});
+        }
+  return f;
+}
+
+// gpuenv_gpu_nvlink_errors_total: one series per active link and kind of error.
+MetricFamily nvlink_error_family(const std::vector<DeviceReading>& devices,
+                                 const std::vector<prometheus::Labels>& labels) {
+  static constexpr std::pair<const char*, std::optional<std::uint64_t> NvlinkErrors::*> kKinds[] = {
+      {"crc_flit", &NvlinkErrors::crc_flit}, {"crc_data", &NvlinkErrors::crc_data},
+      {"replay", &NvlinkErrors::replay},     {"recovery", &NvlinkErrors::recovery}};
+  MetricFamily f{"gpuenv_gpu_nvlink_errors_total", Type::kCounter,
+                 "NVLink errors on the link since the driver loaded (nvmlDeviceGetNvLinkErrorCounter)", {}};
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    for (const NvlinkErrors& e : devices[i].nvlink_errors)
+      for (const auto& [kind, field] : kKinds)
+        if (e.*field) {
+          prometheus::Labels l = labels[i];
+          l.emplace_back("link", std::to_string(e.link));
+          l.emplace_back("kind", kind);
+          f.samples.push_back({std::move(l), static_cast<double>(*(e.*field))});
+        }
   return f;
 }
 
@@ -271,6 +364,7 @@ void gpuenv_families(const Readings& r, const PodDevices& pods, std::vector<Metr
     add_pod_labels(d, r.devices, pods, &labels.back());
   }
   for (const DeviceMetric& m : device_metrics()) out->push_back(device_family(m, r.devices, labels));
+  out->push_back(nvlink_error_family(r.devices, labels));
   for (const DeviceMetric& m : xid_metrics()) out->push_back(device_family(m, r.devices, labels));
 }
 
@@ -286,22 +380,76 @@ std::vector<prometheus::Labels> with_hpc_jobs(prometheus::Labels l, std::size_t 
   return out;
 }
 
+// The counters CSV's line for `field` that gpuenv serves, or nullptr.
+const DcgmCounter* csv_line(const std::vector<DcgmCounter>& counters, std::string_view field) {
+  for (const DcgmCounter& c : counters)
+    if (c.field == field) return (c.type == "gauge" || c.type == "counter") ? &c : nullptr;  // the first line counts
+  return nullptr;
+}
+
+// Whether `m` is served: without -f, when it is one of dcgm-exporter's
+// default counters; with it, when its line says so, with that line's type
+// and help in *f.
+bool select_dcgm(const DcgmMetric& m, const ExporterInfo& info, MetricFamily* f) {
+  if (!info.dcgm_counters) return m.default_counter;
+  const DcgmCounter* c = csv_line(*info.dcgm_counters, m.name);
+  if (!c) return false;
+  f->type = c->type == "counter" ? Type::kCounter : Type::kGauge;
+  if (!c->help.empty()) f->help = c->help;
+  return true;
+}
+
+// DCGM_FI_DRIVER_VERSION is a label dcgm-exporter adds when its CSV lists it
+// as one (its default counters do).
+std::optional<std::string> driver_label(const Readings& r, const ExporterInfo& info) {
+  if (!info.dcgm_counters) return r.driver_version;
+  for (const DcgmCounter& c : *info.dcgm_counters)
+    if (c.field == "DCGM_FI_DRIVER_VERSION" && c.type == "label") return r.driver_version;
+  return std::nullopt;
+}
+
 void dcgm_families(const Readings& r, const ExporterInfo& info, const PodDevices& pods, const HpcJobs& hpc_jobs,
                    std::vector<MetricFamily>* out) {
   std::vector<std::vector<prometheus::Labels>> labels;
+  std::optional<std::string> driver = driver_label(r, info);
   for (std::size_t i = 0; i < r.devices.size(); ++i) {
     const DeviceReading& d = r.devices[i];
-    prometheus::Labels l = dcgm_labels(d, mig_parent(r.devices, d), info.hostname, r.driver_version);
+    prometheus::Labels l = dcgm_labels(d, mig_parent(r.devices, d), info.hostname, driver, info.hostname_label);
     add_pod_labels(d, r.devices, pods, &l);
     labels.push_back(with_hpc_jobs(std::move(l), i, hpc_jobs));
   }
-  for (const DcgmMetric& m : dcgm_metrics()) out->push_back(dcgm_family(m, r.devices, labels));
+  for (const DcgmMetric& m : dcgm_metrics()) {
+    MetricFamily f = dcgm_family(m, r.devices, labels);
+    if (select_dcgm(m, info, &f)) out->push_back(std::move(f));
+  }
+}
+
+// Why gpuenv cannot serve line `c`; "" when it can.
+std::string unservable_reason(const DcgmCounter& c, const std::vector<DcgmCounter>& all) {
+  for (const DcgmCounter& first : all) {
+    if (&first == &c) break;
+    if (first.field == c.field) return "listed again (line " + std::to_string(first.line) + " counts)";
+  }
+  if (c.type == "label")
+    return c.field == "DCGM_FI_DRIVER_VERSION" ? "" : "a label field: gpuenv adds DCGM_FI_DRIVER_VERSION only";
+  if (c.type != "gauge" && c.type != "counter") return "type " + c.type + ": gpuenv serves gauges and counters";
+  for (const DcgmMetric& m : dcgm_metrics())
+    if (c.field == m.name) return "";
+  return "not a field gpuenv serves (docs/metrics.md, \"dcgm-exporter's names\", lists them)";
 }
 
 }  // namespace
 
+std::vector<std::string> dcgm_unservable(const std::vector<DcgmCounter>& counters) {
+  std::vector<std::string> out;
+  for (const DcgmCounter& c : counters)
+    if (std::string why = unservable_reason(c, counters); !why.empty())
+      out.push_back(c.field + " (line " + std::to_string(c.line) + "): " + why);
+  return out;
+}
+
 prometheus::Labels dcgm_labels(const DeviceReading& d, const DeviceReading* parent, const std::string& hostname,
-                               const std::optional<std::string>& driver_version) {
+                               const std::optional<std::string>& driver_version, const std::string& hostname_label) {
   const DeviceReading& gpu = parent ? *parent : d;
   prometheus::Labels l{{"gpu", std::to_string(d.gpu)}};
   if (gpu.uuid) l.emplace_back("UUID", *gpu.uuid);
@@ -310,7 +458,7 @@ prometheus::Labels dcgm_labels(const DeviceReading& d, const DeviceReading* pare
   if (gpu.name) l.emplace_back("modelName", *gpu.name);
   if (d.mig && d.mig_profile) l.emplace_back("GPU_I_PROFILE", *d.mig_profile);
   if (d.mig && d.gpu_instance_id) l.emplace_back("GPU_I_ID", std::to_string(*d.gpu_instance_id));
-  if (!hostname.empty()) l.emplace_back("Hostname", hostname);
+  if (!hostname.empty()) l.emplace_back(hostname_label, hostname);
   if (driver_version) l.emplace_back("DCGM_FI_DRIVER_VERSION", *driver_version);
   return l;
 }

@@ -39,9 +39,18 @@ prometheus::Labels device_labels(const DeviceReading& d);
 
 /// dcgm-exporter's labels of a device's DCGM_FI_* series: gpu, UUID,
 /// pci_bus_id, device (nvidiaN), modelName, GPU_I_PROFILE and GPU_I_ID (MIG
-/// devices), Hostname, DCGM_FI_DRIVER_VERSION. A MIG device has its GPU's
-/// (`parent`'s) UUID, address, device and model, as dcgm-exporter gives.
+/// devices), hostname (named `hostname_label`: dcgm-exporter 4.x's
+/// `hostname`, or `Hostname` as before its rename), DCGM_FI_DRIVER_VERSION.
+/// A MIG device has its GPU's (`parent`'s) UUID, address, device and model,
+/// as dcgm-exporter gives.
 prometheus::Labels dcgm_labels(const DeviceReading& d, const DeviceReading* parent, const std::string& hostname,
-                               const std::optional<std::string>& driver_version);
+                               const std::optional<std::string>& driver_version,
+                               const std::string& hostname_label = "hostname");
+
+/// export -f: each line of the counters CSV gpuenv cannot serve, with why
+/// ("DCGM_FI_DEV_FAN_SPEED (line 12): not a field gpuenv serves ...").
+/// Those lines are left out; the others choose the DCGM_FI_* series
+/// (ExporterInfo::dcgm_counters), with their line's type and help.
+std::vector<std::string> dcgm_unservable(const std::vector<DcgmCounter>& counters);
 
 }  // namespace gpuenv

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <sstream>
 
 namespace gpuenv {
@@ -243,7 +245,7 @@ std::vector<std::string> dcgm_lines(const std::string& text) {
 
 const char* kDcgmLabels =
     "gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:19:00.0\",device=\"nvidia3\",modelName=\"NVIDIA H200\","
-    "Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"580.95.05\"";
+    "hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"580.95.05\"";
 
 std::string dcgm(const char* name, const char* value) {
   return std::string(name) + "{" + kDcgmLabels + "} " + value;
@@ -280,7 +282,7 @@ TEST(GpuMetrics, DcgmExportersNamesUnitsAndLabels) {
       dcgm("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "1999"),
       dcgm("DCGM_FI_DEV_GPU_UTIL", "75"),
       dcgm("DCGM_FI_DEV_MEM_COPY_UTIL", "40"),
-      dcgm("DCGM_FI_DEV_XID_ERRORS", "79"),
+      std::string("DCGM_FI_DEV_XID_ERRORS{") + kDcgmLabels + ",err_code=\"79\",err_msg=\"GPU has fallen off the bus\"} 79",
       dcgm("DCGM_FI_DEV_FB_FREE", "81746"),
       dcgm("DCGM_FI_DEV_FB_USED", "61444"),
       dcgm("DCGM_FI_DEV_FB_TOTAL", "143771"),
@@ -299,13 +301,59 @@ TEST(GpuMetrics, DcgmExportersNamesUnitsAndLabels) {
       dcgm("DCGM_FI_PROF_PIPE_FP16_ACTIVE", "0"),
       dcgm("DCGM_FI_PROF_DRAM_ACTIVE", "0.5"),
   };
-  std::string text = render_gpu_metrics(r, dcgm_only(), 0);
+  // -f naming every field: each served, in the table's order, with its type.
+  ExporterInfo every = dcgm_only();
+  every.dcgm_counters = std::vector<DcgmCounter>{{"DCGM_FI_DRIVER_VERSION", "label", "Driver Version", 1}};
+  const std::set<std::string> counters = {
+      "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+      "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+      "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"};
+  for (const std::string& line : want) {
+    std::string name = line.substr(0, line.find('{'));
+    every.dcgm_counters->push_back({name, counters.count(name) ? "counter" : "gauge", "", 2});
+  }
+  std::string text = render_gpu_metrics(r, every, 0);
   EXPECT_EQ(dcgm_lines(text), want);
   EXPECT_TRUE(device_lines(text).empty()) << "gpuenv's names were not asked for";
   for (const char* c : {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
                         "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"})
     EXPECT_NE(text.find(std::string("# TYPE ") + c + " counter\n"), std::string::npos) << c;
   EXPECT_NE(text.find("# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n"), std::string::npos);
+}
+
+TEST(GpuMetrics, WithoutACountersCsvDcgmExportersDefaultCountersAreServed) {
+  DeviceReading d = busy_h200();
+  d.gpm_gr_engine_active = d.gpm_sm_active = 0.5;
+  Readings r;
+  r.devices = {d};
+  std::string text = render_gpu_metrics(r, dcgm_only(), 0);
+  EXPECT_EQ(lines_of(text, "DCGM_FI_DEV_GPU_TEMP").size(), 1u);
+  EXPECT_EQ(lines_of(text, "DCGM_FI_PROF_GR_ENGINE_ACTIVE").size(), 1u);
+  for (const char* extra : {"DCGM_FI_DEV_FB_TOTAL", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "DCGM_FI_PROF_SM_ACTIVE",
+                            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"})
+    EXPECT_EQ(text.find(extra), std::string::npos) << extra << " is commented out in default-counters.csv";
+}
+
+TEST(GpuMetrics, ACountersCsvChoosesTheFieldsTheirTypeAndHelpAndTheDriverLabel) {
+  Readings r;
+  r.devices = {busy_h200()};
+  r.driver_version = "580.95.05";
+  ExporterInfo info = dcgm_only();
+  info.hostname_label = "Hostname";
+  info.dcgm_counters = std::vector<DcgmCounter>{{"DCGM_FI_DEV_FB_TOTAL", "gauge", "Total framebuffer.", 1},
+                                                {"DCGM_FI_DEV_GPU_TEMP", "counter", "", 2},
+                                                {"DCGM_FI_DEV_GPU_UTIL", "histogram", "", 3}};
+  std::string text = render_gpu_metrics(r, info, 0);
+  std::vector<std::string> names;
+  for (const std::string& l : dcgm_lines(text)) names.push_back(l.substr(0, l.find('{')));
+  EXPECT_EQ(names, (std::vector<std::string>{"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_TOTAL"}));  // the table's order
+  EXPECT_NE(text.find("# HELP DCGM_FI_DEV_FB_TOTAL Total framebuffer.\n"), std::string::npos);
+  EXPECT_NE(text.find("# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).\n# TYPE DCGM_FI_DEV_GPU_TEMP counter\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("Hostname=\"node-a\"}"), std::string::npos);  // no DCGM_FI_DRIVER_VERSION line: no label
+  info.dcgm_counters->push_back({"DCGM_FI_DRIVER_VERSION", "label", "", 4});
+  EXPECT_NE(render_gpu_metrics(r, info, 0).find("Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"580.95.05\"}"),
+            std::string::npos);
 }
 
 TEST(GpuMetrics, NvlinkBandwidthIsDcgmsTruncatedRateAndAbsentWithoutOne) {
@@ -357,17 +405,17 @@ TEST(GpuMetrics, AMigDeviceHasItsGpusIdentityAndItsInstance) {
   mig.up = true;
   mig.memory_used_bytes = 20971520;
   mig.temperature_c = 40;     // NVML does not give one, but were it there: still the GPU's only
-  mig.gpm_sm_active = 0.5;
+  mig.gpm_gr_engine_active = 0.5;
   Readings r;
   r.devices = {gpu, mig};
   const std::string g = "gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:19:00.0\",device=\"nvidia0\","
                         "modelName=\"NVIDIA A100-SXM4-80GB\",";
   EXPECT_EQ(dcgm_lines(render_gpu_metrics(r, dcgm_only(), 0)),
             (std::vector<std::string>{
-                "DCGM_FI_DEV_GPU_TEMP{" + g + "Hostname=\"node-a\"} 40",
-                "DCGM_FI_DEV_FB_USED{" + g + "Hostname=\"node-a\"} 0",
-                "DCGM_FI_DEV_FB_USED{" + g + "GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"4\",Hostname=\"node-a\"} 20",
-                "DCGM_FI_PROF_SM_ACTIVE{" + g + "GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"4\",Hostname=\"node-a\"} 0.5",
+                "DCGM_FI_DEV_GPU_TEMP{" + g + "hostname=\"node-a\"} 40",
+                "DCGM_FI_DEV_FB_USED{" + g + "hostname=\"node-a\"} 0",
+                "DCGM_FI_DEV_FB_USED{" + g + "GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"4\",hostname=\"node-a\"} 20",
+                "DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + g + "GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"4\",hostname=\"node-a\"} 0.5",
             }));
 }
 
@@ -412,11 +460,11 @@ TEST(GpuMetrics, TheKubeletsAssignmentsLabelTheirDevicesSeriesOnly) {
   EXPECT_EQ(lines_of(text, "DCGM_FI_DEV_GPU_TEMP"),
             (std::vector<std::string>{
                 "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:19:00.0\",modelName=\"NVIDIA "
-                "H200\",Hostname=\"node-a\",pod=\"train-0\",namespace=\"ml\",container=\"trainer\"} 40",
-                "DCGM_FI_DEV_GPU_TEMP{gpu=\"1\"," + id1 + "Hostname=\"node-a\"} 40"}));
+                "H200\",hostname=\"node-a\",pod=\"train-0\",namespace=\"ml\",container=\"trainer\"} 40",
+                "DCGM_FI_DEV_GPU_TEMP{gpu=\"1\"," + id1 + "hostname=\"node-a\"} 40"}));
   EXPECT_EQ(lines_of(text, "DCGM_FI_DEV_FB_USED"),
             std::vector<std::string>{"DCGM_FI_DEV_FB_USED{gpu=\"1\"," + id1 +
-                                     "GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\",Hostname=\"node-a\",pod=\"infer-2\","
+                                     "GPU_I_PROFILE=\"1g.18gb\",GPU_I_ID=\"7\",hostname=\"node-a\",pod=\"infer-2\","
                                      "namespace=\"serve\",container=\"server\"} 1"});
   EXPECT_EQ(lines_of(text, "gpuenv_gpu_temperature_celsius"),
             (std::vector<std::string>{
@@ -466,6 +514,111 @@ TEST(GpuMetrics, SlurmJobsAreHpcJobLabelsOnTheDcgmSeries) {
   EXPECT_EQ(util[2].find("hpc_job"), std::string::npos) << util[2];
   for (const std::string& line : lines_of(text, "gpuenv_gpu_utilization_ratio"))
     EXPECT_EQ(line.find("hpc_job"), std::string::npos) << line;
+}
+
+// ---- dcgm-exporter's last default counters (issue 39, item 7) and NVLink errors.
+
+DeviceReading media_h200() {
+  DeviceReading d = busy_h200();
+  d.minor_number = 3;
+  d.encoder_utilization_ratio = 0.12;
+  d.decoder_utilization_ratio = 0.5;
+  d.memory_reserved_bytes = 540016640;  // 515 MiB
+  d.pcie_tx_bytes_per_second = 1234567.75;
+  d.pcie_rx_bytes_per_second = 0;
+  return d;
+}
+
+TEST(GpuMetrics, EncoderDecoderReservedAndPcieUnderBothNames) {
+  Readings r;
+  r.devices = {media_h200()};
+  r.driver_version = "580.95.05";
+  ExporterInfo info = dcgm_only();
+  info.gpuenv_names = true;
+  std::string text = render_gpu_metrics(r, info, 0);
+  EXPECT_EQ(lines_of(text, "gpuenv_gpu_encoder_utilization_ratio"),
+            std::vector<std::string>{with("gpuenv_gpu_encoder_utilization_ratio", "", "0.12")});
+  EXPECT_EQ(lines_of(text, "gpuenv_gpu_decoder_utilization_ratio"),
+            std::vector<std::string>{with("gpuenv_gpu_decoder_utilization_ratio", "", "0.5")});
+  EXPECT_EQ(lines_of(text, "gpuenv_gpu_memory_reserved_bytes"),
+            std::vector<std::string>{with("gpuenv_gpu_memory_reserved_bytes", "", "540016640")});
+  EXPECT_EQ(lines_of(text, "gpuenv_gpu_pcie_bytes_per_second"),
+            (std::vector<std::string>{with("gpuenv_gpu_pcie_bytes_per_second", ",direction=\"tx\"", "1234567.75"),
+                                      with("gpuenv_gpu_pcie_bytes_per_second", ",direction=\"rx\"", "0")}));
+  // dcgm-exporter's default counters, in its units: %, MiB, whole bytes a second.
+  EXPECT_EQ(lines_of(text, "DCGM_FI_DEV_ENC_UTIL"), std::vector<std::string>{dcgm("DCGM_FI_DEV_ENC_UTIL", "12")});
+  EXPECT_EQ(lines_of(text, "DCGM_FI_DEV_DEC_UTIL"), std::vector<std::string>{dcgm("DCGM_FI_DEV_DEC_UTIL", "50")});
+  EXPECT_EQ(lines_of(text, "DCGM_FI_DEV_FB_RESERVED"), std::vector<std::string>{dcgm("DCGM_FI_DEV_FB_RESERVED", "515")});
+  EXPECT_EQ(lines_of(text, "DCGM_FI_PROF_PCIE_TX_BYTES"),
+            std::vector<std::string>{dcgm("DCGM_FI_PROF_PCIE_TX_BYTES", "1234567")});
+  EXPECT_EQ(lines_of(text, "DCGM_FI_PROF_PCIE_RX_BYTES"), std::vector<std::string>{dcgm("DCGM_FI_PROF_PCIE_RX_BYTES", "0")});
+  EXPECT_NE(text.find("# TYPE DCGM_FI_PROF_PCIE_TX_BYTES gauge\n"), std::string::npos);
+}
+
+TEST(GpuMetrics, AValueNvmlDidNotGiveHasNoSeries) {
+  Readings r;
+  r.devices = {busy_h200()};  // no encoder, decoder, reserved memory, PCIe rate or NVLink errors
+  ExporterInfo info = dcgm_only();
+  info.gpuenv_names = true;
+  std::string text = render_gpu_metrics(r, info, 0);
+  for (const char* name : {"gpuenv_gpu_encoder_utilization_ratio", "gpuenv_gpu_decoder_utilization_ratio",
+                           "gpuenv_gpu_memory_reserved_bytes", "gpuenv_gpu_pcie_bytes_per_second",
+                           "gpuenv_gpu_nvlink_errors_total", "DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL",
+                           "DCGM_FI_DEV_FB_RESERVED", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES"})
+    EXPECT_TRUE(lines_of(text, name).empty()) << name;
+}
+
+TEST(GpuMetrics, XidCarriesDcgmExportersErrCodeAndErrMsg) {
+  DeviceReading d = h200(0);
+  d.minor_number = 3;
+  d.xid_last = 0;
+  d.xid_events = 0;
+  DeviceReading future = h200(1);
+  future.xid_last = 999;  // past the table
+  future.xid_events = 1;
+  Readings r;
+  r.devices = {d, future};
+  std::vector<std::string> lines = lines_of(render_gpu_metrics(r, dcgm_only(), 0), "DCGM_FI_DEV_XID_ERRORS");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find(",err_code=\"0\",err_msg=\"No Error\"} 0"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find(",err_code=\"999\",err_msg=\"Unknown Error\"} 999"), std::string::npos) << lines[1];
+  // gpuenv's own Xid series keep their labels: the alerts count them per GPU.
+  EXPECT_EQ(lines_of(render_gpu_metrics(r, gpuenv_only(), 0), "gpuenv_gpu_xid_last")[1],
+            "gpuenv_gpu_xid_last{gpu=\"1\",uuid=\"GPU-1\",name=\"NVIDIA H200\",pci_bus_id=\"00000000:19:00.0\"} 999");
+}
+
+TEST(GpuMetrics, NvlinkErrorsPerLinkAndKindAndDcgmsTotalsOnlyWhenAsked) {
+  DeviceReading d = busy_h200();
+  d.minor_number = 3;
+  d.nvlink_errors = {{0, 5, 1, 2, 0}, {3, 7, std::nullopt, 0, 0}};
+  Readings r;
+  r.devices = {d};
+  r.driver_version = "580.95.05";
+  std::string text = render_gpu_metrics(r, gpuenv_only(), 0);
+  EXPECT_EQ(lines_of(text, "gpuenv_gpu_nvlink_errors_total"),
+            (std::vector<std::string>{
+                with("gpuenv_gpu_nvlink_errors_total", ",link=\"0\",kind=\"crc_flit\"", "5"),
+                with("gpuenv_gpu_nvlink_errors_total", ",link=\"0\",kind=\"crc_data\"", "1"),
+                with("gpuenv_gpu_nvlink_errors_total", ",link=\"0\",kind=\"replay\"", "2"),
+                with("gpuenv_gpu_nvlink_errors_total", ",link=\"0\",kind=\"recovery\"", "0"),
+                with("gpuenv_gpu_nvlink_errors_total", ",link=\"3\",kind=\"crc_flit\"", "7"),
+                with("gpuenv_gpu_nvlink_errors_total", ",link=\"3\",kind=\"replay\"", "0"),
+                with("gpuenv_gpu_nvlink_errors_total", ",link=\"3\",kind=\"recovery\"", "0")}));
+  EXPECT_NE(text.find("# TYPE gpuenv_gpu_nvlink_errors_total counter\n"), std::string::npos);
+  // Not in dcgm-exporter's default counters: none without -f ...
+  EXPECT_EQ(render_gpu_metrics(r, dcgm_only(), 0).find("NVLINK_CRC"), std::string::npos);
+  // ... and the sums over the links with it.
+  ExporterInfo asked = dcgm_only();
+  asked.dcgm_counters = std::vector<DcgmCounter>{{"DCGM_FI_DRIVER_VERSION", "label", "", 1}};
+  for (const char* f : {"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL",
+                        "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"})
+    asked.dcgm_counters->push_back({f, "counter", "", 2});
+  std::string dcgm_text = render_gpu_metrics(r, asked, 0);
+  EXPECT_EQ(dcgm_lines(dcgm_text),
+            (std::vector<std::string>{dcgm("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "12"),
+                                      dcgm("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "1"),
+                                      dcgm("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "2"),
+                                      dcgm("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "0")}));
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ const std::vector<JobSeries>& job_series() {
 
 }  // namespace
 
-prometheus::Labels job_labels(const JobOwner& o, const std::string& hostname) {
+prometheus::Labels job_labels(const JobOwner& o, const ExporterInfo& info) {
   prometheus::Labels l{{"job", o.job}};
   add_if(&l, "user", o.user);
   l.emplace_back("scheduler", o.scheduler);
@@ -89,14 +89,14 @@ prometheus::Labels job_labels(const JobOwner& o, const std::string& hostname) {
   add_if(&l, "pod", o.pod);
   add_if(&l, "container", o.container);
   add_if(&l, "command", o.command);
-  add_if(&l, "Hostname", hostname);
+  add_if(&l, info.hostname_label.c_str(), info.hostname);
   return l;
 }
 
-std::vector<MetricFamily> job_metric_families(const std::vector<fleet::JobView>& jobs, const std::string& hostname) {
+std::vector<MetricFamily> job_metric_families(const std::vector<fleet::JobView>& jobs, const ExporterInfo& info) {
   std::vector<MetricFamily> out;
   std::vector<prometheus::Labels> labels;
-  for (const auto& j : jobs) labels.push_back(job_labels(j.owner, hostname));
+  for (const auto& j : jobs) labels.push_back(job_labels(j.owner, info));
   for (const GpuSeries& s : gpu_series()) {
     MetricFamily f{s.name, s.type, s.help, {}};
     for (std::size_t i = 0; i < jobs.size(); ++i)

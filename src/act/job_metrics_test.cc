@@ -40,10 +40,16 @@ fleet::JobView slurm_job() {
   return j;
 }
 
-const char* kJob = "job=\"1234\",user=\"alice\",scheduler=\"slurm\",Hostname=\"node1\"";
+ExporterInfo on_host(const std::string& hostname) {
+  ExporterInfo info;
+  info.hostname = hostname;
+  return info;
+}
+
+const char* kJob = "job=\"1234\",user=\"alice\",scheduler=\"slurm\",hostname=\"node1\"";
 
 TEST(JobMetrics, EverySeriesOfASlurmJob) {
-  std::string text = prometheus::render(job_metric_families({slurm_job()}, "node1"));
+  std::string text = prometheus::render(job_metric_families({slurm_job()}, on_host("node1")));
   std::string gpu = std::string(kJob) + ",gpu=\"0\",UUID=\"GPU-0\"";
   EXPECT_EQ(lines_of(text, "gpuenv_job_gpu_seconds_total"),
             std::vector<std::string>{"gpuenv_job_gpu_seconds_total{" + gpu + "} 20"});
@@ -64,13 +70,25 @@ TEST(JobMetrics, EverySeriesOfASlurmJob) {
   EXPECT_NE(text.find("# TYPE gpuenv_job_energy_joules_total counter\n"), std::string::npos);
 }
 
+// The host label is the one the DCGM_FI_* series carry: export
+// --hostname-label Hostname names it as dcgm-exporter did before 4.x.
+TEST(JobMetrics, TheHostLabelFollowsTheDcgmSeries) {
+  ExporterInfo info = on_host("node1");
+  info.hostname_label = "Hostname";
+  std::string text = prometheus::render(job_metric_families({slurm_job()}, info));
+  EXPECT_EQ(lines_of(text, "gpuenv_job_processes"),
+            std::vector<std::string>{"gpuenv_job_processes{job=\"1234\",user=\"alice\",scheduler=\"slurm\","
+                                     "Hostname=\"node1\"} 1"});
+  EXPECT_EQ(text.find("hostname="), std::string::npos);
+}
+
 // A job whose processes left keeps its counters and peak until it expires;
 // its live gauges say nothing more.
 TEST(JobMetrics, AnEndedJobKeepsItsTotals) {
   fleet::JobView j = slurm_job();
   j.ended = true;
   j.gpus[0].present = false;
-  std::string text = prometheus::render(job_metric_families({j}, "node1"));
+  std::string text = prometheus::render(job_metric_families({j}, on_host("node1")));
   EXPECT_EQ(lines_of(text, "gpuenv_job_gpu_seconds_total").size(), 1u);
   EXPECT_TRUE(lines_of(text, "gpuenv_job_gpu_utilization_ratio").empty());
   EXPECT_TRUE(lines_of(text, "gpuenv_job_cpu_cores_used").empty());
@@ -92,7 +110,7 @@ TEST(JobMetrics, LabelsBySchedulerAndANewJob) {
   n.owner.user = "bob";
   n.owner.command = "py\"thon";
   std::vector<std::string> v =
-      lines_of(prometheus::render(job_metric_families({k, n}, "")), "gpuenv_job_verdict");
+      lines_of(prometheus::render(job_metric_families({k, n}, on_host(""))), "gpuenv_job_verdict");
   ASSERT_EQ(v.size(), 2u);
   EXPECT_EQ(v[0],
             "gpuenv_job_verdict{job=\"ml/trainer-0\",scheduler=\"kubernetes\",namespace=\"ml\",pod=\"trainer-0\","

@@ -12,7 +12,7 @@ namespace gpuenv {
 namespace {
 
 int run_export(Context* ctx, const flow::ExportRequest& request) {
-  flow::NvmlReadings gpus(ctx->sense_options().nvml_library);
+  flow::NvmlReadings gpus(ctx->sense_options().nvml_library, ctx->sense_options().dcgm_library);
   flow::KubeletPods pods;
   flow::HostProcesses processes({request.proc_root, request.cgroup_root}, request.hpc_job_mapping_dir);
   flow::ExportEnv env;
@@ -74,6 +74,19 @@ std::function<int()> setup_export(CLI::App* sub, Context* ctx) {
       ->check(finite_seconds())
       ->check(CLI::Range(0.0, 86400.0))
       ->option_text("SECONDS");
+  sub->add_option("-f,--collectors", f->counters_file,
+                  "dcgm-exporter's counters CSV (FIELD, TYPE, HELP a line; # comments): the DCGM_FI_* series to "
+                  "serve, with its types and help (default: dcgm-exporter's default counters)")
+      ->option_text("FILE");
+  sub->add_option("--web-config-file", f->web_config_file,
+                  "Prometheus exporter-toolkit web config: tls_server_config (HTTPS) and basic_auth_users "
+                  "(bcrypt); a bad file exits 3, never serving plain HTTP instead")
+      ->option_text("FILE");
+  sub->add_option("--hostname-label", f->hostname_label,
+                  "The node label's name on the DCGM_FI_* and gpuenv_job_* series: hostname (dcgm-exporter 4.x, the default) or "
+                  "Hostname (dcgm-exporter before its rename, for dashboards that still select it)")
+      ->check(CLI::IsMember({"hostname", "Hostname"}))
+      ->option_text("hostname|Hostname");
   sub->add_option("--pod-resources-socket", f->pod_resources_socket,
                   "The kubelet's pod-resources socket, for pod, namespace and container labels on the GPUs "
                   "assigned to pods (default /var/lib/kubelet/pod-resources/kubelet.sock; none there: no "
@@ -81,9 +94,9 @@ std::function<int()> setup_export(CLI::App* sub, Context* ctx) {
       ->envname("GPUENV_POD_RESOURCES_SOCKET")
       ->option_text("PATH");
   sub->footer(
-      "Serves /metrics (Prometheus text format) until SIGTERM or SIGINT; SIGHUP is logged and ignored. "
-      "Exit status: 0 ended by a "
-      "signal, 1 cannot listen or load NVML, 2 bad command line, 3 bad --python.");
+      "Serves /metrics (Prometheus text format) and /health until SIGTERM or SIGINT; SIGHUP is logged and "
+      "ignored. Exit status: 0 ended by a "
+      "signal, 1 cannot listen or load NVML, 2 bad command line, 3 bad --python, -f or --web-config-file.");
   // What sensing reads (the plan metric is the machine's own plan: --ptx and
   // --override belong to the process that applies a plan; no colour here;
   // no --machine: the exporter reads this machine's GPUs live).

@@ -67,8 +67,11 @@ SenseOptions Context::sense_options() const {
   o.with_extensions = common.extensions;
   o.nvml_library = env_or("GPUENV_NVML_LIBRARY", o.nvml_library);
   o.cuda_library = env_or("GPUENV_CUDA_LIBRARY", o.cuda_library);
+  o.dcgm_library = env_or("GPUENV_DCGM_LIBRARY", o.dcgm_library);
   o.store_path = store::path_in(cache_root());
   o.store_patience = store_patience;
+  if (std::string exe = fs::executable_path(); !exe.empty())
+    o.base_image_env_file = fs::normalize(fs::join(fs::dirname(exe), "../lib/gpuenv/base-image.env"));
   return o;
 }
 

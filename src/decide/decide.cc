@@ -48,13 +48,26 @@ bool launcher_binding(const LaunchEnv& l, Setting* s) {
   return true;
 }
 
-void honour_user(const Options& o, const LaunchEnv& l, Setting* s) {
+// The value the container image's base gave the variable, when the
+// environment still holds exactly that: the image's choice, not the user's.
+bool base_image_value(const Machine& m, const std::string& name, const std::string& value) {
+  auto it = m.base_image_env.find(name);
+  return it != m.base_image_env.end() && it->second == value;
+}
+
+void honour_user(const Machine& m, const Options& o, const LaunchEnv& l, Setting* s) {
   const std::string* user = o.getenv(s->name);
   if (!user || *user == s->value) return;
   if (launcher_binding(l, s)) return;
   if (s->search_path && !user->empty()) return extend_search_path(*user, s);
   if (s->launcher_default == *user) {
     s->reason += " (replaces " + s->name + "=" + *user + ", " + s->launcher_default_is + ")";
+    return;
+  }
+  if (base_image_value(m, s->name, *user)) {
+    s->reason += " (replaces " + s->name + "=" + *user +
+                 ", the container image's base value, recorded when gpuenv's image was built; "
+                 "set another value to keep your own)";
     return;
   }
   s->user_value = *user;
@@ -85,7 +98,7 @@ Plan decide(const Machine& m, const Options& options) {
     merge(std::move(d), &plan);
   }
   plan.launch = launch_env(options);
-  for (auto& s : plan.settings) honour_user(options, plan.launch, &s);
+  for (auto& s : plan.settings) honour_user(m, options, plan.launch, &s);
   return plan;
 }
 

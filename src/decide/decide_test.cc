@@ -115,6 +115,31 @@ TEST(Decide, OverrideReplacesUserValue) {
   EXPECT_EQ(s->user_value, "0");
 }
 
+// NGC's base image sets TORCH_CUDA_ARCH_LIST to every arch it built: that
+// value is the image's, so the visible GPUs' list replaces it; a value of
+// the user's own (any other) is kept.
+TEST(Decide, TheBaseImagesArchListIsReplacedAndTheUsersKept) {
+  Machine m = testing::machine::h200(2);
+  const std::string ngc = "7.5 8.0 8.6 9.0 10.0 12.0+PTX";
+  m.base_image_env = {{"TORCH_CUDA_ARCH_LIST", ngc}};
+  Plan image = decide(m, with_env({{"TORCH_CUDA_ARCH_LIST", ngc}}));
+  const Setting* s = image.find("TORCH_CUDA_ARCH_LIST");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->value, "9.0");
+  EXPECT_EQ(s->origin, Origin::kDecided);
+  EXPECT_NE(s->reason.find(" (replaces TORCH_CUDA_ARCH_LIST=" + ngc + ", the container image's base value"),
+            std::string::npos)
+      << s->reason;
+  Plan user = decide(m, with_env({{"TORCH_CUDA_ARCH_LIST", "8.0"}}));
+  ASSERT_NE(user.find("TORCH_CUDA_ARCH_LIST"), nullptr);
+  EXPECT_EQ(user.find("TORCH_CUDA_ARCH_LIST")->origin, Origin::kKept);
+  EXPECT_EQ(user.find("TORCH_CUDA_ARCH_LIST")->value, "8.0");
+  // Without the image's record the same value is the user's, as before.
+  m.base_image_env.clear();
+  Plan unrecorded = decide(m, with_env({{"TORCH_CUDA_ARCH_LIST", ngc}}));
+  EXPECT_EQ(unrecorded.find("TORCH_CUDA_ARCH_LIST")->origin, Origin::kKept);
+}
+
 TEST(Decide, TorchrunsDefaultOmpThreadsIsReplacedNotKept) {
   Machine m = testing::machine::h200(2);
   std::map<std::string, std::string> torchrun = {{"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},

@@ -180,7 +180,7 @@ std::vector<const TorchBuild*> recommended_builds() {
   return builds_of(release_of(release_matrix().back().torch));
 }
 
-std::vector<const TorchBuild*> image_builds() { return builds_of("2.9"); }
+std::vector<const TorchBuild*> image_builds() { return builds_of("2.14"); }
 
 std::optional<int> driver_cuda(const Nvidia& n) {
   if (n.cuda_driver_version) return n.cuda_driver_version;

@@ -2,6 +2,7 @@
 // settings and CUDA_VISIBLE_DEVICES.
 #include <cstdio>
 
+#include "decide/export/profiling.h"
 #include "decide/visible.h"
 #include "diagnose/describe.h"
 #include "diagnose/doctor.h"
@@ -118,6 +119,16 @@ std::vector<Finding> check_visible_devices(const Machine& m, const Options& o) {
                     fix)};
   return {ok(seen + " selects " + std::to_string(v.devices.size()) + " device" +
              (v.devices.size() == 1 ? "" : "s"))};
+}
+
+// The exporter's DCGM_FI_PROF_* fields on GPUs before Hopper: said, not
+// warned about (doctor's exit stays 0): only the exporter misses them.
+std::vector<Finding> check_profiling(const Machine& m, const Options&) {
+  ProfilingSources s = profiling_sources(m);
+  if (s.without_gpm.empty()) return {};
+  if (std::optional<std::string> gap = profiling_gap(s)) return {ok(*gap)};
+  return {ok("DCGM_FI_PROF_*: `gpuenv export` reads them from DCGM (" + *m.nvidia.dcgm_library + ") on " +
+             these_gpus(s.without_gpm) + ", NVML GPM needing Hopper or newer")};
 }
 
 }  // namespace gpuenv

@@ -42,6 +42,7 @@ const std::vector<Check>& all_checks() {
       {"p2p", "peer-to-peer works where the topology allows it", check_p2p},
       {"fabric", "the NVLink fabric (Fabric Manager) is up", check_fabric},
       {"local_rank", "LOCAL_RANK indexes a GPU the process sees", check_local_rank},
+      {"profiling", "the exporter's DCGM_FI_PROF_* fields have a source on every GPU", check_profiling},
   };
   return kChecks;
 }

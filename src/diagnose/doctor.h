@@ -56,6 +56,7 @@ std::vector<Finding> check_device_nodes(const Machine&, const Options&);
 std::vector<Finding> check_cuda_init(const Machine&, const Options&);
 std::vector<Finding> check_container(const Machine&, const Options&);
 std::vector<Finding> check_visible_devices(const Machine&, const Options&);
+std::vector<Finding> check_profiling(const Machine&, const Options&);
 // check_torch.cc
 std::vector<Finding> check_torch(const Machine&, const Options&);
 std::vector<Finding> check_driver_compat(const Machine&, const Options&);

@@ -11,12 +11,17 @@
 #include <mutex>
 #include <optional>
 
+#include "act/dcgm_counters.h"
 #include "act/gpu_metrics.h"
 #include "act/job_metrics.h"
 #include "act/rate_limited_log.h"
 #include "act/render/prometheus_text.h"
+#include "act/serve/basic_auth.h"
 #include "act/serve/http_server.h"
+#include "act/serve/tls_server.h"
+#include "act/serve/web_config.h"
 #include "decide/decide.h"
+#include "decide/export/profiling.h"
 #include "model/exit_codes.h"
 #include "sys/periodic.h"
 #include "sys/signals.h"
@@ -56,6 +61,43 @@ bool exporter_info(const ExportRequest& req, const ExportEnv& env, ExporterInfo*
   for (const Setting& s : decide(m, o).settings) info->plan.emplace_back(s.name, s.value);
   info->gpuenv_names = wants(req.metrics, "gpuenv");
   info->dcgm_names = wants(req.metrics, "dcgm");
+  info->hostname_label = req.hostname_label;
+  return true;
+}
+
+// -f: the DCGM fields the file chooses; a line gpuenv cannot serve is said
+// and left out. False (said) when the file cannot be read or parsed.
+bool counters(const ExportRequest& req, const ExportEnv& env, ExporterInfo* info) {
+  if (req.counters_file.empty()) return true;
+  std::vector<DcgmCounter> c;
+  std::string err;
+  if (!load_dcgm_counters(req.counters_file, &c, &err)) return fail(env, err, kExitBadInput), false;
+  for (const std::string& line : dcgm_unservable(c))
+    env.log(Severity::kWarning, "counters", "export: -f " + req.counters_file + ": " + line + "; not served",
+            {{"file", req.counters_file}, {"field", line}});
+  info->dcgm_counters = std::move(c);
+  return true;
+}
+
+// --web-config-file: TLS and basic auth. False (said) when it cannot be
+// read or used: the exporter never falls back to plain HTTP.
+struct WebSecurity {
+  std::unique_ptr<TlsServer> tls;
+  std::unique_ptr<BasicAuth> auth;
+  HttpSecurity http;
+};
+
+bool web_security(const ExportRequest& req, const ExportEnv& env, WebSecurity* out) {
+  out->http.open_paths = {"/health"};
+  if (req.web_config_file.empty()) return true;
+  WebConfig c;
+  std::string err;
+  if (!load_web_config(req.web_config_file, &c, &err)) return fail(env, err, kExitBadInput), false;
+  if (c.tls && !(out->tls = TlsServer::create(*c.tls, &err)))
+    return fail(env, "--web-config-file " + req.web_config_file + ": " + err, kExitBadInput), false;
+  out->auth = std::make_unique<BasicAuth>(c.users);
+  out->http.tls = out->tls.get();
+  out->http.auth = out->auth.get();
   return true;
 }
 
@@ -79,7 +121,7 @@ std::shared_ptr<const RenderedMetrics> render_round(const Readings& r, const Exp
   out->sampled_at = r.sampled_at;
   out->head = prometheus::render({families.begin(), age});
   out->tail = prometheus::render({age == families.end() ? age : age + 1, families.end()});
-  if (jobs) out->tail += prometheus::render(job_metric_families(jobs->jobs, info.hostname));
+  if (jobs) out->tail += prometheus::render(job_metric_families(jobs->jobs, info));
   return out;
 }
 
@@ -131,6 +173,8 @@ class MetricsRenderer {
 
 HttpResponse respond(const std::string& path, const ExportEnv& env, const MetricsRenderer& metrics) {
   if (path == "/metrics") return {200, prometheus::kContentType, metrics.body(env.clock())};
+  // dcgm-exporter's /health answers 200 with these two letters, whatever the state.
+  if (path == "/health") return {200, "text/plain; charset=utf-8", "KO"};
   if (path == "/") return {200, "text/html; charset=utf-8", kIndexPage};
   return {404, "text/plain; charset=utf-8", "not found; the metrics are at /metrics\n"};
 }
@@ -153,15 +197,22 @@ void block_stop_signals() {
 
 // "listening on http://127.0.0.1:9400/metrics (...)", or for ":9400" the
 // addresses it covers and the URL that reaches it from this machine.
-void log_listening(const MessageSink& log, const ListenAddress& bound, std::size_t devices, double interval_s) {
+// ...; and, where some GPU cannot have the DCGM_FI_PROF_* fields, which and why.
+void log_listening(const MessageSink& log, const ListenAddress& bound, const Readings& first, double interval_s,
+                   const HttpSecurity& security) {
+  std::size_t devices = first.devices.size();
+  std::optional<std::string> gap = profiling_gap(profiling_sources(first));
   std::string port = std::to_string(bound.port);
-  std::string where = bound.any ? ":" + port + ", every IPv4" + (bound.ipv6 ? " and IPv6" : "") +
-                                      " address (http://127.0.0.1:" + port + "/metrics from this machine)"
-                                : "http://" + format_listen_address(bound) + "/metrics";
+  std::string scheme = security.tls ? "https://" : "http://";
+  std::string where = bound.any ? ":" + port + ", every IPv4" + (bound.ipv6 ? " and IPv6" : "") + " address (" +
+                                      scheme + "127.0.0.1:" + port + "/metrics from this machine)"
+                                : scheme + format_listen_address(bound) + "/metrics";
+  if (security.auth && security.auth->enabled()) where += ", basic auth";
   char detail[96];
   std::snprintf(detail, sizeof detail, "%zu GPU and MIG devices, NVML read every %g s", devices, interval_s);
-  log(Severity::kInfo, "listening", "export: listening on " + where + " (" + detail + ")",
+  log(Severity::kInfo, "listening", "export: listening on " + where + " (" + detail + ")" + (gap ? "; " + *gap : ""),
       {{"address", format_listen_address(bound)},
+       {"not_served", gap ? nlohmann::ordered_json(*gap) : nlohmann::ordered_json()},
        {"all_addresses", bound.any},
        {"port", bound.port},
        {"devices", devices},
@@ -213,8 +264,8 @@ void PodWatchLog::refused(const PodListRound& r) {
 
 // Serves until SIGTERM or SIGINT; the pods and readings stop before it returns.
 int serve(const ExportRequest& req, const ExportEnv& env, int fd, const ListenAddress& bound,
-          MetricsRenderer* metrics) {
-  std::size_t devices = env.gpus->latest()->devices.size();
+          MetricsRenderer* metrics, const HttpSecurity& security) {
+  std::shared_ptr<const Readings> first = env.gpus->latest();
   RateLimitedLog hangups(std::chrono::seconds(10), "http", env.log);
   auto hangup = [&] {
     hangups.log("export: SIGHUP ignored: the exporter reads NVML live and keeps serving; restart it to decide "
@@ -224,7 +275,7 @@ int serve(const ExportRequest& req, const ExportEnv& env, int fd, const ListenAd
   std::string err;
   bool ok = serve_http(
       fd, [&](const std::string& path) { return respond(path, env, *metrics); },
-      [&] { log_listening(env.log, bound, devices, req.interval_s); }, hangup, &err);
+      [&] { log_listening(env.log, bound, *first, req.interval_s, security); }, hangup, &err, security);
   metrics->stop();
   env.pods->stop();
   env.gpus->stop();
@@ -253,13 +304,15 @@ int run_export(const ExportRequest& req, const ExportEnv& env) {
   ListenAddress address, bound;
   std::string err;
   if (!parse_listen_address(req.listen, &address, &err)) return fail(env, err, kExitUsage);
+  WebSecurity security;
+  if (!web_security(req, env, &security)) return kExitBadInput;
   block_stop_signals();
   int fd = listen_tcp(address, &bound, &err);
   if (fd < 0)
     return fail(env, "cannot listen: " + err + "; stop what holds the port or pick another with --listen",
                 kExitFailure);
   ExporterInfo info;
-  if (!exporter_info(req, env, &info)) return close(fd), kExitBadInput;
+  if (!exporter_info(req, env, &info) || !counters(req, env, &info)) return close(fd), kExitBadInput;
   Problem p;
   auto interval = std::chrono::milliseconds(std::lround(req.interval_s * 1000));
   if (!env.gpus->start(interval, &p))
@@ -277,11 +330,11 @@ int run_export(const ExportRequest& req, const ExportEnv& env) {
   if (env.processes && wants(req.metrics, "jobs")) jobs.emplace(env.processes, ledger_options(req), env.unix_clock, env.log);
   MetricsRenderer metrics(env, info, jobs ? &*jobs : nullptr, &pods_asked);  // outlives serve, which stops it
   metrics.start(interval);
-  return serve(req, env, fd, bound, &metrics);
+  return serve(req, env, fd, bound, &metrics, security.http);
 }
 
 bool NvmlReadings::start(std::chrono::milliseconds interval, Problem* err) {
-  return sampler_.start(library_, interval, err);
+  return sampler_.start(library_, interval, err, dcgm_library_);
 }
 
 void KubeletPods::start(const std::string& socket, std::chrono::milliseconds interval,

@@ -34,6 +34,9 @@ struct ExportRequest {
   std::string proc_root = "/proc", cgroup_root = "/sys/fs/cgroup";
   std::string hpc_job_mapping_dir;  // dcgm-exporter's --hpc-job-mapping-dir; "": none
   double job_retention_s = 300;
+  std::string counters_file;    // dcgm-exporter's -f: the DCGM fields to serve; "": its default counters
+  std::string web_config_file;  // exporter-toolkit's --web-config-file: TLS and basic auth; "": plain HTTP
+  std::string hostname_label = "hostname";  // "hostname" (dcgm-exporter 4.x) or "Hostname" (before)
 };
 
 /// The GPUs' readings, a round every interval (NvmlReadings below).
@@ -68,7 +71,7 @@ struct ExportEnv {
   /// machine cannot be sensed (the reason already said).
   std::function<bool(Machine*, Options*)> sense;
   std::function<double()> clock = steady_seconds;     // seconds: a scrape's age
-  std::function<std::string()> hostname = node_name;  // dcgm-exporter's Hostname label
+  std::function<std::string()> hostname = node_name;  // the node's label (hostname_label's value)
   std::function<double()> unix_clock = unix_seconds;  // a job's start time
   MessageSink log = log_message;                      // every line the exporter says
 };
@@ -78,19 +81,21 @@ struct ExportEnv {
 /// that), ignores SIGPIPE, and serves on the calling thread until SIGTERM or
 /// SIGINT; SIGHUP is said and ignored. Returns the exit status: kExitOk
 /// ended by a signal, kExitFailure cannot listen, start the readings or
-/// serve, kExitUsage a bad listen address, kExitBadInput env.sense failed.
+/// serve, kExitUsage a bad listen address, kExitBadInput env.sense failed
+/// or the counters CSV or web config cannot be read or used.
 int run_export(const ExportRequest& request, const ExportEnv& env);
 
 /// NVML's readings: an NvmlSampler over the library at `nvml_library`.
 class NvmlReadings : public GpuReadings {
  public:
-  explicit NvmlReadings(std::string nvml_library) : library_(std::move(nvml_library)) {}
+  explicit NvmlReadings(std::string nvml_library, std::string dcgm_library = "")
+      : library_(std::move(nvml_library)), dcgm_library_(std::move(dcgm_library)) {}
   bool start(std::chrono::milliseconds interval, Problem* err) override;
   std::shared_ptr<const Readings> latest() const override { return sampler_.latest(); }
   void stop() override { sampler_.stop(); }
 
  private:
-  std::string library_;
+  std::string library_, dcgm_library_;  // dcgm "": profiling fields from NVML GPM only
   NvmlSampler sampler_;
 };
 

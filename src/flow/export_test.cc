@@ -255,7 +255,7 @@ TEST(ExportFlow, ServesTheReadingsAndEndsOnSigterm) {
                           "pci_bus_id=\"00000000:2A:00.0\",pod=\"trainer-0\",namespace=\"ml\","
                           "container=\"pytorch\"} 61")) << b;
   EXPECT_TRUE(has_line(b, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:19:00.0\","
-                          "modelName=\"NVIDIA H200\",Hostname=\"node-7\",DCGM_FI_DRIVER_VERSION=\"580.95.05\"} 60"))
+                          "modelName=\"NVIDIA H200\",hostname=\"node-7\",DCGM_FI_DRIVER_VERSION=\"580.95.05\"} 60"))
       << b;
   EXPECT_TRUE(has_line(b, "gpuenv_exporter_scrape_age_seconds 2.5")) << b;  // the clock's 102.5 - 100
   EXPECT_TRUE(has_line(b, std::string("gpuenv_build_info{version=\"") + GPUENV_VERSION + "\"} 1")) << b;
@@ -268,7 +268,10 @@ TEST(ExportFlow, ServesTheReadingsAndEndsOnSigterm) {
   Reply index = get(exporter.port(), "/");
   EXPECT_EQ(index.status, 200);
   EXPECT_NE(index.body.find("<a href=\"/metrics\">"), std::string::npos) << index.body;
-  Reply missing = get(exporter.port(), "/health");
+  Reply health = get(exporter.port(), "/health");  // dcgm-exporter's answer
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(health.body, "KO");
+  Reply missing = get(exporter.port(), "/healthz");
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(missing.body, "not found; the metrics are at /metrics\n");
 

@@ -79,7 +79,7 @@ std::vector<prom::Sample> every15(double from, double to, double (*f)(double)) {
 }
 
 Labels gpu0(Labels job = {{"job", "42"}}) {
-  Labels l = {{"__name__", "x"}, {"user", "alice"}, {"scheduler", "slurm"}, {"Hostname", "n1"}, {"gpu", "0"},
+  Labels l = {{"__name__", "x"}, {"user", "alice"}, {"scheduler", "slurm"}, {"hostname", "n1"}, {"gpu", "0"},
               {"UUID", "GPU-0"}};
   l.insert(job.begin(), job.end());
   return l;
@@ -89,7 +89,7 @@ void add_job(FakePrometheus* p, Labels job = {{"job", "42"}}) {
   p->raws.push_back({"gpuenv_job_gpu_seconds_total", gpu0(job), every15(T0, T0 + 3600, [](double s) { return s; })});
   p->raws.push_back({"gpuenv_job_energy_joules_total", gpu0(job), every15(T0, T0 + 3600, [](double s) { return 250 * s; })});
   p->raws.push_back({"gpuenv_job_gpu_utilization_ratio", gpu0(job), every15(T0, T0 + 3600, [](double) { return 0.5; })});
-  Labels v = {{"user", "alice"}, {"scheduler", "slurm"}, {"Hostname", "n1"}, {"verdict", "input-bound"},
+  Labels v = {{"user", "alice"}, {"scheduler", "slurm"}, {"hostname", "n1"}, {"verdict", "input-bound"},
               {"fix", "raise num_workers"}};
   v.insert(job.begin(), job.end());
   p->raws.push_back({"gpuenv_job_verdict", v, every15(T0, T0 + 3600, [](double) { return 1.0; })});

@@ -14,9 +14,18 @@
 #include <utility>
 #include <vector>
 
+#include "model/dcgm_counter.h"
 #include "model/gpu_jobs.h"
 
 namespace gpuenv {
+
+/// One NVLink's error counters since the driver loaded
+/// (nvmlDeviceGetNvLinkErrorCounter); a counter NVML did not give is nullopt.
+struct NvlinkErrors {
+  unsigned link = 0;
+  std::optional<std::uint64_t> crc_flit, crc_data, replay, recovery;
+  friend bool operator==(const NvlinkErrors&, const NvlinkErrors&) = default;
+};
 
 /// One GPU, or one MIG device of a GPU.
 struct DeviceReading {
@@ -44,8 +53,12 @@ struct DeviceReading {
   // NVML GPM (Hopper and newer, between this round's sample and the last
   // one), as ratios 0..1; nullopt where GPM is unsupported or not yet two
   // samples: dcgm-exporter's DCGM_FI_PROF_* fields.
+  // On a GPU GPM cannot sample (gpm_unsupported: before Hopper), the same
+  // ratios from DCGM's profiling fields when DCGM is installed
+  // (sense/dcgm/dcgm_profiler.h).
   std::optional<double> gpm_gr_engine_active, gpm_sm_active, gpm_sm_occupancy, gpm_tensor_active,
       gpm_fp32_active, gpm_fp16_active, gpm_dram_active;
+  bool gpm_unsupported = false;  // NVML said GPM cannot sample this whole GPU
   // What dcgm-exporter's fields and labels need besides the above.
   std::optional<int> minor_number;         // /dev/nvidiaN (a MIG device: its GPU's)
   std::optional<int> gpu_instance_id;      // MIG devices: GPU_I_ID
@@ -57,6 +70,14 @@ struct DeviceReading {
   // The processes NVML lists on the device (compute and graphics, each PID
   // once); nullopt when it could not list them.
   std::optional<std::vector<GpuProcess>> processes;
+  // dcgm-exporter's last default counters (whole GPUs; the reserved memory
+  // MIG devices too): the video engines' use (0..1), the memory the driver
+  // reserves, and PCIe traffic a second (GPM on Hopper and newer, else
+  // nvmlDeviceGetPcieThroughput).
+  std::optional<double> encoder_utilization_ratio, decoder_utilization_ratio;
+  std::optional<std::uint64_t> memory_reserved_bytes;
+  std::optional<double> pcie_tx_bytes_per_second, pcie_rx_bytes_per_second;
+  std::vector<NvlinkErrors> nvlink_errors;  // each active link that answered; none: no NVLink
   friend bool operator==(const DeviceReading&, const DeviceReading&) = default;
 };
 
@@ -76,6 +97,10 @@ struct Readings {
   std::uint64_t nvml_errors_total = 0;  // failed NVML calls since the exporter started
   double sampled_at = 0;                // seconds on the steady clock
   std::optional<std::string> driver_version;  // nvmlSystemGetDriverVersion
+  // DCGM, for the GPUs without GPM: serving their profiling fields, or why
+  // not (cannot load libdcgm, a call failed); neither when no GPU needs it.
+  bool dcgm_serving = false;
+  std::optional<std::string> dcgm_problem;
 };
 
 /// What `gpuenv check --long` saw of one GPU while it loaded it
@@ -96,8 +121,12 @@ struct WatchedGpu {
 struct ExporterInfo {
   std::string version;                                      // gpuenv_build_info{version}
   std::vector<std::pair<std::string, std::string>> plan;  // gpuenv_plan_info{setting,value}
-  std::string hostname;  // dcgm-exporter's Hostname label: $NODE_NAME, else gethostname()
+  std::string hostname;  // dcgm-exporter's hostname label: $NODE_NAME, else gethostname()
+  std::string hostname_label = "hostname";  // export --hostname-label: "hostname" (dcgm-exporter 4.x) or "Hostname"
   bool gpuenv_names = true, dcgm_names = true;  // export --metrics: which sets to serve
+  /// export -f: the DCGM fields to serve, as the counters CSV lists them;
+  /// nullopt: dcgm-exporter's default counters.
+  std::optional<std::vector<DcgmCounter>> dcgm_counters;
 };
 
 }  // namespace gpuenv

@@ -126,6 +126,9 @@ struct Nvidia {
   std::optional<int> cuda_driver_version;     // 13000 for CUDA 13.0
   std::optional<std::string> cuda_library;    // libcuda that loaded (when tried)
   std::optional<int> cuda_init_result;        // cuInit's CUresult; nullopt: not tried
+  // libdcgm that loaded, asked by doctor where a GPU predates Hopper (DCGM
+  // then serves the exporter's profiling fields); nullopt: not loaded.
+  std::optional<std::string> dcgm_library;
   std::vector<Problem> problems;
   friend bool operator==(const Nvidia&, const Nvidia&) = default;
 };
@@ -226,6 +229,11 @@ struct Machine {
   // (CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, LOCAL_RANK, and every
   // variable a rule may set). Only these names: no secrets in snapshots.
   std::map<std::string, std::string> env;
+  // The values the container image's base gave those same variables, as
+  // gpuenv's image recorded them when it was built (NGC sets
+  // TORCH_CUDA_ARCH_LIST to every arch it built): a value equal to the base's
+  // is the image's, not the user's. Empty outside gpuenv's image.
+  std::map<std::string, std::string> base_image_env;
   // The latest stored figures of `gpuenv bench` / `gpuenv check` for this
   // machine (store/), read while sensing; empty when never measured.
   std::vector<Measurement> measurements;

@@ -443,6 +443,7 @@ Machine read_machine(const Reader& r) {
     get(n, "cuda_driver_version", &m.nvidia.cuda_driver_version);
     get(n, "cuda_library", &m.nvidia.cuda_library);
     get(n, "cuda_init_result", &m.nvidia.cuda_init_result);
+    get(n, "dcgm_library", &m.nvidia.dcgm_library);
     m.nvidia.problems = read_problems(n.field("problems"));
   }
   read_gpus(r.field("gpus"), &m.gpus);
@@ -464,6 +465,12 @@ Machine read_machine(const Reader& r) {
     if (!env.raw().is_object()) env.fail("expected an object of strings");
     for (const auto& [k, val] : env.raw().items())
       m.env[k] = Reader(val, env.path() + "." + k).str();
+  }
+  Reader base = r.field("base_image_env");
+  if (!base.is_null()) {
+    if (!base.raw().is_object()) base.fail("expected an object of strings");
+    for (const auto& [k, val] : base.raw().items())
+      m.base_image_env[k] = Reader(val, base.path() + "." + k).str();
   }
   if (std::string e; !measurements_from_json(r.raw(), &m.measurements, &e)) r.fail(e);
   return m;
@@ -512,6 +519,8 @@ std::string machine_to_json(const Machine& m, int indent) {
             {"host", host_json(m.host)},
             {"torch", torch},
             {"env", m.env}};
+  if (!m.base_image_env.empty()) j["base_image_env"] = m.base_image_env;
+  if (m.nvidia.dcgm_library) j["nvidia"]["dcgm_library"] = *m.nvidia.dcgm_library;  // only where doctor found it
   measurements_to_json(m.measurements, &j);
   // ordered output keeps diffs of committed fixtures readable
   return json_document(j, indent);

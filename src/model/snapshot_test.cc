@@ -89,6 +89,7 @@ Machine full_machine() {
                    "offset 0x40: truncated", std::nullopt}};
   m.torch = t;
   m.env = {{"CUDA_VISIBLE_DEVICES", "1"}, {"LOCAL_RANK", "0"}};
+  m.base_image_env = {{"TORCH_CUDA_ARCH_LIST", "8.0 9.0+PTX"}};
   Measurement p2p;
   p2p.key = "p2p";
   p2p.gpu_uuid = *m.gpus[0].uuid;

@@ -111,6 +111,9 @@ void* __wrap_dlopen(const char* f, int mode) { return old_dlopen(f, mode); }
 void* __wrap_dlsym(void* h, const char* s) { return old_dlsym(h, s); }
 int __wrap_dlclose(void* h) { return old_dlclose(h); }
 char* __wrap_dlerror(void) { return old_dlerror(); }
+int old_dladdr(const void*, Dl_info*); /* OpenSSL's (export's TLS) */
+OLD(dladdr, old_dladdr, "GLIBC_2.2.5");
+int __wrap_dladdr(const void* a, Dl_info* i) { return old_dladdr(a, i); }
 
 int old_pthread_create(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 int old_pthread_detach(pthread_t), old_pthread_join(pthread_t, void**);
@@ -170,6 +173,22 @@ int __wrap_pthread_getaffinity_np(pthread_t t, size_t n, cpu_set_t* s) {
 int __wrap_pthread_setaffinity_np(pthread_t t, size_t n, const cpu_set_t* s) {
   return old_pthread_setaffinity_np(t, n, s);
 }
+/* OpenSSL's locks (export's TLS). */
+int old_pthread_rwlock_init(pthread_rwlock_t*, const pthread_rwlockattr_t*);
+int old_pthread_rwlock_destroy(pthread_rwlock_t*), old_pthread_rwlock_rdlock(pthread_rwlock_t*);
+int old_pthread_rwlock_wrlock(pthread_rwlock_t*), old_pthread_rwlock_unlock(pthread_rwlock_t*);
+OLD(pthread_rwlock_init, old_pthread_rwlock_init, "GLIBC_2.2.5");
+OLD(pthread_rwlock_destroy, old_pthread_rwlock_destroy, "GLIBC_2.2.5");
+OLD(pthread_rwlock_rdlock, old_pthread_rwlock_rdlock, "GLIBC_2.2.5");
+OLD(pthread_rwlock_wrlock, old_pthread_rwlock_wrlock, "GLIBC_2.2.5");
+OLD(pthread_rwlock_unlock, old_pthread_rwlock_unlock, "GLIBC_2.2.5");
+int __wrap_pthread_rwlock_init(pthread_rwlock_t* l, const pthread_rwlockattr_t* a) {
+  return old_pthread_rwlock_init(l, a);
+}
+int __wrap_pthread_rwlock_destroy(pthread_rwlock_t* l) { return old_pthread_rwlock_destroy(l); }
+int __wrap_pthread_rwlock_rdlock(pthread_rwlock_t* l) { return old_pthread_rwlock_rdlock(l); }
+int __wrap_pthread_rwlock_wrlock(pthread_rwlock_t* l) { return old_pthread_rwlock_wrlock(l); }
+int __wrap_pthread_rwlock_unlock(pthread_rwlock_t* l) { return old_pthread_rwlock_unlock(l); }
 
 /* ---- symbols newer than glibc 2.28: defined here ---- */
 

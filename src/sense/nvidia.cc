@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "sense/cuda/cuda.h"
+#include "sense/dcgm/dcgm_profiler.h"
 #include "sense/nvml/nvml_device.h"
 #include "sense/nvml/nvml_errors.h"
 #include "sense/nvml/nvml_library.h"
@@ -143,6 +144,18 @@ void add_cuda(const CudaReport& cuda, bool nvml_answered, Machine* m) {
     if (Gpu* g = find_gpu(&m->gpus, d)) g->multiprocessor_count = d.multiprocessor_count;
 }
 
+// doctor (with_health) where a GPU predates Hopper: whether libdcgm loads,
+// which serves the exporter's profiling fields there (decide/export/profiling.h).
+void sense_dcgm(const SenseOptions& opts, Machine* m) {
+  bool before_hopper = std::any_of(m->gpus.begin(), m->gpus.end(), [](const Gpu& g) {
+    return g.compute_capability && g.compute_capability->major < 9;
+  });
+  std::string err;
+  if (!opts.with_health || !before_hopper) return;
+  trace::Scope t("dlopen DCGM");
+  if (dcgm_library_loads(opts.dcgm_library, &err)) m->nvidia.dcgm_library = opts.dcgm_library;
+}
+
 }  // namespace
 
 // With --cuda, cuInit (slow) runs beside NVML's queries rather than
@@ -156,10 +169,11 @@ void sense_nvidia(const SenseOptions& opts, Machine* m) {
     cuda_thread.wait();
   } else {
     nvml_answered = sense_nvml(opts, m);
-    if (nvml_answered) return close_nvidia_files_on_exec();
+    if (nvml_answered) return sense_dcgm(opts, m), close_nvidia_files_on_exec();
     cuda = traced_sense_cuda(opts.cuda_library);
   }
   add_cuda(cuda, nvml_answered, m);
+  sense_dcgm(opts, m);
   close_nvidia_files_on_exec();
 }
 

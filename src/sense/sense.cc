@@ -1,19 +1,47 @@
 #include "sense/sense.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <string_view>
 
 #include "model/env_names.h"
+#include "sys/fs.h"
 #include "sys/text.h"
 #include "sense/measurements.h"
 #include "sense/parallel.h"
 #include "sense/trace.h"
 
 namespace gpuenv {
+namespace {
+constexpr std::size_t kMaxBaseImageEnvBytes = 1 << 20;
+}  // namespace
+
 std::map<std::string, std::string> sense_env() {
   std::map<std::string, std::string> env;
   for (const auto& name : steering_env_names())
     if (const char* v = std::getenv(name.c_str())) env[name] = v;
+  return env;
+}
+
+std::map<std::string, std::string> read_base_image_env(const std::string& path) {
+  std::map<std::string, std::string> env;
+  std::string text, err;
+  if (path.empty() || !fs::read_head(path, kMaxBaseImageEnvBytes + 1, &text, &err) ||
+      text.size() > kMaxBaseImageEnvBytes)
+    return env;
+  const auto& names = steering_env_names();
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\0', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view entry(text.data() + start, end - start);
+    start = end + 1;
+    std::size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string name(entry.substr(0, eq));
+    if (std::find(names.begin(), names.end(), name) != names.end()) env[name] = std::string(entry.substr(eq + 1));
+  }
   return env;
 }
 
@@ -45,6 +73,7 @@ Machine sense_machine(const SenseOptions& opts, std::string* torch_why) {
     sense_measurements(opts.store_path, &m, opts.store_patience);  // what gpuenv bench stored for this machine
   }
   m.env = sense_env();
+  m.base_image_env = read_base_image_env(opts.base_image_env_file);
   if (trace::enabled()) trace::flush();
   return m;
 }

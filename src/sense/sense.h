@@ -19,6 +19,9 @@ struct SenseOptions {
   // GPUENV_CUDA_LIBRARY, else the sonames through the normal loader search.
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string cuda_library = "libcuda.so.1";
+  // DCGM, loaded (not started) by doctor where a GPU predates Hopper;
+  // GPUENV_DCGM_LIBRARY overrides it as the others.
+  std::string dcgm_library = "libdcgm.so.4";
   // Filesystem root for /proc, /sys, /dev (tests point it at a fake tree).
   std::string root = "/";
   // doctor: per-GPU health (clock event reasons, temperature, ECC, row
@@ -48,6 +51,10 @@ struct SenseOptions {
   // store_patience (which the command's other reads share).
   std::string store_path;
   store::Patience store_patience;
+  // What gpuenv's image recorded of its base image's environment when it was
+  // built (docker/setup-image.sh base-env): PREFIX/lib/gpuenv/base-image.env
+  // beside the installed binary; "" or a missing file: none.
+  std::string base_image_env_file;
 };
 
 /// NVML (and, when asked or as the fallback, the CUDA driver): fills
@@ -74,6 +81,12 @@ std::optional<Torch> sense_torch(const SenseOptions& opts, std::string* why = nu
 
 /// The variables that steer the plan, from the process environment.
 std::map<std::string, std::string> sense_env();
+
+/// The steering variables' values in `path`, the base image's environment as
+/// `env -0` wrote it (NAME=VALUE, each ended by a NUL) when gpuenv's image was
+/// built; other names are left out. Empty when the file is missing, unreadable
+/// or larger than 1 MiB: then every set value counts as the user's, as before.
+std::map<std::string, std::string> read_base_image_env(const std::string& path);
 
 /// All of the above. When opts.python names no usable interpreter and
 /// torch_why is given, *torch_why says why, as sense_torch's does.

@@ -99,6 +99,7 @@ EXPECTED.update({(alert, node, gpu, reason, "", job): state for (alert, node, gp
     ("GpuRowRemapPending", "h100-2", "2", "", "gpuenv"): "pending",
     ("GpuRowRemapFailed", "h100-2", "3", "", "gpuenv"): "firing",
     ("GpuNvlinkLinksDown", "a100-1", "7", "", "gpuenv"): "pending",  # 10 of 12
+    ("GpuNvlinkErrors", "a100-1", "6", "", "gpuenv"): "pending",  # link 2's CRC flit errors, 1000 a read
     ("GpuLost", "l4-1", "1", "", "gpuenv"): "pending",
     ("GpuenvExporterDown", "dead", "", "", "gpuenv"): "pending",
     # Job 1234 holds GPU 3 at 1 %; 1235, 1236 and ml/train-0 are busy (for: 30m).
@@ -181,7 +182,7 @@ def fake_host(work, node, processes):
 
 def start_exporter(args, node, work):
     """gpuenv export on the node's stand-in machine, named as the DaemonSet names it
-    (NODE_NAME: the Hostname label); its processes and port."""
+    (NODE_NAME: the hostname label); its processes and port."""
     scenario, pods, processes = MACHINES[node]
     kubelet, sock = start_kubelet(args, node, pods, work) if pods else (None, "")
     env = dict(os.environ, HOME=work, NODE_NAME=node,

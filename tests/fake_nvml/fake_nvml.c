@@ -93,7 +93,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* g_trace, g_queries
 static int g_queries[FAKE_MAX_GPUS];
 static struct fake_device g_gpus[FAKE_MAX_GPUS];
 static struct fake_device g_migs[FAKE_MAX_GPUS][FAKE_MAX_MIGS];
-enum { SEQ_UTIL, SEQ_SM, SEQ_RX, SEQ_TX, SEQ_NVLINK, SEQ_REPLAY, SEQ_ENERGY, SEQ_COUNT };
+enum { SEQ_UTIL, SEQ_SM, SEQ_RX, SEQ_TX, SEQ_NVLINK, SEQ_REPLAY, SEQ_ENERGY, SEQ_NVLINK_ERR, SEQ_COUNT };
 static unsigned g_seq[FAKE_MAX_GPUS][SEQ_COUNT]; /* calls of a cycling key; under g_lock */
 static char g_scenario_path[1024];               /* FAKE_NVML_SCENARIO at init */
 static int g_xid_next[FAKE_MAX_GPUS];    /* the next of a GPU's `xid=` list to deliver; under g_lock */
@@ -1292,6 +1292,46 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_
   return NVML_SUCCESS;
 }
 
+/* enc_dec=ENC/DEC: the video encoder's and decoder's use, percent, over a
+ * 167 ms sampling period (whole GPUs). */
+static nvmlReturn_t codec_utilization(const char* fn, nvmlDevice_t d, int which, unsigned int* percent,
+                                      unsigned int* period_us) {
+  nvmlReturn_t rc = gpu_half(fn, d, "enc_dec", which, percent);
+  if (rc == NVML_SUCCESS && period_us == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  if (rc == NVML_SUCCESS) *period_us = 167000;
+  return rc;
+}
+
+nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int* percent, unsigned int* period_us) {
+  return codec_utilization("nvmlDeviceGetEncoderUtilization", d, 0, percent, period_us);
+}
+
+nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int* percent, unsigned int* period_us) {
+  return codec_utilization("nvmlDeviceGetDecoderUtilization", d, 1, percent, period_us);
+}
+
+/* nvlink_err=REPLAY/RECOVERY/CRC_FLIT/CRC_DATA: each link's error counters
+ * (nvmlNvLinkErrorCounter_t 0-3), every link below nvlinks=.../TOTAL; with
+ * nvlink_err_grow=LINK/STEP, that link's CRC_FLIT count STEP more at each
+ * read of it. No nvlink_err key: NOT_SUPPORTED. */
+nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned int link, int counter,
+                                             unsigned long long* value) {
+  long long v[4], up, total, grow_link, step;
+  const scn_record* r;
+  nvmlReturn_t rc = enter("nvmlDeviceGetNvLinkErrorCounter", d);
+  if (rc != NVML_SUCCESS) return rc;
+  if (value == NULL || link >= FAKE_MAX_LINKS || counter < 0 || counter > 4) return NVML_ERROR_INVALID_ARGUMENT;
+  r = d->slot < 0 ? gpu_record(d->gpu) : NULL;
+  if (r == NULL || !scn_get_pair(r, "nvlinks", &up, &total) || (long long)link >= total || counter == 4 ||
+      scn_get(r, "nvlink_err") == NULL ||
+      sscanf(scn_get(r, "nvlink_err"), "%lld/%lld/%lld/%lld", &v[0], &v[1], &v[2], &v[3]) != 4)
+    return NVML_ERROR_NOT_SUPPORTED;
+  *value = (unsigned long long)v[counter];
+  if (counter == 2 && scn_get_pair(r, "nvlink_err_grow", &grow_link, &step) && grow_link == (long long)link)
+    *value += (unsigned long long)(step * (long long)next_seq(d->gpu, SEQ_NVLINK_ERR));
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlEventSetCreate(struct fake_event_set** set) {
   nvmlReturn_t rc = enter("nvmlEventSetCreate", NULL);
   if (rc != NVML_SUCCESS) return rc;
@@ -1465,26 +1505,32 @@ nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned int gpuInstanceId, nvm
   return take_sample(s, d->gpu, (int)gpuInstanceId);
 }
 
-/* The seven figures of a gpm=a/b/c/d/e/f/g key; zeros without it. */
-static int gpm_values(const scn_record* r, double v[7]) {
-  const char* p = scn_get(r, "gpm");
+/* The n figures of a key "a/b/..."; zeros without it. */
+static int slash_values(const scn_record* r, const char* key, double* v, int n) {
+  const char* p = scn_get(r, key);
   char* end;
   int i;
-  for (i = 0; i < 7; ++i) v[i] = 0;
+  for (i = 0; i < n; ++i) v[i] = 0;
   if (p == NULL) return 1;
-  for (i = 0; i < 7; ++i) {
+  for (i = 0; i < n; ++i) {
     v[i] = strtod(p, &end);
-    if (end == p || (i < 6 && *end != '/') || (i == 6 && *end != '\0')) return 0;
+    if (end == p || (i < n - 1 && *end != '/') || (i == n - 1 && *end != '\0')) return 0;
     p = end + 1;
   }
   return 1;
 }
 
-/* The metric ids gpuenv reads, in gpm= order. */
+/* The seven figures of gpm=a/b/c/d/e/f/g, then PCIe TX and RX MiB/s of
+ * gpm_pcie=TX/RX (zeros without them: an idle GPU). */
+static int gpm_values(const scn_record* r, double v[9]) {
+  return slash_values(r, "gpm", v, 7) && slash_values(r, "gpm_pcie", v + 7, 2);
+}
+
+/* The metric ids gpuenv reads, in gpm_values order. */
 static int gpm_index(unsigned id) {
-  static const unsigned ids[7] = {1, 2, 3, 5, 12, 13, 10};
+  static const unsigned ids[9] = {1, 2, 3, 5, 12, 13, 10, 20, 21};
   int i;
-  for (i = 0; i < 7; ++i)
+  for (i = 0; i < 9; ++i)
     if (ids[i] == id) return i;
   return -1;
 }
@@ -1492,7 +1538,7 @@ static int gpm_index(unsigned id) {
 nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* m) {
   static char short_name[] = "fake", long_name[] = "fake GPM metric", unit[] = "%";
   const scn_record* r;
-  double v[7];
+  double v[9];
   unsigned i;
   nvmlReturn_t rc = enter("nvmlGpmMetricsGet", NULL);
   if (rc != NVML_SUCCESS) return rc;

@@ -32,9 +32,14 @@
  * For dcgm-exporter's fields and Xid: minor=N (/dev/nvidiaN),
  * mem_temp=C, xid=79 or xid=13,48 (the Xid events the GPU raises, in order),
  * nvlink_kib=TX/RX/STEP (NVLink data KiB over all links, STEP more each read).
+ * enc_dec=ENC/DEC (video encoder/decoder percent); pcie_tx=KIB,... and
+ * pcie_rx=KIB,... (nvmlDeviceGetPcieThroughput KiB/s, cycling per call);
+ * nvlink_err=REPLAY/RECOVERY/CRC_FLIT/CRC_DATA (each link's error counts)
+ * and nvlink_err_grow=LINK/STEP (that link's CRC_FLIT count STEP more each read).
  *
  * NVML GPM (a gpu line with cc 9.0 or newer; a mig line, found by its gi):
  *   gpm=GR/SM/OCCUPANCY/TENSOR/FP32/FP16/DRAM   (percent; all 0 when absent)
+ *   gpm_pcie=TX/RX                              (PCIe MiB/s; 0 when absent)
  *
  * The processes on the GPUs (nvmlDeviceGetComputeRunningProcesses_v3,
  * nvmlDeviceGetGraphicsRunningProcesses_v3, nvmlDeviceGetProcessUtilization)

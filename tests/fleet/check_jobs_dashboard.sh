@@ -37,7 +37,8 @@ mutant() {  # mutant NAME JS TEXT: the dashboard changed by JS (p: its panels) i
 
 expect_ok "$dash"
 mutant no-user-filter 'p[0].targets[0].expr=p[0].targets[0].expr.replace(", user=~\"$user\"","")' 'does not filter by user=~"$user"'
-mutant gpu-series 'p[2].targets[0].expr="gpuenv_gpu_up{Hostname=~\"$node\", user=~\"$user\"}"' 'not a per-job gpuenv series'
+mutant old-host-label 'p[0].targets[0].expr=p[0].targets[0].expr.replaceAll("hostname=~","Hostname=~")' 'does not filter by hostname=~"$node"'
+mutant gpu-series 'p[2].targets[0].expr="gpuenv_gpu_up{hostname=~\"$node\", user=~\"$user\"}"' 'not a per-job gpuenv series'
 mutant no-processes 'd.panels=d.panels.filter(x=>!x.targets?.some(t=>t.expr.includes("gpuenv_job_processes")))' 'gpuenv_job_processes: no panel draws it'
 mutant not-promql 'p[1].targets[0].expr+=")"' 'promtool check rules'
 mutant fixed-datasource 'p[3].datasource={type:"prometheus",uid:"my-prometheus"}' 'is not ${datasource}'

@@ -23,8 +23,9 @@ verdict, labels and CPU; the shared GPU's flags; the energy split (104:105 = 3:1
 on every GPU, that its jobs' energy (104 + 105 on GPU 3) adds up to the increase of its
 DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION over the same window (within one energy STEP, the
 same number of STEPs on every GPU: the jobs' snapshot may trail by a round); the
-hpc_job label on DCGM_FI_DEV_GPU_UTIL. Then `gpuenv report --job ID --prometheus URL
---json` for jobs 101 and 104 must agree with Prometheus. Last, job 102's process leaves
+hpc_job label on DCGM_FI_DEV_GPU_UTIL; that every series names the node ($NODE_NAME)
+under one label, `hostname`, the DCGM_FI_* and gpuenv_job_* alike. Then `gpuenv report --job ID --prometheus URL
+--json` for jobs 101 and 104 must agree with Prometheus (and name that node). Last, job 102's process leaves
 the table: its series must stay for the retention (2 s) and be gone from /metrics within
 the retention plus 8 rounds. Exit 0: passed; 1: failed (each failed check on a line).
 """
@@ -35,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 SCENARIO = os.path.join(REPO, "tests", "fake_nvml", "scenarios", "fleet_4.txt")
 INTERVAL = 0.25  # the exporter's --interval
+NODE = "fleet-node-7"  # its $NODE_NAME: the node's name on every series
 RETENTION = 2.0  # its --job-retention
 GIB = 1 << 30
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -210,7 +212,8 @@ def wait_for_log(path, pattern, proc, what, seconds=30):
 def start_exporter(args, host, work):
     env = dict(os.environ, HOME=work, GPUENV_NVML_LIBRARY=os.path.join(args.fake_dir, "libnvidia-ml.so.1"),
                GPUENV_CUDA_LIBRARY=os.path.join(args.fake_dir, "libcuda.so.1"),
-               FAKE_NVML_SCENARIO=SCENARIO, FAKE_CUDA_SCENARIO=SCENARIO, FAKE_NVML_PROCESSES=host.table)
+               FAKE_NVML_SCENARIO=SCENARIO, FAKE_CUDA_SCENARIO=SCENARIO, FAKE_NVML_PROCESSES=host.table,
+               NODE_NAME=NODE)
     log = os.path.join(work, "export.log")
     p = subprocess.Popen([args.gpuenv, "export", "--listen", "127.0.0.1:0", "--interval", str(INTERVAL),
                           "--proc-root", host.proc, "--cgroup-root", host.cgroup,
@@ -391,6 +394,17 @@ def check_hpc_job(prom, t):
     return got
 
 
+def check_host_label(prom, t):
+    """One label names the node on every series: export's default, `hostname` (dcgm-exporter
+    4.x's), on the DCGM_FI_* and the gpuenv_job_* series alike; none carries `Hostname`."""
+    print("the node's label")
+    for expr in ("DCGM_FI_DEV_GPU_UTIL", "gpuenv_job_processes", "gpuenv_job_gpu_seconds_total", "gpuenv_job_verdict"):
+        got = prom.query(expr, t)
+        hosts = sorted({labels.get("hostname", "") for labels, _ in got})
+        check(f"{expr} hostname", len(got) > 0 and hosts == [NODE] and not any("Hostname" in l for l, _ in got),
+              f"{len(got)} series, hostname {hosts}")
+
+
 def report_available(gpuenv):
     r = subprocess.run([gpuenv, "report", "--help"], capture_output=True, text=True)
     return r.returncode == 0 and "--prometheus" in r.stdout
@@ -427,6 +441,7 @@ def check_report(args, work, prom, t, verdicts):
         check(f"report {job} labels", (rep.get("job"), rep.get("scheduler"), rep.get("user")) ==
               (job, "slurm", {"101": "alice", "104": "dave"}[job]),
               f"job {rep.get('job')} scheduler {rep.get('scheduler')} user {rep.get('user')}")
+        check(f"report {job} node", rep.get("nodes") == [NODE], f"nodes {rep.get('nodes')}")
 
 
 def scrape(port):
@@ -517,6 +532,7 @@ def main():
         verdicts = check_jobs(prom, t)
         check_energy(prom, first_all, t)
         check_hpc_job(prom, t)
+        check_host_label(prom, t)
         check_dashboard(prom, t)
         if check("gpuenv report --prometheus", report_available(args.gpuenv), "in `gpuenv report --help`"):
             check_report(args, work, prom, t, verdicts)

@@ -5,7 +5,8 @@ fleet.report_prometheus; docs/cluster.md, "Reporting a job from Prometheus").
   python3 tests/fleet/report_prometheus.py --gpuenv build/gpuenv
 
 It writes two hours of the exporters' per-job series (gpuenv_job_*, as `gpuenv
-export` serves them on three nodes, every 15 s) as OpenMetrics, backfills them
+export` serves them on three nodes, every 15 s; one names its host label
+`Hostname`, as --hostname-label Hostname and exporters before it do) as OpenMetrics, backfills them
 with `promtool tsdb create-blocks-from openmetrics`, starts /usr/bin/prometheus
 on that data in its own temp dir on a free loopback port, and waits until the
 API answers with the data. Then it checks, failing (exit 1, a problem a line):
@@ -78,8 +79,15 @@ def job_labels(j):
     return labels
 
 
+# The exporter's host label: `hostname` (export's default, as dcgm-exporter
+# 4.x), `Hostname` on gpu-b as an exporter run with --hostname-label Hostname
+# (or one from before the rename) names it; the report reads either.
+def host_label(node):
+    return {"Hostname" if node == "gpu-b" else "hostname": node}
+
+
 def gpu_labels(j, g):
-    labels = dict(job_labels(j), Hostname=g.node, gpu=g.index, UUID=g.uuid, instance=g.node + ":9400")
+    labels = dict(job_labels(j), **host_label(g.node), gpu=g.index, UUID=g.uuid, instance=g.node + ":9400")
     if g.mig:
         labels["GPU_I_ID"] = g.mig
     return labels
@@ -115,7 +123,7 @@ def job_samples(j, t0):
             out += [(f"gpuenv_job_{n}_active_ratio", "gauge", f"gpuenv_job_{n}_active_ratio", l, [(t, v) for t in times])
                     for n, v in (("sm", 0.3), ("tensor", 0.02), ("fp32", 0.25), ("fp16", 0.0))]
     for node in sorted({g.node for g in j.gpus}):
-        l = dict(job_labels(j), Hostname=node, instance=node + ":9400")
+        l = dict(job_labels(j), **host_label(node), instance=node + ":9400")
         used, allowed = j.cpu
         out += [("gpuenv_job_cpu_cores_used", "gauge", "gpuenv_job_cpu_cores_used", l, [(t, used) for t in times]),
                 ("gpuenv_job_cpu_cores_allowed", "gauge", "gpuenv_job_cpu_cores_allowed", l, [(t, allowed) for t in times]),

@@ -28,14 +28,44 @@
 # remapped rows and their pending/failure flags exactly, the clock-event mask
 # exactly but for gpu_idle and sw_power_cap (NVML reads them per call), and
 # the labels (UUID, pci_bus_id, modelName, device=/dev/nvidiaN,
-# DCGM_FI_DRIVER_VERSION).
+# DCGM_FI_DRIVER_VERSION). Several of those fields (FB_TOTAL, the volatile ECC
+# counts, ROW_REMAP_PENDING, CLOCKS_EVENT_REASONS) are not among
+# dcgm-exporter's default counters, so the exporter runs with a counters file
+# (-f, $OUT/export-counters.csv) listing every DCGM field compared here.
+# The scrape latency and CPU at the end are the default set's (no -f).
 set -u
 GPUENV=${GPUENV:-./build/gpuenv}
 OUT=${OUT:-/tmp/gpuenv-gpu}
 mkdir -p "$OUT"
 command -v nvidia-smi >/dev/null || { echo "FAIL: no nvidia-smi"; exit 1; }
 
-"$GPUENV" export --listen 127.0.0.1:0 --interval 1 2>"$OUT/export.err" &
+# dcgm-exporter's counters CSV (FIELD, TYPE, HELP): compare_dcgm's fields,
+# compare_nvlink's bandwidth, the Xid and the driver-version label.
+cat >"$OUT/export-counters.csv" <<'CSV'
+# The DCGM fields tests/gpu/export.sh compares with nvidia-smi.
+DCGM_FI_DEV_GPU_UTIL, gauge, GPU utilization (in %).
+DCGM_FI_DEV_MEM_COPY_UTIL, gauge, Memory utilization (in %).
+DCGM_FI_DEV_FB_USED, gauge, Framebuffer memory used (in MiB).
+DCGM_FI_DEV_FB_FREE, gauge, Framebuffer memory free (in MiB).
+DCGM_FI_DEV_FB_TOTAL, gauge, Framebuffer memory total (in MiB).
+DCGM_FI_DEV_GPU_TEMP, gauge, GPU temperature (in C).
+DCGM_FI_DEV_MEMORY_TEMP, gauge, Memory temperature (in C).
+DCGM_FI_DEV_POWER_USAGE, gauge, Power draw (in W).
+DCGM_FI_DEV_SM_CLOCK, gauge, SM clock frequency (in MHz).
+DCGM_FI_DEV_MEM_CLOCK, gauge, Memory clock frequency (in MHz).
+DCGM_FI_DEV_ECC_SBE_VOL_TOTAL, counter, Total number of single-bit volatile ECC errors.
+DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, counter, Total number of double-bit volatile ECC errors.
+DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS, counter, Number of remapped rows for correctable errors
+DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS, counter, Number of remapped rows for uncorrectable errors
+DCGM_FI_DEV_ROW_REMAP_PENDING, gauge, Whether a row remapping waits for a GPU reset
+DCGM_FI_DEV_ROW_REMAP_FAILURE, gauge, Whether remapping of rows has failed
+DCGM_FI_DEV_CLOCKS_EVENT_REASONS, gauge, Current clock event reasons (bitmask of nvmlClocksEventReasons)
+DCGM_FI_DEV_XID_ERRORS, gauge, Value of the last XID error encountered.
+DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL, counter, Total number of NVLink bandwidth counters for all lanes.
+DCGM_FI_DRIVER_VERSION, label, Driver Version
+CSV
+
+"$GPUENV" export --listen 127.0.0.1:0 --interval 1 -f "$OUT/export-counters.csv" 2>"$OUT/export.err" &
 pid=$!
 trap 'kill $pid 2>/dev/null; [ -n "${load:-}" ] && kill $load 2>/dev/null' EXIT
 for _ in $(seq 100); do grep -q 'listening on' "$OUT/export.err" && break; sleep 0.1; done

@@ -5,9 +5,10 @@
 #
 #   localhost/gpuenv-test-base:12   Debian 12 + python3 (with pip, setuptools and the
 #                                   headers, as the PyTorch image's conda Python has)
-#                                   + a stand-in torch 2.9.1+cu128 (its version files
-#                                   and a fatbin library, as the doctor tests use):
-#                                   BASE_IMAGE and BUILD_IMAGE
+#                                   + a stand-in torch 2.14.0+cu130 (its version files
+#                                   and a fatbin library, as the doctor tests use), and
+#                                   TORCH_CUDA_ARCH_LIST set by the base as NGC's images
+#                                   set it (every arch built): BASE_IMAGE and BUILD_IMAGE
 #   localhost/gpuenv-test-cuda:13   nvcc, headers and the static runtime of
 #                                   /usr/local/cuda, laid out as nvidia/cuda's
 #                                   devel images are: CUDA_IMAGE
@@ -34,7 +35,7 @@ current() {  # current IMAGE RECIPE: does IMAGE exist, made from RECIPE?
 stage_torch() {
   site=$1/usr/local/lib/python3.11/dist-packages/torch
   mkdir -p "$site/lib"
-  printf "__version__ = '2.9.1+cu128'\ncuda = '12.8'\ngit_version = 'stand-in'\n" >"$site/version.py"
+  printf "__version__ = '2.14.0+cu130'\ncuda = '13.0'\ngit_version = 'stand-in'\n" >"$site/version.py"
   printf 'from .version import __version__\n' >"$site/__init__.py"
   cp "$repo/tests/fatbins/sm89_ptx89.so" "$site/lib/libtorch_cuda.so"
 }
@@ -49,7 +50,7 @@ make_base() {
     --customize-hook="copy-in $tmp/torch/usr/local/lib /usr/local" \
     "$SUITE" "$tmp/rootfs.tar" "$MIRROR"
   podman import --quiet --change "LABEL gpuenv.recipe=$recipe" --change 'CMD ["/bin/bash"]' \
-    "$tmp/rootfs.tar" "$BASE" >/dev/null
+    --change 'ENV TORCH_CUDA_ARCH_LIST="7.5 8.0 8.6 9.0 10.0 12.0+PTX"' "$tmp/rootfs.tar" "$BASE" >/dev/null
   rm -rf "$tmp"
   log "made $BASE"
 }

@@ -117,9 +117,14 @@ prun() { podman run --rm "${stand_in[@]}" -v "$cache:/cache" "$@"; }
 # ---- a batch command: uid 1000, the plan, exit codes and SIGTERM
 out=$(prun $IMAGE python3 -c 'import os, sys; print(os.getuid(), os.environ.get("TORCH_CUDA_ARCH_LIST"), os.environ.get("GPUENV_CACHE_ROOT")); sys.exit(7)' 2>"$work/job.err")
 code=$?
-check "batch job runs as uid 1000 with the plan" eq "$out" "1000 9.0 /cache"
+check "batch job runs as uid 1000 with the plan (the base image's TORCH_CUDA_ARCH_LIST replaced)" eq "$out" "1000 9.0 /cache"
 check "batch job's exit code comes back" eq "$code" 7
 check "init's log says who the command runs as" has "$(cat "$work/job.err")" "gpuenv"
+out=$(prun -e TORCH_CUDA_ARCH_LIST=8.0 $IMAGE sh -c 'echo "$TORCH_CUDA_ARCH_LIST"; gpuenv explain' 2>/dev/null)
+check "a TORCH_CUDA_ARCH_LIST of the user's own is kept" eq "$(echo "$out" | head -n1)" "8.0"
+check "explain says it is the user's" has "$out" "kept yours"
+out=$(prun --entrypoint gpuenv $IMAGE explain 2>/dev/null)  # not under init, which applied the plan
+check "explain names the base image's value it replaced" has "$out" "the container image's base value"
 out=$(prun -e GPUENV_RUN_AS_ROOT=1 $IMAGE python3 -c 'import os; print(os.getuid())' 2>"$work/root.err")
 check "GPUENV_RUN_AS_ROOT=1 keeps root" eq "$out" 0
 check "init logs that it keeps root" has "$(cat "$work/root.err")" "GPUENV_RUN_AS_ROOT"
@@ -195,7 +200,7 @@ code=$?
 # Stand-in libraries come without /dev/nvidia*: doctor must say so (exit 1).
 check "gpuenv doctor runs and names the missing device nodes (exit 1)" eq "$code" 1 || echo "$out"
 check "doctor sees the stand-in H200 through NVML" has "$out" "NVML sees 1 GPU"
-check "doctor finds the stand-in torch" has "$out" "torch 2.9.1+cu128 (CUDA 12.8)"
+check "doctor finds the stand-in torch" has "$out" "torch 2.14.0+cu130 (CUDA 13.0)"
 check "doctor's error is the device nodes" has "$out" "error   device_nodes"
 
 # ---- deploy/kubernetes/daemonset.yaml's pod, played with `podman kube play`
@@ -228,7 +233,7 @@ if [ $exporter = yes ]; then
   metrics() { in_pod exporter 'python3 -c "import urllib.request; print(urllib.request.urlopen(\"http://127.0.0.1:9400/metrics\", timeout=5).read().decode())"'; }
   until_ok 30 sh -c "podman exec $kube_pod-exporter python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:9400/metrics\", timeout=5)'"
   check "exporter: /metrics answers with gpuenv_gpu_up" has "$(metrics)" 'gpuenv_gpu_up{'
-  check "exporter: the DCGM series carry the node's name as Hostname" has "$(metrics)" 'Hostname="stand-in-node"'
+  check "exporter: the DCGM series carry the node's name as hostname (dcgm-exporter 4.x)" has "$(metrics)" 'hostname="stand-in-node"'
 fi
 podman kube down "$work/pod.yaml" >/dev/null 2>&1
 check "podman kube down removes the pod" eq "$(podman pod ps --filter name="$kube_pod" --format '{{.Name}}')" ""

@@ -7,7 +7,7 @@
 // is valid PromQL (`promtool check rules` over a rules file made of the
 // queries, with Grafana's variables filled in). grafana-jobs-dashboard.json
 // (uid gpuenv-jobs): the same data source, node and user variables that every
-// gpuenv_job_* selector filters by (Hostname=~"$node", user=~"$user"), exactly
+// gpuenv_job_* selector filters by (hostname=~"$node", user=~"$user"), exactly
 // the per-job series below drawn, each named in docs/metrics.md and every
 // gpuenv_job_ name there among them, and valid PromQL.
 //
@@ -54,7 +54,7 @@ function checkVariables(dash) {
 
 // The matchers a selector of `name` must have.
 function filters(dash, name) {
-  if (isJobs(dash)) return ['Hostname=~"$node"', 'user=~"$user"'];
+  if (isJobs(dash)) return ['hostname=~"$node"', 'user=~"$user"'];
   return name.startsWith("gpuenv_gpu_") ? ['node=~"$node"', 'gpu=~"$gpu"'] : ['node=~"$node"'];
 }
 

@@ -11,11 +11,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <memory>
 #include <string>
 
+#include "act/serve/basic_auth.h"
 #include "act/serve/http_server_limits.h"
+#include "act/serve/tls_server.h"
 #include "sys/fs.h"
 #include "sys/signals.h"
 
@@ -30,6 +33,8 @@ const char* reason_phrase(int status) {
   switch (status) {
     case 200:
       return "OK";
+    case 401:
+      return "Unauthorized";
     case 404:
       return "Not Found";
     default:
@@ -40,15 +45,34 @@ const char* reason_phrase(int status) {
 struct Served {
   const HttpHandler* handler;
   ConnectionGuard* guard;
+  const HttpSecurity* security;
 };
+
+bool authorized(const Served& served, evhttp_request* req, const std::string& path) {
+  BasicAuth* auth = served.security->auth;
+  if (auth == nullptr || !auth->enabled()) return true;
+  const auto& open = served.security->open_paths;
+  if (std::find(open.begin(), open.end(), path) != open.end()) return true;
+  return auth->allows(evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization"));
+}
+
+const HttpResponse kUnauthorized{401, "text/plain; charset=utf-8", "Unauthorized\n"};
+
+bufferevent* tls_connection(event_base* base, const void* tls) {
+  return static_cast<const TlsServer*>(tls)->new_connection(base);
+}
 
 void on_request(evhttp_request* req, void* arg) {
   const auto* served = static_cast<const Served*>(arg);
   const HttpHandler* handler = served->handler;
   const evhttp_uri* uri = evhttp_request_get_evhttp_uri(req);
-  const char* path = uri != nullptr ? evhttp_uri_get_path(uri) : nullptr;
-  HttpResponse r = (*handler)(path != nullptr && *path != '\0' ? path : "/");
+  const char* raw = uri != nullptr ? evhttp_uri_get_path(uri) : nullptr;
+  const std::string path = raw != nullptr && *raw != '\0' ? raw : "/";
+  bool allowed = authorized(*served, req, path);
+  HttpResponse r = allowed ? (*handler)(path) : kUnauthorized;
   evkeyvalq* headers = evhttp_request_get_output_headers(req);
+  if (!allowed) evhttp_add_header(headers, "WWW-Authenticate", "Basic");
+  evhttp_add_header(headers, "X-Content-Type-Options", "nosniff");
   evhttp_add_header(headers, "Content-Type", r.content_type.c_str());
   // evhttp 2.1 would send a HEAD's body and leave out its length: the
   // length is the GET's (RFC 9110, 9.3.2), and no body goes out.
@@ -190,10 +214,10 @@ int listen_tcp(const ListenAddress& address, ListenAddress* bound, std::string* 
 }
 
 bool serve_http(int fd, const HttpHandler& handler, const std::function<void()>& ready,
-                const std::function<void()>& hangup, std::string* err) {
+                const std::function<void()>& hangup, std::string* err, const HttpSecurity& security) {
   std::unique_ptr<event_base, EventBaseFree> base(event_base_new());
   std::unique_ptr<ConnectionGuard> guard;  // outlives http: evhttp_free closes the connections it watches
-  Served served{&handler, nullptr};
+  Served served{&handler, nullptr, &security};
   std::unique_ptr<evhttp, EvhttpFree> http(base ? evhttp_new(base.get()) : nullptr);
   if (!http) {
     close(fd);
@@ -210,6 +234,7 @@ bool serve_http(int fd, const HttpHandler& handler, const std::function<void()>&
   }
   guard = std::make_unique<ConnectionGuard>(base.get(), http.get(), evhttp_bound_socket_get_listener(bound), HttpLimits{});
   served.guard = guard.get();
+  if (security.tls) guard->set_connection_maker(tls_connection, security.tls);
   evhttp_set_gencb(http.get(), on_request, &served);
   std::unique_ptr<event, EventFree> term(evsignal_new(base.get(), SIGTERM, on_signal, base.get()));
   std::unique_ptr<event, EventFree> intr(evsignal_new(base.get(), SIGINT, on_signal, base.get()));

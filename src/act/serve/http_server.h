@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpuenv {
 
@@ -43,14 +44,27 @@ struct HttpResponse {
 /// Answers a GET or HEAD of `path` (the URL's path, without the query).
 using HttpHandler = std::function<HttpResponse(const std::string& path)>;
 
+class BasicAuth;
+class TlsServer;
+
+/// What guards the server (from the web config, web_config.h): TLS on every
+/// connection, and basic auth on every path but `open_paths`.
+struct HttpSecurity {
+  const TlsServer* tls = nullptr;  // nullptr: plain HTTP
+  BasicAuth* auth = nullptr;       // nullptr or none enabled: no auth
+  std::vector<std::string> open_paths;  // answered without credentials (export's /health)
+};
+
 /// Serves GET and HEAD on `fd` (from listen_tcp, which it then owns) until
 /// SIGTERM or SIGINT, then returns true. SIGTERM, SIGINT and SIGHUP should
 /// be blocked on entry (so that every other thread keeps them blocked):
 /// they are unblocked here once they are handled, and `ready` runs then.
 /// SIGHUP runs `hangup` and serving goes on. Connections are held to
 /// HttpLimits (act/serve/http_server_limits.h): at most connection_cap(64).
-/// False with *err when libevent cannot start.
+/// With `security.auth`, a request without a user and password it allows
+/// gets 401 and `WWW-Authenticate: Basic`, its handler not asked. False with
+/// *err when libevent cannot start.
 bool serve_http(int fd, const HttpHandler& handler, const std::function<void()>& ready,
-                const std::function<void()>& hangup, std::string* err);
+                const std::function<void()>& hangup, std::string* err, const HttpSecurity& security = {});
 
 }  // namespace gpuenv

@@ -89,7 +89,7 @@ ConnectionGuard::~ConnectionGuard() {
 // so adopt() runs right after this accept, from the event loop.
 bufferevent* ConnectionGuard::on_new_connection(event_base* base, void* self) {
   auto* g = static_cast<ConnectionGuard*>(self);
-  bufferevent* bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+  bufferevent* bev = g->make_ ? g->make_(base, g->make_arg_) : bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
   if (bev == nullptr) return nullptr;
   bufferevent_incref(bev);  // so that it cannot be freed and reused before adopt()
   g->pending_.push_back(bev);

@@ -65,6 +65,12 @@ class ConnectionGuard {
   ConnectionGuard(const ConnectionGuard&) = delete;
   ConnectionGuard& operator=(const ConnectionGuard&) = delete;
 
+  /// Makes each connection's bufferevent (fd -1; evhttp sets it) with
+  /// `make` instead of a plain socket one: the TLS server's (tls_server.h).
+  void set_connection_maker(bufferevent* (*make)(event_base*, const void*), const void* arg) {
+    make_ = make;
+    make_arg_ = arg;
+  }
   /// A request was answered on `req`'s connection: its next one has a new
   /// deadline.
   void answered(evhttp_request* req);
@@ -113,6 +119,8 @@ class ConnectionGuard {
   event* wake_ = nullptr;   // once: the end of a pause, or a client's grace
   Clock::time_point paused_until_{};
   bool accepting_ = true;
+  bufferevent* (*make_)(event_base*, const void*) = nullptr;  // nullptr: bufferevent_socket_new
+  const void* make_arg_ = nullptr;
   RateLimitedLog accept_log_, full_log_;
 };
 

@@ -264,7 +264,7 @@ void add_notes(const JobAnswers& a, const std::set<std::string>& schedulers, Job
 }  // namespace
 
 std::string node_of(const Labels& labels) {
-  for (const char* key : {"Hostname", "node", "instance"})
+  for (const char* key : {"hostname", "Hostname", "node", "instance"})
     if (auto v = label(labels, key); !v.empty()) return v;
   return "";
 }

@@ -32,8 +32,8 @@ struct JobSeries {
   std::vector<TimePoint> points;
 };
 
-/// What Prometheus answered for one job. Per GPU series carry Hostname, gpu,
-/// UUID (and GPU_I_ID on a MIG device); per job series carry Hostname.
+/// What Prometheus answered for one job. Per GPU series carry the node (see
+/// node_of), gpu, UUID (and GPU_I_ID on a MIG device); per job series the node.
 struct JobAnswers {
   std::string job;
   double window_start = 0, window_end = 0;  // the window asked (--since, --end)
@@ -51,7 +51,7 @@ struct JobAnswers {
 
 /// One GPU (or MIG device) the job held.
 struct GpuUse {
-  std::string node, gpu, uuid, mig;  // Hostname, gpu (NVML index), UUID, GPU_I_ID ("" not MIG)
+  std::string node, gpu, uuid, mig;  // node_of, gpu (NVML index), UUID, GPU_I_ID ("" not MIG)
   double first = 0, last = 0;        // its first and last sample (unix seconds)
   double held_s = 0;                 // gpuenv_job_gpu_seconds_total's increase
   std::optional<double> energy_j;    // gpuenv_job_energy_joules_total's increase
@@ -123,7 +123,9 @@ std::vector<VerdictSpan> verdict_spans(const std::vector<JobSeries>& verdict_sam
 /// is no other; a tie goes to the one said last), with its latest fix.
 void main_verdict(const std::vector<VerdictSpan>& spans, std::string* verdict, std::string* fix, double* seconds);
 
-/// The node a series came from: its Hostname label, else node, else instance.
+/// The node a series came from: its hostname label (export's default, as
+/// dcgm-exporter 4.x), else Hostname (--hostname-label Hostname, and exporters
+/// before the rename), else node, else instance.
 std::string node_of(const std::map<std::string, std::string>& labels);
 
 }  // namespace gpuenv::fleet

@@ -46,14 +46,14 @@ JobSeries range(const Raw& r, double from, double to, double step, bool times) {
 }
 
 Labels gpu(const std::string& node, const std::string& index, Labels extra = {}) {
-  Labels l = {{"job", "42"}, {"user", "alice"}, {"scheduler", "slurm"}, {"Hostname", node}, {"gpu", index},
+  Labels l = {{"job", "42"}, {"user", "alice"}, {"scheduler", "slurm"}, {"hostname", node}, {"gpu", index},
               {"UUID", "GPU-" + node + "-" + index}};
   for (const auto& [k, v] : extra) l[k] = v;
   return l;
 }
 
 Labels job_on(const std::string& node, Labels extra = {}) {
-  Labels l = {{"job", "42"}, {"user", "alice"}, {"scheduler", "slurm"}, {"Hostname", node}};
+  Labels l = {{"job", "42"}, {"user", "alice"}, {"scheduler", "slurm"}, {"hostname", node}};
   for (const auto& [k, v] : extra) l[k] = v;
   return l;
 }
@@ -307,6 +307,41 @@ TEST(JobSummary, NoGpuSampleIsNoJob) {
   w.add({"verdict", verdict("n1", "busy"), every15(T0, T0 + 60, constant(1))});
   EXPECT_FALSE(summarize_job(w.answers()));
   EXPECT_FALSE(summarize_job(JobAnswers{}));
+}
+
+// The node's label as gpuenv export (and dcgm-exporter 4.x) names it, as
+// --hostname-label Hostname and exporters before the rename do, then the
+// labels a relabelling may have put there.
+TEST(JobSummary, NodeOf) {
+  EXPECT_EQ(node_of({{"hostname", "n1"}, {"instance", "n1:9400"}}), "n1");
+  EXPECT_EQ(node_of({{"Hostname", "n2"}, {"instance", "n2:9400"}}), "n2");
+  EXPECT_EQ(node_of({{"node", "n3"}, {"instance", "n3:9400"}}), "n3");
+  EXPECT_EQ(node_of({{"instance", "n4:9400"}}), "n4:9400");
+  EXPECT_EQ(node_of({{"hostname", ""}, {"Hostname", "n5"}}), "n5");
+  EXPECT_EQ(node_of({}), "");
+}
+
+// A fleet where some exporters say hostname and others Hostname: each GPU
+// and span has its node either way.
+TEST(JobSummary, EitherHostLabel) {
+  World w;
+  w.add({"gpu_seconds", gpu("n1", "0"), every15(T0, T0 + 600, [](double s) { return s; })});
+  Labels old = gpu("n2", "0");
+  old.erase("hostname");
+  old["Hostname"] = "n2";
+  w.add({"gpu_seconds", old, every15(T0, T0 + 600, [](double s) { return s; })});
+  Labels v = verdict("n2", "busy");
+  v.erase("hostname");
+  v["Hostname"] = "n2";
+  w.add({"verdict", v, every15(T0, T0 + 600, constant(1))});
+  auto s = summarize_job(w.answers());
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->gpus.size(), 2u);
+  EXPECT_EQ(s->gpus[0].node, "n1");
+  EXPECT_EQ(s->gpus[1].node, "n2");
+  EXPECT_EQ(s->nodes, (std::vector<std::string>{"n1", "n2"}));
+  ASSERT_FALSE(s->verdicts.empty());
+  EXPECT_EQ(s->verdicts[0].node, "n2");
 }
 
 TEST(JobSummary, CounterIncrease) {

@@ -1,4 +1,4 @@
-// The name dcgm-exporter labels a node's series with (Hostname): the name
+// The name dcgm-exporter labels a node's series with (hostname): the name
 // Kubernetes knows the node by, else the host's own.
 #pragma once
 

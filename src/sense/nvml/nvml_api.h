@@ -354,6 +354,20 @@ static_assert(offsetof(FieldValue, value) == 32);
 
 using DeviceGetFieldValuesFn = Return (*)(Device, int, FieldValue*);
 
+// nvmlDeviceGetEncoderUtilization / nvmlDeviceGetDecoderUtilization(device,
+// percent, sampling period in µs).
+using DeviceGetCodecUtilizationFn = Return (*)(Device, unsigned int*, unsigned int*);
+
+// nvmlNvLinkErrorCounter_t
+enum : int {
+  kNvlinkErrorDlReplay = 0,    // NVML_NVLINK_ERROR_DL_REPLAY
+  kNvlinkErrorDlRecovery = 1,  // NVML_NVLINK_ERROR_DL_RECOVERY
+  kNvlinkErrorDlCrcFlit = 2,   // NVML_NVLINK_ERROR_DL_CRC_FLIT
+  kNvlinkErrorDlCrcData = 3,   // NVML_NVLINK_ERROR_DL_CRC_DATA
+};
+// nvmlDeviceGetNvLinkErrorCounter(device, link, nvmlNvLinkErrorCounter_t, count since the driver loaded)
+using DeviceGetNvLinkErrorCounterFn = Return (*)(Device, unsigned int, int, unsigned long long*);
+
 using EventSet = struct OpaqueEventSet*;  // nvmlEventSet_t
 inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8;  // nvmlEventTypeXidCriticalError
 
@@ -389,6 +403,8 @@ enum : unsigned int {
   kGpmDramBwUtil = 10,     // NVML_GPM_METRIC_DRAM_BW_UTIL: DRAM bandwidth of the peak, %
   kGpmFp32Util = 12,       // NVML_GPM_METRIC_FP32_UTIL: non-tensor FP32 math, %
   kGpmFp16Util = 13,       // NVML_GPM_METRIC_FP16_UTIL: non-tensor FP16 math, %
+  kGpmPcieTxPerSec = 20,   // NVML_GPM_METRIC_PCIE_TX_PER_SEC: PCIe traffic from the GPU, MiB/s
+  kGpmPcieRxPerSec = 21,   // NVML_GPM_METRIC_PCIE_RX_PER_SEC: PCIe traffic to the GPU, MiB/s
 };
 
 /// NVML_GPM_METRIC_MAX of CUDA 13's nvml.h. The array was 98 entries in

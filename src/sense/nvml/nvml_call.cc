@@ -60,22 +60,29 @@ std::optional<std::string> pci_bus_id(NvmlCaller& call, const NvmlFunctions& f, 
 std::optional<MemoryInfo> memory_info(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
   nvml::MemoryV2 v2{};
   v2.version = nvml::kMemoryV2Version;
-  if (call(f.memory_v2, d, &v2)) return MemoryInfo{v2.total, v2.free, v2.used};
+  if (call(f.memory_v2, d, &v2)) return MemoryInfo{v2.total, v2.free, v2.used, v2.reserved};
   if (f.memory_v2.call != nullptr && call.last() != nvml::kErrorNotSupported) return std::nullopt;
   nvml::Memory v1{};
-  if (call(f.memory, d, &v1)) return MemoryInfo{v1.total, v1.free, v1.used};
+  if (call(f.memory, d, &v1)) return MemoryInfo{v1.total, v1.free, v1.used, std::nullopt};
   return std::nullopt;
 }
 
-std::optional<int> active_nvlinks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
-  std::optional<int> active;
+std::optional<std::vector<unsigned>> active_nvlink_list(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
+  std::optional<std::vector<unsigned>> active;
   for (unsigned link = 0; link < nvml::kNvlinkMaxLinks; ++link) {
     int state = nvml::kFeatureDisabled;
-    if (call(f.nvlink_state, d, link, &state))
-      active = active.value_or(0) + (state == nvml::kFeatureEnabled ? 1 : 0);
+    if (!call(f.nvlink_state, d, link, &state)) continue;
+    if (!active) active.emplace();
+    if (state == nvml::kFeatureEnabled) active->push_back(link);
   }
   if (call.stopped()) return std::nullopt;
   return active;
+}
+
+std::optional<int> active_nvlinks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
+  std::optional<std::vector<unsigned>> links = active_nvlink_list(call, f, d);
+  if (!links) return std::nullopt;
+  return static_cast<int>(links->size());
 }
 
 }  // namespace gpuenv

@@ -75,6 +75,7 @@ std::optional<std::string> pci_bus_id(NvmlCaller& call, const NvmlFunctions& f, 
 
 struct MemoryInfo {
   std::uint64_t total, free, used;
+  std::optional<std::uint64_t> reserved;  // what the driver keeps (_v2 only)
 };
 
 /// _v2 when the driver has it (its `used` leaves out what the driver
@@ -84,5 +85,8 @@ std::optional<MemoryInfo> memory_info(NvmlCaller& call, const NvmlFunctions& f, 
 /// NVLink links up. Links that answer are counted; none answering (no
 /// NVLink) is unknown, and so is a count cut short by the GPU getting lost.
 std::optional<int> active_nvlinks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d);
+
+/// The NVLink links up, by number; nullopt as active_nvlinks.
+std::optional<std::vector<unsigned>> active_nvlink_list(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d);
 
 }  // namespace gpuenv

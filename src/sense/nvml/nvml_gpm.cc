@@ -10,13 +10,16 @@ namespace gpuenv {
 namespace {
 
 // The metrics gpuenv reads, in the order of GpmRatios' fields.
-constexpr std::array<unsigned, 7> kMetrics = {nvml::kGpmGraphicsUtil, nvml::kGpmSmUtil,   nvml::kGpmSmOccupancy,
+constexpr std::array<unsigned, 9> kMetrics = {nvml::kGpmGraphicsUtil, nvml::kGpmSmUtil,   nvml::kGpmSmOccupancy,
                                               nvml::kGpmAnyTensorUtil, nvml::kGpmFp32Util, nvml::kGpmFp16Util,
-                                              nvml::kGpmDramBwUtil};
+                                              nvml::kGpmDramBwUtil,    nvml::kGpmPcieTxPerSec,
+                                              nvml::kGpmPcieRxPerSec};
+constexpr std::size_t kFirstRate = 7;  // kMetrics from here are MiB/s, the rest percent
 
-std::array<std::optional<double>*, 7> fields(GpmRatios* r) {
-  return {&r->gr_engine_active, &r->sm_active,   &r->sm_occupancy, &r->tensor_active,
-          &r->fp32_active,      &r->fp16_active, &r->dram_active};
+std::array<std::optional<double>*, 9> fields(GpmRatios* r) {
+  return {&r->gr_engine_active, &r->sm_active,   &r->sm_occupancy,
+          &r->tensor_active,    &r->fp32_active, &r->fp16_active,
+          &r->dram_active,      &r->pcie_tx_bytes_per_second, &r->pcie_rx_bytes_per_second};
 }
 
 bool has_functions(const NvmlFunctions& f) {
@@ -29,6 +32,11 @@ bool has_functions(const NvmlFunctions& f) {
 std::optional<double> gpm_ratio(double percent) {
   if (!std::isfinite(percent)) return std::nullopt;
   return std::clamp(percent / 100.0, 0.0, 1.0);
+}
+
+std::optional<double> gpm_bytes_per_second(double mib_per_second) {
+  if (!std::isfinite(mib_per_second) || mib_per_second < 0) return std::nullopt;
+  return mib_per_second * 1048576.0;
 }
 
 GpmDevice::GpmDevice(const Nvml& nvml, nvml::Device gpu, std::optional<unsigned> gpu_instance)
@@ -93,7 +101,7 @@ std::optional<GpmRatios> GpmDevice::metrics(NvmlCaller& call) const {
   auto out = fields(&r);
   for (std::size_t i = 0; i < kMetrics.size(); ++i)
     if (get->metrics[i].metric_id == kMetrics[i] && get->metrics[i].nvml_return == nvml::kSuccess)
-      *out[i] = gpm_ratio(get->metrics[i].value);
+      *out[i] = i < kFirstRate ? gpm_ratio(get->metrics[i].value) : gpm_bytes_per_second(get->metrics[i].value);
   return r;
 }
 

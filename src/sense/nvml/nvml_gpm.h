@@ -12,8 +12,9 @@
 
 namespace gpuenv {
 
-/// GPM's figures between two samples, as ratios 0..1 (NVML gives percent).
-/// A metric NVML did not answer stays nullopt.
+/// GPM's figures between two samples: ratios 0..1 (NVML gives percent),
+/// and PCIe traffic in bytes a second (NVML gives MiB/s). A metric NVML did
+/// not answer stays nullopt.
 struct GpmRatios {
   std::optional<double> gr_engine_active;  // NVML_GPM_METRIC_GRAPHICS_UTIL
   std::optional<double> sm_active;         // SM_UTIL
@@ -22,6 +23,8 @@ struct GpmRatios {
   std::optional<double> fp32_active;       // FP32_UTIL (non-tensor)
   std::optional<double> fp16_active;       // FP16_UTIL (non-tensor)
   std::optional<double> dram_active;       // DRAM_BW_UTIL
+  std::optional<double> pcie_tx_bytes_per_second;  // PCIE_TX_PER_SEC (from the GPU)
+  std::optional<double> pcie_rx_bytes_per_second;  // PCIE_RX_PER_SEC (to the GPU)
   friend bool operator==(const GpmRatios&, const GpmRatios&) = default;
 };
 
@@ -68,5 +71,8 @@ class GpmDevice {
 /// A GPM percentage as a ratio: clamped to 0..1 (the counters overshoot
 /// 100 by a little at the edges of a window); nullopt when not finite.
 std::optional<double> gpm_ratio(double percent);
+
+/// A GPM MiB/s figure in bytes a second; nullopt when not finite or negative.
+std::optional<double> gpm_bytes_per_second(double mib_per_second);
 
 }  // namespace gpuenv

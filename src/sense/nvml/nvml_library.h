@@ -64,6 +64,8 @@ struct NvmlFunctions {
   // dcgm-exporter's fields and Xid (sense/nvml/nvml_sampler.cc).
   Fn<nvml::DeviceGetUintFn> minor_number;
   Fn<nvml::DeviceGetFieldValuesFn> field_values;
+  Fn<nvml::DeviceGetCodecUtilizationFn> encoder_utilization, decoder_utilization;
+  Fn<nvml::DeviceGetNvLinkErrorCounterFn> nvlink_error_counter;
   Fn<nvml::EventSetCreateFn> event_set_create;
   Fn<nvml::DeviceRegisterEventsFn> register_events;
   Fn<nvml::EventSetWaitFn> event_set_wait;

@@ -11,6 +11,7 @@ void read_memory(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Devic
     r->memory_total_bytes = m->total;
     r->memory_free_bytes = m->free;
     r->memory_used_bytes = m->used;
+    r->memory_reserved_bytes = m->reserved;
   }
 }
 

@@ -47,11 +47,45 @@ void read_fields(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Devic
     r->nvlink_tx_bytes = *tx * kKiB, r->nvlink_rx_bytes = *rx * kKiB;
 }
 
+// One active link's error counters; nullopt when it answered none.
+std::optional<NvlinkErrors> link_errors(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, unsigned link) {
+  static constexpr std::pair<int, std::optional<std::uint64_t> NvlinkErrors::*> kCounters[] = {
+      {nvml::kNvlinkErrorDlCrcFlit, &NvlinkErrors::crc_flit}, {nvml::kNvlinkErrorDlCrcData, &NvlinkErrors::crc_data},
+      {nvml::kNvlinkErrorDlReplay, &NvlinkErrors::replay},    {nvml::kNvlinkErrorDlRecovery, &NvlinkErrors::recovery}};
+  NvlinkErrors e{link, {}, {}, {}, {}};
+  bool any = false;
+  for (const auto& [counter, field] : kCounters) {
+    unsigned long long n = 0;
+    if (call(f.nvlink_error_counter, d, link, counter, &n)) e.*field = n, any = true;
+  }
+  if (!any) return std::nullopt;
+  return e;
+}
+
 void read_links(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
   r->pcie_link_generation = get_int(call, f.pcie_gen_current, d);
   r->pcie_link_width = get_int(call, f.pcie_width_current, d);
   if (std::optional<std::uint32_t> n = get_uint(call, f.pcie_replay, d)) r->pcie_replay_errors = *n;
-  r->nvlink_links_up = active_nvlinks(call, f, d);
+  std::optional<std::vector<unsigned>> links = active_nvlink_list(call, f, d);
+  if (!links) return;
+  r->nvlink_links_up = static_cast<int>(links->size());
+  for (unsigned link : *links)
+    if (std::optional<NvlinkErrors> e = link_errors(call, f, d, link)) r->nvlink_errors.push_back(*e);
+}
+
+// The video engines' use (whole GPUs), as dcgm-exporter's ENC_UTIL and DEC_UTIL.
+void read_codecs(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  unsigned percent = 0, period_us = 0;
+  if (call(f.encoder_utilization, d, &percent, &period_us) && percent <= 100) r->encoder_utilization_ratio = percent / 100.0;
+  if (call(f.decoder_utilization, d, &percent, &period_us) && percent <= 100) r->decoder_utilization_ratio = percent / 100.0;
+}
+
+// PCIe traffic where GPM cannot say (before Hopper): nvmlDeviceGetPcieThroughput,
+// NVML's KiB/s over its last 20 ms, as bytes a second.
+void read_pcie_throughput(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+  unsigned kib = 0;
+  if (call(f.pcie_throughput, d, nvml::kPcieUtilTxBytes, &kib)) r->pcie_tx_bytes_per_second = kib * 1024.0;
+  if (call(f.pcie_throughput, d, nvml::kPcieUtilRxBytes, &kib)) r->pcie_rx_bytes_per_second = kib * 1024.0;
 }
 
 // ---- The processes on each device: NVML's lists, and each one's SM use.
@@ -294,6 +328,7 @@ void read_gpu(const Nvml& nvml, unsigned index, SamplerMemory::Identity* known, 
     read_live_state(c.call, f, d, &r);
     read_links(c.call, f, d, &r);
     read_fields(c.call, f, d, &r);
+    read_codecs(c.call, f, d, &r);
     read_gpu_processes(c.call, f, d, known, &r);
     read_migs(nvml, d, r, c.call, &memory->nvml_errors_total, &migs);
     r.up = !c.call.stopped();
@@ -311,6 +346,7 @@ void set_gpm(const GpmRatios& g, DeviceReading* r) {
   r->gpm_gr_engine_active = g.gr_engine_active, r->gpm_sm_active = g.sm_active;
   r->gpm_sm_occupancy = g.sm_occupancy, r->gpm_tensor_active = g.tensor_active;
   r->gpm_fp32_active = g.fp32_active, r->gpm_fp16_active = g.fp16_active, r->gpm_dram_active = g.dram_active;
+  if (!r->mig) r->pcie_tx_bytes_per_second = g.pcie_tx_bytes_per_second, r->pcie_rx_bytes_per_second = g.pcie_rx_bytes_per_second;
 }
 
 // The handle GPM samples through (a MIG instance's parent GPU) and, for a
@@ -332,20 +368,60 @@ void read_gpm(const Nvml& nvml, SamplerMemory* memory, DeviceReading* r) {
     if (known != memory->gpm.end()) memory->gpm.erase(known);  // a reset GPU starts afresh
     return;
   }
-  if (known != memory->gpm.end() && !known->second.supported()) return;  // asked once
+  bool gpm_off = known != memory->gpm.end() && !known->second.supported();  // asked once
+  if (gpm_off && r->mig) return;
   DeviceCall c(nvml, "GPU " + std::to_string(r->gpu) + (r->mig ? " MIG " + std::to_string(*r->mig) : ""));
   nvml::Device gpu = nullptr;
   std::optional<unsigned> instance;
   if (gpm_target(nvml, c.call, *r, &gpu, &instance)) {
-    if (known == memory->gpm.end() || known->second.gpu_instance() != instance)
+    if (!gpm_off && (known == memory->gpm.end() || known->second.gpu_instance() != instance))
       known = memory->gpm.insert_or_assign(key, GpmDevice(nvml, gpu, instance)).first;
-    if (std::optional<GpmRatios> g = known->second.next(c.call)) set_gpm(*g, r);
+    if (std::optional<GpmRatios> g = gpm_off ? std::nullopt : known->second.next(c.call)) set_gpm(*g, r);
+    if (!r->mig && !known->second.supported()) read_pcie_throughput(c.call, nvml.fn, gpu, r);
   }
   memory->nvml_errors_total += c.failures();
 }
 
 void read_gpm_all(const Nvml& nvml, SamplerMemory* memory, std::vector<DeviceReading>* devices) {
-  for (DeviceReading& r : *devices) read_gpm(nvml, memory, &r);
+  for (DeviceReading& r : *devices) {
+    read_gpm(nvml, memory, &r);
+    auto known = memory->gpm.find({r.gpu, -1});
+    r.gpm_unsupported = !r.mig && r.up && known != memory->gpm.end() && !known->second.supported();
+  }
+}
+
+// ---- DCGM: the profiling fields of the whole GPUs GPM cannot sample.
+
+// Starts DCGM once, for the GPUs of the first round that lack GPM.
+void start_dcgm(SamplerMemory* memory, const std::vector<std::string>& uuids) {
+  memory->dcgm_tried = true;
+  auto dcgm = std::make_unique<DcgmProfiler>();
+  std::string err;
+  if (!dcgm_library_loads(memory->dcgm_library, &err)) return;  // not installed: no problem, no source
+  if (dcgm->start(memory->dcgm_library, uuids, memory->dcgm_interval, &err))
+    memory->dcgm = std::move(dcgm);
+  else
+    memory->dcgm_problem = err;
+}
+
+void read_dcgm(SamplerMemory* memory, Readings* r) {
+  std::vector<std::string> uuids;
+  for (const DeviceReading& d : r->devices)
+    if (d.gpm_unsupported && d.uuid) uuids.push_back(*d.uuid);
+  if (uuids.empty() || memory->dcgm_library.empty()) return;
+  if (!memory->dcgm_tried) start_dcgm(memory, uuids);
+  r->dcgm_problem = memory->dcgm_problem;
+  std::map<std::string, GpmRatios> latest;
+  std::string err;
+  if (!memory->dcgm) return;
+  if (!memory->dcgm->latest(&latest, &err)) {  // this round's figures stay unknown
+    r->dcgm_problem = err;
+    return;
+  }
+  r->dcgm_serving = true;
+  for (DeviceReading& d : r->devices)
+    if (auto g = d.gpm_unsupported && d.uuid ? latest.find(*d.uuid) : latest.end(); g != latest.end())
+      set_gpm(g->second, &d);
 }
 
 // ---- NVLink traffic: each GPU's bytes a second since the last round.
@@ -395,6 +471,7 @@ Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now) {
   read_driver(nvml, memory);
   r.driver_version = memory->driver_version;
   read_gpm_all(nvml, memory, &r.devices);
+  read_dcgm(memory, &r);
   rate_nvlink(memory, now, &r.devices);
   r.nvml_errors_total = memory->nvml_errors_total;
   r.sampled_at = now;
@@ -403,8 +480,11 @@ Readings sample_nvml(const Nvml& nvml, SamplerMemory* memory, double now) {
 
 NvmlSampler::~NvmlSampler() { stop(); }
 
-bool NvmlSampler::start(const std::string& library, std::chrono::milliseconds interval, Problem* err) {
+bool NvmlSampler::start(const std::string& library, std::chrono::milliseconds interval, Problem* err,
+                        const std::string& dcgm_library) {
   if (!session_.open(library, err)) return false;
+  memory_.dcgm_library = dcgm_library;
+  memory_.dcgm_interval = interval;
   latest_ = std::make_shared<const Readings>(sample_nvml(session_.nvml(), &memory_, steady_seconds()));
   thread_.start(interval, [this] { round(); });
   return true;
@@ -425,6 +505,7 @@ void NvmlSampler::round() {
 void NvmlSampler::stop() {
   thread_.stop();
   memory_.gpm.clear();  // frees NVML's GPM samples while NVML is still up
+  memory_.dcgm.reset();  // stops DCGM's host engine
   if (session_.is_open()) release_nvml_events(session_.nvml(), &memory_);
   session_.close();
 }

@@ -16,6 +16,7 @@
 
 #include "model/gpu_reading.h"
 #include "model/machine.h"
+#include "sense/dcgm/dcgm_profiler.h"
 #include "sense/nvml/nvml_gpm.h"
 #include "sense/nvml/nvml_library.h"
 #include "sense/nvml/nvml_session.h"
@@ -45,6 +46,13 @@ struct SamplerMemory {
   std::uint64_t nvml_errors_total = 0;
   std::optional<std::string> driver_version;
   nvml::EventSet xid_set = nullptr;  // nvmlEventSetCreate's, on first use
+  /// DCGM for the whole GPUs GPM cannot sample: started once, at the first
+  /// round that finds one (`dcgm_library` "": never), sampling every `dcgm_interval`.
+  std::string dcgm_library;
+  std::chrono::milliseconds dcgm_interval{5000};
+  std::unique_ptr<DcgmProfiler> dcgm;
+  bool dcgm_tried = false;
+  std::optional<std::string> dcgm_problem;  // why it did not start
 };
 
 /// One round over an initialised NVML: every GPU in NVML order, each
@@ -66,8 +74,10 @@ class NvmlSampler {
 
   /// Loads NVML from `library`, initialises it, takes the first round and
   /// starts the thread. False with the Problem in *err (library missing,
-  /// nvmlInit failing).
-  bool start(const std::string& library, std::chrono::milliseconds interval, Problem* err);
+  /// nvmlInit failing). GPUs before Hopper take their profiling fields from
+  /// `dcgm_library` where it loads ("": never tried).
+  bool start(const std::string& library, std::chrono::milliseconds interval, Problem* err,
+             const std::string& dcgm_library = "");
   /// The newest round (the first one until the thread has taken another).
   std::shared_ptr<const Readings> latest() const;
   /// Ends the thread (after the round in progress) and shuts NVML down.

@@ -126,6 +126,10 @@ TEST_F(NvmlSamplerTest, ReadsEveryValueTheScenarioGives) {
   want.nvlink_tx_bytes = 1000000ull * 1024;  // KiB over all links
   want.nvlink_rx_bytes = 2000000ull * 1024;  // no rate: the first round
   want.processes = std::vector<GpuProcess>{};  // listed: none
+  want.encoder_utilization_ratio = 0.03;
+  want.decoder_utilization_ratio = 0.20;
+  want.memory_reserved_bytes = 609222656;
+  for (unsigned link = 0; link < 18; ++link) want.nvlink_errors.push_back({link, 0, 0, 0, 0});
   EXPECT_EQ(g, want);
   EXPECT_EQ(r.driver_version, "580.95.05");
   EXPECT_EQ(r.devices[2].pcie_link_generation, 4);
@@ -422,6 +426,61 @@ TEST_F(NvmlSamplerTest, StartSaysWhyNvmlCannotServe) {
   NvmlSampler t;
   EXPECT_FALSE(t.start(kFakeNvml, std::chrono::milliseconds(20), &err));
   EXPECT_NE(err.message.find("nvmlInit_v2"), std::string::npos) << err.message;
+}
+
+// ---- dcgm-exporter's last default counters and the NVLink error counters.
+
+TEST_F(NvmlSamplerTest, PcieTrafficIsGpmsOnHopperFromTheSecondRound) {
+  std::vector<Readings> r = rounds(scenario("h200_8_busy"), 2);
+  EXPECT_EQ(r[0].devices[6].pcie_tx_bytes_per_second, std::nullopt);  // GPM needs two samples
+  EXPECT_DOUBLE_EQ(r[1].devices[6].pcie_tx_bytes_per_second.value_or(-1), 2048.5 * 1048576);
+  EXPECT_DOUBLE_EQ(r[1].devices[6].pcie_rx_bytes_per_second.value_or(-1), 512.0 * 1048576);
+  EXPECT_EQ(r[1].devices[0].pcie_tx_bytes_per_second, 0.0);  // idle, not unknown
+  std::vector<std::string> calls = nvml_trace();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "nvmlDeviceGetPcieThroughput"), 0) << "GPM answers on Hopper";
+  EXPECT_EQ(r[1].nvml_errors_total, 0u);
+}
+
+TEST_F(NvmlSamplerTest, PcieTrafficIsNvmlsThroughputBeforeHopper) {
+  std::vector<Readings> r = rounds(scenario("a100_nvlink_8"), 2);
+  for (const Readings& round : r) {
+    EXPECT_DOUBLE_EQ(round.devices[6].pcie_tx_bytes_per_second.value_or(-1), 1000.0 * 1024);
+    EXPECT_DOUBLE_EQ(round.devices[6].pcie_rx_bytes_per_second.value_or(-1), 2000.0 * 1024);
+    EXPECT_EQ(round.devices[5].pcie_tx_bytes_per_second, std::nullopt) << "not supported: no series";
+  }
+  EXPECT_EQ(r[1].nvml_errors_total, 0u);
+}
+
+TEST_F(NvmlSamplerTest, EncoderDecoderAndReservedMemoryAreAbsentWhereNotSupported) {
+  Readings r = rounds(scenario("a100_nvlink_8"), 1)[0];
+  EXPECT_EQ(r.devices[0].encoder_utilization_ratio, std::nullopt);
+  EXPECT_EQ(r.devices[0].decoder_utilization_ratio, std::nullopt);
+  EXPECT_EQ(r.devices[0].memory_reserved_bytes, 540016640u);
+  EXPECT_TRUE(r.devices[0].nvlink_errors.empty()) << "the scenario gives no error counters";
+}
+
+TEST_F(NvmlSamplerTest, NvlinkErrorsAreReadOnActiveLinksEachRound) {
+  std::vector<Readings> r = rounds(scenario("a100_nvlink_8"), 3);
+  const std::vector<NvlinkErrors>& first = r[0].devices[6].nvlink_errors;
+  ASSERT_EQ(first.size(), 12u);
+  EXPECT_EQ(first[0], (NvlinkErrors{0, 3, 0, 1, 0}));  // crc_flit, crc_data, replay, recovery
+  for (int round = 0; round < 3; ++round)
+    EXPECT_EQ(r[round].devices[6].nvlink_errors[2].crc_flit, 3u + 1000u * round) << "link 2 grows";
+  std::vector<std::string> calls = nvml_trace();
+  // 4 counters of the 12 active links of GPU 6, each round; the other GPUs' answer NOT_SUPPORTED.
+  EXPECT_GE(std::count(calls.begin(), calls.end(), "nvmlDeviceGetNvLinkErrorCounter"), 3 * 12 * 4);
+  EXPECT_EQ(r[2].nvml_errors_total, 0u);
+}
+
+TEST_F(NvmlSamplerTest, ALinkThatIsDownHasNoErrorCounters) {
+  std::string text = scenario_text("a100_nvlink_8");
+  std::string seventh = "nvlinks=10/12 cpus=32-63,96-127 numa=1 mig=0 migmax=7";
+  ASSERT_NE(text.find(seventh), std::string::npos);
+  text.replace(text.find(seventh), seventh.size(), seventh + " nvlink_err=0/0/0/0");
+  Readings r = rounds(write_scenario(text), 1)[0];
+  std::vector<unsigned> links;
+  for (const NvlinkErrors& e : r.devices[7].nvlink_errors) links.push_back(e.link);
+  EXPECT_EQ(links, (std::vector<unsigned>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
 }
 
 }  // namespace
