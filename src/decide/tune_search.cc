@@ -60,13 +60,19 @@ bool helps(const TuneGain& g, double noise) {
   return acceptable(g, noise) && (g.speed > 1 + noise || g.wall < 1 - noise);
 }
 
-// Of two helping settings, whether a is better: faster beyond the noise, or
-// as fast and shorter end to end, or as both and fewer workers.
-bool better(const TuneGain& a, int wa, const TuneGain& b, int wb, double noise) {
+// Whether a is better than b beyond the noise: faster, or as fast and
+// shorter end to end.
+bool clearly_better(const TuneGain& a, const TuneGain& b, double noise) {
   if (a.speed > b.speed * (1 + noise)) return true;
   if (b.speed > a.speed * (1 + noise)) return false;
-  if (a.wall < b.wall * (1 - noise)) return true;
-  if (b.wall < a.wall * (1 - noise)) return false;
+  return a.wall < b.wall * (1 - noise);
+}
+
+// Of two helping settings, whether a is better: clearly, or as good as b
+// and with fewer workers.
+bool better(const TuneGain& a, int wa, const TuneGain& b, int wb, double noise) {
+  if (clearly_better(a, b, noise)) return true;
+  if (clearly_better(b, a, noise)) return false;
   return wa < wb;
 }
 
@@ -100,13 +106,22 @@ std::string gain_text(const TuneGain& g) {
          "x its wall time";
 }
 
-// The verdicts' settings not in `settings`, not dropped: what a tuned run's
-// own verdict adds.
+// The settings some run's script passed itself (its hook's yours=, issue 40):
+// --tune never applies them, so the search leaves them alone.
+TuneSettings scripts_own(const TuneProfile& p) {
+  TuneSettings out;
+  for (const auto& r : p.runs) out.merge(parse_settings(r.yours));
+  return out;
+}
+
+// The verdicts' settings not in `settings`, not dropped, not the script's:
+// what a tuned run's own verdict adds.
 std::string with_verdicts(const TuneProfile& p, const std::string& settings, const std::vector<Verdict>& verdicts) {
-  TuneSettings s = parse_settings(settings);
+  TuneSettings s = parse_settings(settings), own = scripts_own(p);
   for (const auto& v : verdicts)
     for (const auto& [name, value] : v.tune)
-      if (!s.count(name) && std::find(p.dropped.begin(), p.dropped.end(), name) == p.dropped.end()) s[name] = value;
+      if (!s.count(name) && !own.count(name) && std::find(p.dropped.begin(), p.dropped.end(), name) == p.dropped.end())
+        s[name] = value;
   return settings_text(s);
 }
 
@@ -146,12 +161,27 @@ void after_a_loss(TuneProfile* p, const TuneRun& run, const TuneGain& g, double 
   notes->push_back(why + "; the next --tune tries " + candidate);
 }
 
-// The last run helped: add what its verdicts name, else search num_workers downward.
-void after_a_gain(TuneProfile* p, const TuneRun& run, const std::vector<Verdict>& verdicts,
-                  std::vector<std::string>* notes) {
+// Whether `run` is `from` with fewer workers and nothing else changed: a step of the search.
+bool stepped_down(const std::string& run, const std::string& from) {
+  return workers(run) < workers(from) && without(run, "num_workers") == without(from, "num_workers");
+}
+
+// The last run helped: add what its verdicts name, else search num_workers
+// downward while each step down is better than the one before beyond the
+// noise; a step that is not ends the search (issue 40: 15, 11, 8 workers, each
+// as fast, had runs 2 and 3 of a series apply different settings).
+void after_a_gain(TuneProfile* p, const TuneRun& run, const std::string& before, double noise,
+                  const std::vector<Verdict>& verdicts, std::vector<std::string>* notes) {
   if (std::string more = with_verdicts(*p, p->kept, verdicts); more != p->kept && !tried(*p, more)) {
     p->next = more;
     return notes->push_back("its verdict adds settings: the next --tune tries " + more);
+  }
+  if (!before.empty() && stepped_down(run.settings, before)) {
+    auto now = gain_of(*p, run.settings), was = gain_of(*p, before);
+    if (!now || !was || !clearly_better(*now, *was, noise))
+      return settle(p, notes, "num_workers=" + std::to_string(workers(run.settings)) + " was no better than " +
+                                  std::to_string(workers(before)) + " (noise " + fixed(100 * noise, 0) +
+                                  "%): converged");
   }
   int w = workers(p->kept);
   std::string smaller = w > 1 ? with_workers(p->kept, fewer_workers(w)) : "";
@@ -230,6 +260,7 @@ std::optional<TuneGain> gain_of(const TuneProfile& p, const std::string& setting
 TuneRun tune_run(const Job& job) {
   TuneRun r;
   r.job_id = job.id, r.at = job.started_at, r.settings = job.tuned, r.wall_s = job.duration_s;
+  r.yours = job.context.script_settings;
   if (job.speed) {
     r.steps_per_s = job.speed->steps_per_s;
     if (job.speed->first_step_s && job.speed->exit_tail_s) r.overhead_s = *job.speed->first_step_s + *job.speed->exit_tail_s;
@@ -249,9 +280,11 @@ TuneProfile start_profile(const std::string& command_fp, const TuneRun& baseline
 }
 
 std::vector<std::string> refine_profile(TuneProfile* p, const TuneRun& run, const std::vector<Verdict>& verdicts) {
+  TuneSettings owned_before = scripts_own(*p);
   p->runs.push_back(run);
   if (p->runs.size() > kMaxProfileRuns) p->runs.erase(p->runs.begin());
   double noise = tune_noise(*p);
+  std::string before = p->kept;  // what the search stood on before this run
   p->kept = choose_kept(*p, noise);
   std::vector<std::string> notes;
   auto g = run.settings.empty() ? std::nullopt : gain_of(*p, run.settings);
@@ -265,11 +298,15 @@ std::vector<std::string> refine_profile(TuneProfile* p, const TuneRun& run, cons
       notes.push_back("dropped " + run.settings + ": " + gain_text(*g) + "; runs stay untuned");
     p->next = p->kept;
   } else if (helps(*g, noise)) {
-    after_a_gain(p, run, verdicts, &notes);
+    after_a_gain(p, run, before, noise, verdicts, &notes);
   } else {
     after_a_loss(p, run, *g, noise, &notes);
   }
   if (g) notes.insert(notes.begin(), run.settings + ": " + gain_text(*g));
+  for (const auto& [name, value] : parse_settings(run.yours))
+    if (!owned_before.count(name))
+      notes.insert(notes.begin(), "the script sets " + name + "=" + value + " itself: --tune leaves " + name +
+                                      " alone (searched no further)");
   p->note = join(notes, "; ");
   return notes;
 }

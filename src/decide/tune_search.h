@@ -54,9 +54,12 @@ TuneProfile start_profile(const std::string& command_fp, const TuneRun& baseline
 /// noise without making its wall time longer by more than the noise; when a
 /// run was slower end to end, persistent_workers goes first where the start
 /// and the exit grew, then the workers are cut; num_workers is searched
-/// downward (x3/4) while the speed stays within the noise; settings the run's
-/// verdicts name that were not tried are added. Returns what changed, in
-/// words, for stderr.
+/// downward (x3/4) while each step down is better than the one before beyond
+/// the noise, and a step that is not settles the search on the better of the
+/// two (the fewer workers when as good); settings the run's verdicts name that
+/// were not tried are added, never one a run's script passed itself
+/// (TuneRun::yours: --tune cannot apply it, so it is not searched). Returns
+/// what changed, in words, for stderr.
 std::vector<std::string> refine_profile(TuneProfile* p, const TuneRun& run, const std::vector<Verdict>& verdicts);
 
 /// One line for the start of a run that applies `settings` from the profile.

@@ -17,13 +17,19 @@ def path():
     return os.path.join(out, "claims.jsonl")
 
 
-def add(section, claim, threshold, measured, ok):
-    row = {"section": section, "claim": claim, "threshold": str(threshold), "measured": str(measured),
-           "pass": bool(ok)}
+def row(section, claim, threshold, measured, ok):
+    return {"section": section, "claim": claim, "threshold": str(threshold), "measured": str(measured),
+            "pass": bool(ok)}
+
+
+def add(section, claim, threshold, measured, ok, echo=True):
+    """Records a claim; echo=False for a script that ends with its own table (workloads.py)."""
+    r = row(section, claim, threshold, measured, ok)
     with open(path(), "a") as f:
-        f.write(json.dumps(row) + "\n")
-    print("%s: [%s] %s (%s; measured %s)" % ("PASS" if ok else "FAIL", section, claim, threshold, measured),
-          flush=True)
+        f.write(json.dumps(r) + "\n")
+    if echo:
+        print("%s: [%s] %s (%s; measured %s)" % ("PASS" if ok else "FAIL", section, claim, threshold, measured),
+              flush=True)
     return bool(ok)
 
 
@@ -35,8 +41,9 @@ def rows():
         return []
 
 
-def table():
-    rs = rows()
+def table(rs=None):
+    """Prints the rows (default: every claim recorded under $OUT) and returns 1 on a fail or none."""
+    rs = rows() if rs is None else rs
     cell = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
     print("\n| section | claim | threshold | measured | result |\n|---|---|---|---|---|")
     for r in rs:

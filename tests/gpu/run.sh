@@ -115,7 +115,7 @@ memory() {
   scripted memory "plan-memory within 10 % on the Hugging Face suite" $PY tests/memory/hf_compare.py "$OUT/suite.jsonl" --gpuenv "$BIN"
 }
 
-workloads() { $PY tests/gpu/workloads.py; }
+workloads() { BUDGET_S=${BUDGET_S:-3600} $PY tests/gpu/workloads.py; }  # all four: about 22 minutes
 
 multi() {
   echo "== DDP under torchrun on every GPU"
