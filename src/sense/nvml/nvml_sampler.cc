@@ -346,7 +346,11 @@ void set_gpm(const GpmRatios& g, DeviceReading* r) {
   r->gpm_gr_engine_active = g.gr_engine_active, r->gpm_sm_active = g.sm_active;
   r->gpm_sm_occupancy = g.sm_occupancy, r->gpm_tensor_active = g.tensor_active;
   r->gpm_fp32_active = g.fp32_active, r->gpm_fp16_active = g.fp16_active, r->gpm_dram_active = g.dram_active;
-  if (!r->mig) r->pcie_tx_bytes_per_second = g.pcie_tx_bytes_per_second, r->pcie_rx_bytes_per_second = g.pcie_rx_bytes_per_second;
+  // Only what the source gave: DCGM's fields here have no PCIe rate, and
+  // must not hide nvmlDeviceGetPcieThroughput's.
+  if (r->mig) return;
+  if (g.pcie_tx_bytes_per_second) r->pcie_tx_bytes_per_second = g.pcie_tx_bytes_per_second;
+  if (g.pcie_rx_bytes_per_second) r->pcie_rx_bytes_per_second = g.pcie_rx_bytes_per_second;
 }
 
 // The handle GPM samples through (a MIG instance's parent GPU) and, for a
