@@ -20,18 +20,22 @@ torch.cuda.max_memory_allocated() of the current device, the largest seen
 (a job that resets torch's peak keeps its earlier one here), and only once
 the job itself has initialised CUDA: torch is looked up in sys.modules, never
 imported, and CUDA never initialised from here.
+
+Under --tune each line ends with what the tuning really did (sitecustomize.py's
+_Report): tuned=num_workers=15,... (what gpuenv's settings changed; empty when
+nothing) and yours=num_workers=4 (the settings the script passed itself).
 """
 import os
 import sys
 import time
 
 _VAR = "GPUENV_SPEED_FILE"
-_LINE = 240  # bytes per report: the line is rewritten in place, the file stays this size
+_LINE = 320  # bytes per report: the line is rewritten in place, the file stays this size
 
 
 class Speed:
-    def __init__(self, fd):
-        self.fd, self.pid = fd, os.getpid()
+    def __init__(self, fd, words=None):
+        self.fd, self.pid, self.words = fd, os.getpid(), words
         self.steps = self.batches = 0
         self.wait = 0.0
         self.first_step = self.last_step = self.first_batch = self.last_batch = None
@@ -76,6 +80,8 @@ class Speed:
             value = getattr(self, name)
             if value is not None:
                 parts.append("%s=%.6f" % (name, value))
+        if self.words is not None:  # --tune's: what it applied, and the settings the script passed itself
+            parts.append(self.words())
         return " ".join(parts)
 
     def write(self, now=None):
@@ -112,9 +118,10 @@ def _watch_loader(module, speed):
     cls._gpuenv_speed = True
 
 
-def install(after_import):
+def install(after_import, words=None):
     """Reads and removes GPUENV_SPEED_FILE; with a file to write, counts
-    steps and batches once torch's modules are imported."""
+    steps and batches once torch's modules are imported. `words()`, under
+    --tune: "tuned=... yours=...", added to each line."""
     path = os.environ.pop(_VAR, "")
     if not path:
         return None
@@ -122,7 +129,7 @@ def install(after_import):
         fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)  # gpuenv's file: never created here
     except OSError:
         return None
-    speed = Speed(fd)
+    speed = Speed(fd, words)
     import atexit
     atexit.register(speed.write)
     after_import("torch.optim.optimizer", lambda module: _watch_optimizer(module, speed))

@@ -34,11 +34,12 @@ def _changes(args, wanted, cuda):
     return {k: v for k, v in changes.items() if getattr(args, k) != v}
 
 
-def patch(module, wanted, cuda, log):
+def patch(module, wanted, cuda, log, note=None):
     """Wraps module.TrainingArguments (transformers.training_args): __new__
     notes which fields the call passed (it is inherited by every subclass,
     where each dataclass has an __init__ of its own), __post_init__ sets the
-    others from `wanted` before Trainer's own checks run."""
+    others from `wanted` before Trainer's own checks run. `note(applied,
+    yours)` hears what gpuenv's record keeps (sitecustomize.py's _Report)."""
     cls = getattr(module, "TrainingArguments", None)
     if cls is None or getattr(cls, "_gpuenv_tuned", False) or not dataclasses.is_dataclass(cls):
         return
@@ -60,6 +61,11 @@ def patch(module, wanted, cuda, log):
             log("gpuenv --tune: TrainingArguments left as they are: an error in the hook (%r)" % (e,))
         for name, value in changes.items():
             object.__setattr__(self, name, value)
+        if note is not None:  # what Trainer will pass on: gpuenv's values, or the fields the script set
+            explicit = getattr(self, "_gpuenv_explicit", None) or set()
+            knobs = {f: k for k, f in FIELDS.items() if k in wanted and hasattr(self, f)}
+            note({k: getattr(self, f) for f, k in knobs.items() if f not in explicit and getattr(self, f) == wanted[k]},
+                 {k: getattr(self, f) for f, k in knobs.items() if f in explicit})
         kind = type(self).__name__
         if changes and kind not in told:
             told.add(kind)

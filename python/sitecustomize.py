@@ -135,6 +135,40 @@ def _cuda_tensors(dataset):
     return False
 
 
+class _Report:
+    """What --tune really did, per setting, for gpuenv's record (issue 40): the
+    speed file's words (gpuenv_speed.py) `tuned=` (the settings some loader or
+    TrainingArguments got from gpuenv) and `yours=` (those the script passed
+    itself, with its values, and gpuenv applied nowhere): gpuenv records only
+    what was applied, and its tuner leaves the script's settings alone."""
+
+    def __init__(self):
+        self.applied, self.yours = {}, {}
+
+    def note(self, changes, yours):
+        self.applied.update(changes)
+        for name, value in yours.items():
+            self.yours.setdefault(name, value)
+
+    @staticmethod
+    def _text(name, value):
+        if name != "num_workers":
+            return str(bool(value))
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 1024:
+            return str(value)
+        return None  # not a count gpuenv can record
+
+    def words(self):
+        def listed(values, skip=()):
+            parts = ((n, self._text(n, values[n])) for n in _SETTINGS if n in values and n not in skip)
+            return ",".join("%s=%s" % (n, t) for n, t in parts if t is not None)
+        yours = listed(self.yours, skip=self.applied)
+        return "tuned=" + listed(self.applied) + (" yours=" + yours if yours else "")
+
+
+_REPORT = _Report()
+
+
 def _changes(sig, data_module, wanted, args, kwargs):
     """The keyword arguments to add to one DataLoader(...) call, and why not when none."""
     try:
@@ -142,6 +176,7 @@ def _changes(sig, data_module, wanted, args, kwargs):
     except TypeError:
         return {}, None  # the call is wrong as written: let DataLoader say so
     explicit = set(bound.arguments)
+    _REPORT.note({}, {name: bound.arguments[name] for name in wanted if name in explicit})
     dataset = bound.arguments.get("dataset")
     iterable = getattr(data_module, "IterableDataset", None)
     if iterable is not None and isinstance(dataset, iterable):
@@ -198,6 +233,7 @@ def _patch_dataloader(data_module, wanted):
                           % (where, ", ".join("%s=%r" % kv for kv in changes.items())))
             else:
                 _tune_log("gpuenv --tune: DataLoader at %s left as it is: %s" % (where, skipped))
+        _REPORT.note({k: v for k, v in changes.items() if k in _SETTINGS}, {})
         kwargs.update(changes)
         original(self, *args, **kwargs)
 
@@ -313,7 +349,7 @@ def _install():
     # The job's own speed for gpuenv run's record (gpuenv_speed.py).
     if os.environ.get("GPUENV_SPEED_FILE"):
         try:
-            _load_beside("gpuenv_speed").install(_after_import)
+            _load_beside("gpuenv_speed").install(_after_import, _REPORT.words if wanted else None)
         except Exception as e:  # never break the script's start
             _log("gpuenv start-up hook: speed: %r" % (e,))
     # --tune=+precision: bf16 autocast (gpuenv_precision.py), only when asked.
@@ -324,7 +360,7 @@ def _install():
 
 
 def _patch_trainer(module, wanted):
-    _load_beside("gpuenv_trainer").patch(module, wanted, _cuda_available, _tune_log)
+    _load_beside("gpuenv_trainer").patch(module, wanted, _cuda_available, _tune_log, _REPORT.note)
 
 
 _SPEAKS = _speaks_for_job()

@@ -496,6 +496,26 @@ TEST(TuneProfile, EachRunRefinesItAndPlainRunsApplyWhatItKept) {
   EXPECT_NE(r.out.find("  tuning profile: plain runs apply num_workers="), std::string::npos) << r.out;
 }
 
+// issue 40: a script that passes its own num_workers. The record holds what the hook applied,
+// the script's setting apart, and the profile never tries num_workers for it.
+TEST(TuneProfile, TheRecordHoldsWhatTheHookApplied) {
+  std::string root = temp_dir();
+  std::vector<std::string> cmd = {"python3", kHook + "/steps.py", "4"};
+  store_input_bound(root + "/gpuenv.db", cmd, 30);
+  ProcessOptions o = tune_env(root);
+  ProcessResult r = run_gpuenv(with({"run", "--tune"}, cmd), o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out, nullptr, false)["num_workers"], 4) << r.out;
+  EXPECT_NE(r.err.find("tuning profile: the script sets num_workers=4 itself: --tune leaves num_workers alone"),
+            std::string::npos) << r.err;
+  json job = report_json({"2"}, o);
+  EXPECT_EQ(job["tuned"], "pin_memory=True,persistent_workers=True") << job;
+  EXPECT_EQ(job["context"]["script_settings"], "num_workers=4") << job["context"];
+  r = run_gpuenv(with({"run", "--tune"}, cmd), o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("get num_workers="), std::string::npos) << r.err;
+}
+
 // issue 24, 6: each rank's gpuenv said its verdict.
 TEST(Watch, OnlyRankZeroSaysTheVerdict) {
   std::string root = temp_dir();

@@ -239,6 +239,9 @@ int supervise_watched(const RunRequest& r, Supervisor* supervisor, const Machine
       };
       job.speed = job_speed(*marks, secs(start), secs(end));
       torch_peak = marks->peak_mem;
+      // --tune: record what the hook applied, not what it was handed; the settings the
+      // script passed itself stay the script's (issue 40; the tuner leaves them alone).
+      if (!job.tuned.empty() && marks->tuned) job.tuned = *marks->tuned, job.context.script_settings = marks->yours;
     }
   job.peak_memory = job_peak_memory(torch_peak, nvml_peak);
   if (!exit.started) {

@@ -9,9 +9,9 @@ constexpr const char* kAll = "num_workers=15,pin_memory=True,persistent_workers=
 constexpr const char* kNoPersist = "num_workers=15,pin_memory=True";
 
 TuneRun run(const std::string& settings, std::optional<double> steps, double wall,
-            std::optional<double> overhead = std::nullopt) {
+            std::optional<double> overhead = std::nullopt, const std::string& yours = "") {
   static std::int64_t id = 0;
-  return TuneRun{++id, "t", settings, steps, wall, overhead};
+  return TuneRun{++id, "t", settings, steps, wall, overhead, yours};
 }
 
 Verdict input_bound() {
@@ -138,6 +138,41 @@ TEST(TuneSearch, FewerWorkersTrulyFasterStillSteps) {
   EXPECT_EQ(applied[3], "num_workers=6,pin_memory=True,persistent_workers=True");  // 8 was faster than 11: on
   EXPECT_EQ(applied[4], applied[3]);  // 6 as fast as 8: the fewer stay
   EXPECT_TRUE(p.settled);
+}
+
+// issue 40, found on an H100: the ImageNet loop passes num_workers=4 and
+// pin_memory=True itself, so --tune applied persistent_workers only, while the
+// profile searched 15, then 11 workers on noise (±20 % run to run). With the
+// hook's report, a run records what it applied and the script's settings:
+// num_workers is never tried, and three --tune runs converge on the same.
+TEST(TuneSearch, ASettingTheScriptPassesIsNotSearched) {
+  const std::string yours = "num_workers=4,pin_memory=True";
+  TuneProfile p = start_profile("fp", run("", 5, 40), {input_bound()});
+  std::vector<std::string> handed, applied, notes;
+  for (double steps : {5.2, 4.6, 5.4}) {  // noise of one loop, nothing the settings did
+    handed.push_back(p.next);
+    // What the hook applies of it: the loader's own num_workers and pin_memory stay.
+    TuneSettings s = parse_settings(p.next);
+    s.erase("num_workers"), s.erase("pin_memory");
+    applied.push_back(settings_text(s));
+    refine_profile(&p, run(applied.back(), steps, 40 * 5 / steps, std::nullopt, handed.back().empty() ? "" : yours),
+                   {input_bound()});
+    notes.push_back(p.note);
+    EXPECT_EQ(p.next.find("num_workers"), std::string::npos) << p.next;  // no step for the script's knob
+    EXPECT_EQ(p.kept.find("num_workers"), std::string::npos) << p.kept;
+  }
+  EXPECT_EQ(handed[0], kAll);  // the first try knew nothing of the script yet
+  EXPECT_EQ(applied[0], "persistent_workers=True");
+  EXPECT_EQ(handed[1], handed[2]);
+  EXPECT_EQ(applied[1], applied[2]);
+  EXPECT_TRUE(p.settled);
+  EXPECT_NE(notes[0].find("the script sets num_workers=4 itself: --tune leaves num_workers alone"), std::string::npos)
+      << notes[0];
+  EXPECT_EQ(notes[1].find("the script sets"), std::string::npos) << notes[1];  // said once
+  // A plain run's verdict later (its hook reported nothing) names num_workers again: still not taken.
+  p.settled = false, p.next.clear();
+  refine_profile(&p, run("", 5, 40), {input_bound()});
+  EXPECT_EQ(p.next, "persistent_workers=True");
 }
 
 // issue 35, 5: w * 3 / 4 of num_workers=2147483647 overflowed (UBSan), and

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "decide/precision_tune.h"
+#include "decide/tune_search.h"
 #include "model/hardware/clock_events.h"
 #include "model/tune_profile.h"
 #include "sys/text.h"
@@ -174,12 +175,21 @@ std::optional<Verdict> input_bound(const Facts& f) {
             " CPUs per GPU: make the per-sample work cheaper (decode and augment on the GPU, cache decoded data)";
     return v;
   }
-  v.fix = "load batches in worker processes: DataLoader(num_workers=" + std::to_string(target) +
-          ", pin_memory=True, persistent_workers=True) (" +
-          (f.c.cpus_per_gpu ? std::to_string(*f.c.cpus_per_gpu) + " CPUs per GPU here, one left for the loop"
-                            : std::string("CPUs per GPU unknown")) +
-          "); gpuenv run --tune applies it without editing the script";
+  std::string cpus = f.c.cpus_per_gpu ? std::to_string(*f.c.cpus_per_gpu) + " CPUs per GPU here, one left for the loop"
+                                      : std::string("CPUs per GPU unknown");
   v.tune = {{"num_workers", std::to_string(target)}, {"pin_memory", "True"}, {"persistent_workers", "True"}};
+  // A --tune run whose script passed its own num_workers (the hook's report, issue 40): the
+  // hook never overrides it, so only the script can; the settings it passed are not --tune's.
+  TuneSettings own = parse_settings(f.c.script_settings);
+  for (const auto& [name, value] : own) v.tune.erase(name);
+  if (auto it = own.find("num_workers"); it != own.end()) {
+    v.fix = "pass num_workers=" + std::to_string(target) + " to your DataLoader (" + cpus +
+            "; gpuenv run --tune cannot: the script sets num_workers=" + it->second + " itself)";
+    return v;
+  }
+  v.fix = "load batches in worker processes: DataLoader(num_workers=" + std::to_string(target) +
+          ", pin_memory=True, persistent_workers=True) (" + cpus +
+          "); gpuenv run --tune applies it without editing the script";
   return v;
 }
 

@@ -144,6 +144,27 @@ TEST(Verdict, InputBoundAsksTheJobsSpeed) {
   EXPECT_EQ(judge(r.context, r.timeline, none)[0].tune, unknown.tune);
 }
 
+// issue 40: a --tune run whose script passed its own num_workers (the hook's
+// report): the fix says to pass the suggested count in the script, since
+// --tune cannot, and --tune's settings leave what the script set alone.
+TEST(Verdict, InputBoundFixWhenTheScriptSetsItsWorkers) {
+  Recorded r = load("input_bound");
+  r.context.script_settings = "num_workers=4,pin_memory=True";
+  Verdict v = judge(r.context, r.timeline)[0];
+  ASSERT_EQ(v.name, "input-bound");
+  EXPECT_NE(v.fix.find("pass num_workers=15 to your DataLoader (16 CPUs per GPU here, one left for the loop; "
+                       "gpuenv run --tune cannot: the script sets num_workers=4 itself)"),
+            std::string::npos)
+      << v.fix;
+  EXPECT_EQ(v.fix.find("applies it"), std::string::npos) << v.fix;
+  EXPECT_EQ(v.tune, (std::map<std::string, std::string>{{"persistent_workers", "True"}}));
+  // The script set pin_memory only: num_workers is --tune's again, as today.
+  r.context.script_settings = "pin_memory=True";
+  v = judge(r.context, r.timeline)[0];
+  EXPECT_NE(v.fix.find("gpuenv run --tune applies it without editing the script"), std::string::npos) << v.fix;
+  EXPECT_EQ(v.tune, (std::map<std::string, std::string>{{"num_workers", "15"}, {"persistent_workers", "True"}}));
+}
+
 // issue 21, 20: 1e308 MiB on two GPUs (inf) reached int(inf), undefined
 // behaviour; cpus_per_gpu INT_MIN overflowed in suggested_workers().
 TEST(Verdict, HugeCapacitiesStayDefined) {

@@ -123,6 +123,10 @@ struct JobContext {
   bool bf16 = false;
   std::optional<double> bf16_gain;
   std::string bf16_gain_basis;
+  // --tune: the DataLoader settings it asked for that the script passed itself, with the
+  // script's values ("num_workers=4,pin_memory=True"), as the Python hook reported them
+  // (issue 40). Job::tuned holds those it applied.
+  std::string script_settings;
   friend bool operator==(const JobContext&, const JobContext&) = default;
 };
 
@@ -183,7 +187,8 @@ struct Job {
   JobContext context;
   Timeline timeline;
   std::optional<JobSpeed> speed;  // nullopt: no Python hook reported (not Python, or no torch)
-  std::string tuned;              // the DataLoader settings this run applied ("num_workers=15,..."; "": none)
+  std::string tuned;              // the DataLoader settings this run applied ("num_workers=15,..."; "": none);
+                                  // the hook's report where it gave one, else those --tune handed it
   std::optional<JobPeakMemory> peak_memory;  // nullopt: neither torch nor NVML said
 };
 

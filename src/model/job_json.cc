@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "model/json_opt.h"
+#include "model/tune_profile.h"
 
 namespace gpuenv {
 namespace {
@@ -167,6 +168,16 @@ bool precision_from(const json& j, JobContext* c, std::string* err) {
   return true;
 }
 
+// --tune's settings the script passed itself (issue 40); absent before them.
+bool script_settings_from(const json& j, JobContext* c, std::string* err) {
+  std::optional<std::string> text;
+  if (!opt_string(j, "script_settings", "context", &text, err)) return false;
+  c->script_settings = text.value_or("");
+  if (std::string why = tune_settings_problem(c->script_settings, kMaxScriptWorkers); !why.empty())
+    return fail("context.script_settings", why, err);
+  return true;
+}
+
 json context_to_json(const JobContext& c) {
   json gpus = json::array();
   for (const auto& g : c.gpus) gpus.push_back(gpu_json(g));
@@ -174,6 +185,7 @@ json context_to_json(const JobContext& c) {
             {"unwatched", c.unwatched}, {"precision", c.precision}, {"bf16", c.bf16}};
   if (!c.gemm_tflops.empty()) j["gemm_tflops"] = c.gemm_tflops;
   if (c.bf16_gain) j["bf16_gain"] = {{"factor", *c.bf16_gain}, {"basis", c.bf16_gain_basis}};
+  if (!c.script_settings.empty()) j["script_settings"] = c.script_settings;
   return j;
 }
 
@@ -206,7 +218,7 @@ bool context_from_json(const json& j, JobContext* c, std::string* err) {
   c->interval_s = interval.value_or(1.0);
   c->unwatched = unwatched.value_or("");
   if (!gemm_from(j, c, err)) return false;
-  if (!precision_from(j, c, err)) return false;
+  if (!precision_from(j, c, err) || !script_settings_from(j, c, err)) return false;
   if (auto it = j.find("gpus"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) return fail("context.gpus", "expected an array", err);
     c->gpus.resize(it->size());

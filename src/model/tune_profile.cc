@@ -27,13 +27,13 @@ bool known_setting(const std::string& name) {
 std::string shown(const std::string& s) { return s.size() > 40 ? std::string(utf8_prefix(s, 40)) + "..." : s; }
 
 // "" when `value` is one gpuenv writes for `name`.
-std::string value_problem(const std::string& name, const std::string& value) {
+std::string value_problem(const std::string& name, const std::string& value, int max_workers) {
   if (name != "num_workers")
     return value == "True" || value == "False" ? "" : name + "=" + shown(value) + " is not True or False";
   int n = -1;
   auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-  if (ec == std::errc() && end == value.data() + value.size() && n >= 0 && n <= kMaxTuneWorkers) return "";
-  return "num_workers=" + shown(value) + " is out of range (0 to " + std::to_string(kMaxTuneWorkers) + ")";
+  if (ec == std::errc() && end == value.data() + value.size() && n >= 0 && n <= max_workers) return "";
+  return "num_workers=" + shown(value) + " is out of range (0 to " + std::to_string(max_workers) + ")";
 }
 
 bool text(const json& j, const char* key, const std::string& path, std::string* out, std::string* err) {
@@ -45,9 +45,10 @@ bool text(const json& j, const char* key, const std::string& path, std::string* 
 }
 
 // A settings text at j[key] that tune_settings_problem() accepts.
-bool settings(const json& j, const char* key, const std::string& path, std::string* out, std::string* err) {
+bool settings(const json& j, const char* key, const std::string& path, std::string* out, std::string* err,
+              int max_workers = kMaxTuneWorkers) {
   if (!text(j, key, path, out, err)) return false;
-  if (std::string why = tune_settings_problem(*out); !why.empty()) return fail(path + "." + key, why, err);
+  if (std::string why = tune_settings_problem(*out, max_workers); !why.empty()) return fail(path + "." + key, why, err);
   return true;
 }
 
@@ -65,7 +66,8 @@ bool seconds(const json& j, const char* key, const std::string& path, std::optio
 
 json run_json(const TuneRun& r) {
   return {{"job_id", r.job_id},        {"at", r.at},         {"settings", r.settings},
-          {"steps_per_s", opt(r.steps_per_s)}, {"wall_s", r.wall_s}, {"overhead_s", opt(r.overhead_s)}};
+          {"steps_per_s", opt(r.steps_per_s)}, {"wall_s", r.wall_s}, {"overhead_s", opt(r.overhead_s)},
+          {"yours", r.yours}};
 }
 
 bool run_from(const json& j, const std::string& path, TuneRun* r, std::string* err) {
@@ -74,7 +76,8 @@ bool run_from(const json& j, const std::string& path, TuneRun* r, std::string* e
   if (!seconds(j, "job_id", path, &id, 9e15, err) || !text(j, "at", path, &r->at, err) ||
       !settings(j, "settings", path, &r->settings, err) || !seconds(j, "steps_per_s", path, &r->steps_per_s, 1e9, err) ||
       !seconds(j, "wall_s", path, &wall, kMaxJobSeconds, err) ||
-      !seconds(j, "overhead_s", path, &r->overhead_s, kMaxJobSeconds, err))
+      !seconds(j, "overhead_s", path, &r->overhead_s, kMaxJobSeconds, err) ||
+      !settings(j, "yours", path, &r->yours, err, kMaxScriptWorkers))  // absent before issue 40
     return false;
   r->job_id = std::int64_t(id.value_or(0));
   r->wall_s = wall.value_or(0);
@@ -88,7 +91,7 @@ const std::vector<std::string>& tune_setting_names() {
   return kNames;
 }
 
-std::string tune_settings_problem(const std::string& settings) {
+std::string tune_settings_problem(const std::string& settings, int max_workers) {
   if (settings.empty()) return "";
   std::size_t from = 0;
   for (;;) {
@@ -97,7 +100,7 @@ std::string tune_settings_problem(const std::string& settings) {
     std::size_t eq = item.find('=');
     std::string name = item.substr(0, std::min(eq, item.size()));
     if (eq == std::string::npos || !known_setting(name)) return "\"" + shown(item) + "\" is not a setting --tune writes";
-    if (std::string why = value_problem(name, item.substr(eq + 1)); !why.empty()) return why;
+    if (std::string why = value_problem(name, item.substr(eq + 1), max_workers); !why.empty()) return why;
     if (comma == settings.size()) return "";
     from = comma + 1;
   }

@@ -20,11 +20,16 @@ const std::vector<std::string>& tune_setting_names();
 /// settings text it writes holds; the search only goes down from there.
 inline constexpr int kMaxTuneWorkers = 32;
 
+/// The most workers a script's own num_workers may read in the record (the
+/// hook's yours=, python/sitecustomize.py): beyond it, no count it reports.
+inline constexpr int kMaxScriptWorkers = 1024;
+
 /// "" when `settings` is what gpuenv writes ("" or "num_workers=N" with N in
-/// 0..kMaxTuneWorkers, "pin_memory=True|False", "persistent_workers=True|False",
+/// 0..max_workers, "pin_memory=True|False", "persistent_workers=True|False",
 /// comma-separated); else what is wrong with it, naming the item. A stored
-/// settings text is applied to every run and handed to the Python hook.
-std::string tune_settings_problem(const std::string& settings);
+/// settings text is applied to every run and handed to the Python hook; the
+/// script's own settings (max_workers kMaxScriptWorkers) are only recorded.
+std::string tune_settings_problem(const std::string& settings, int max_workers = kMaxTuneWorkers);
 
 /// One finished run of the command, as the profile needs it.
 struct TuneRun {
@@ -34,6 +39,7 @@ struct TuneRun {
   std::optional<double> steps_per_s;  // the job's own speed (JobSpeed), else unknown
   double wall_s = 0;                  // end to end
   std::optional<double> overhead_s;   // time to the first step + from the last step to the exit
+  std::string yours;                  // settings --tune asked for that the script passed itself ("num_workers=4")
   friend bool operator==(const TuneRun&, const TuneRun&) = default;
 };
 

@@ -31,7 +31,7 @@ TEST(TuneProfile, SettingsTextsGpuenvWrites) {
 TEST(TuneProfile, RoundTripsAndRefusesWhatGpuenvWouldNotWrite) {
   TuneProfile p;
   p.command_fp = "fp";
-  p.runs.push_back({7, "t", "num_workers=4,pin_memory=True", 2.5, 10, 1});
+  p.runs.push_back({7, "t", "num_workers=4,pin_memory=True", 2.5, 10, 1, "num_workers=48"});
   p.kept = p.next = "num_workers=4,pin_memory=True";
   p.dropped = {"persistent_workers"};
   TuneProfile back;

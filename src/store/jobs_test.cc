@@ -216,8 +216,8 @@ TEST(StoreJobs, AVersion2StoreGainsSpeedTunedAndProfiles) {
   EXPECT_EQ(first->id, id);  // the first with a measured speed
   TuneProfile p;
   p.command_fp = old.command_fp;
-  p.runs.push_back({1, "2025-01-01T00:00:00Z", "", 2.0, 30.0, 5.0});
-  p.runs.push_back({2, "2025-01-02T00:00:00Z", "num_workers=15", 10.0, 20.0, std::nullopt});
+  p.runs.push_back({1, "2025-01-01T00:00:00Z", "", 2.0, 30.0, 5.0, ""});
+  p.runs.push_back({2, "2025-01-02T00:00:00Z", "num_workers=15", 10.0, 20.0, std::nullopt, ""});
   p.next = "num_workers=11", p.kept = "num_workers=15", p.dropped = {"persistent_workers"}, p.note = "n";
   ASSERT_TRUE(db->put_profile(p, "now", &err)) << err;
   p.note = "replaced";

@@ -286,7 +286,7 @@ class Speed(unittest.TestCase):
         writes, seconds = r.stdout.split()
         self.assertGreaterEqual(int(writes), 2, r.stdout)
         self.assertLessEqual(int(writes), float(seconds) + 1, r.stdout)
-        self.assertEqual(size, 240)
+        self.assertEqual(size, 320)
         self.assertGreaterEqual(got["steps"], 1000, got)
 
     def test_its_cost_per_step(self):
@@ -302,6 +302,66 @@ class Speed(unittest.TestCase):
         cost_us = (watched - plain) / 200000 * 1e6
         sys.stderr.write("speed hook: %.2f us per step\n" % cost_us)
         self.assertLess(cost_us, 35, (plain, watched))
+
+
+def words(path):
+    """The report's words as text: name -> value."""
+    with open(path) as f:
+        return dict(w.split("=", 1) for w in f.read().split())
+
+
+class TuneReport(unittest.TestCase):
+    """Issue 40: the ImageNet loop passes num_workers=4 and pin_memory=True itself; --tune then
+    applied persistent_workers only, yet the record said num_workers=15. The report says per
+    setting what was applied and what stayed the script's, which is what gpuenv records."""
+    ALL = "num_workers=15,pin_memory=True,persistent_workers=True"
+
+    def reported(self, loaders, tune=ALL, code=None):
+        code = code or ("import torch.utils.data as data\nclass D(data.Dataset):\n    def __len__(self): return 4\n"
+                        + "".join("data.DataLoader(D()%s)\n" % (", " + a if a else "") for a in loaders)
+                        + "print([(c['num_workers'], c['pin_memory'], c['persistent_workers']) for c in data.CREATED])")
+        with tempfile.NamedTemporaryFile() as f:
+            r = python(code, override=False, torch=TUNE, tune=tune, speed=f.name)
+            got = words(f.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.strip(), got
+
+    def test_the_scripts_num_workers_is_reported_as_yours(self):
+        out, got = self.reported(["num_workers=4, pin_memory=True"])
+        self.assertEqual(out, "[(4, True, True)]")  # the script's 4 workers kept
+        self.assertEqual((got["tuned"], got["yours"]), ("persistent_workers=True", "num_workers=4,pin_memory=True"))
+
+    def test_a_loader_left_at_its_defaults_reports_all_applied(self):
+        out, got = self.reported([""])
+        self.assertEqual(out, "[(15, True, True)]")
+        self.assertEqual(got["tuned"], self.ALL)
+        self.assertNotIn("yours", got)
+
+    def test_applied_anywhere_counts_as_applied(self):
+        # The script's own 4 workers at one loader, gpuenv's 15 at another: num_workers was applied.
+        out, got = self.reported(["num_workers=4", ""])
+        self.assertEqual(out, "[(4, True, True), (15, True, True)]")
+        self.assertEqual(got["tuned"], self.ALL)
+        self.assertNotIn("yours", got)
+
+    def test_nothing_applied_reads_empty(self):
+        # Every setting passed by the script (positionally too): nothing applied, all of it the script's.
+        _, got = self.reported(["2, False, None, None, 3, None, False, persistent_workers=False"])
+        self.assertEqual((got["tuned"], got["yours"]), ("", "num_workers=3,pin_memory=False,persistent_workers=False"))
+
+    def test_no_words_without_tune(self):
+        with tempfile.NamedTemporaryFile() as f:
+            r = python(LOOP, override=False, torch=TUNE, speed=f.name)
+            got = words(f.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("tuned", got)
+
+    def test_trainer_fields_the_script_set_are_yours(self):
+        code = ("import transformers as t\n"
+                "a = t.TrainingArguments(output_dir='out', dataloader_num_workers=2)\nprint(a.dataloader_num_workers)")
+        out, got = self.reported([], code=code)
+        self.assertEqual(out, "2")
+        self.assertEqual((got["tuned"], got["yours"]), ("pin_memory=True,persistent_workers=True", "num_workers=2"))
 
 
 TRAINER = ("import dataclasses, json, torch.utils.data as data, transformers as t\n"

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "model/tune_profile.h"
+
 namespace gpuenv {
 namespace {
 
@@ -37,6 +39,12 @@ bool read_line(const std::string& line, SpeedMarks* m) {
     std::size_t eq = word.find('=');
     if (eq == std::string::npos) continue;
     std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+    if (key == "tuned" || key == "yours") {  // --tune's report: settings texts
+      if (!tune_settings_problem(value, key == "tuned" ? kMaxTuneWorkers : kMaxScriptWorkers).empty()) return false;
+      if (key == "tuned") m->tuned = value;
+      else m->yours = value;
+      continue;
+    }
     static const char* const kKnown[] = {"steps",     "batches",     "wait",       "first_step",
                                          "last_step", "first_batch", "last_batch", "peak_mem"};
     if (std::none_of(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return key == k; })) continue;

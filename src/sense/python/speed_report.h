@@ -4,6 +4,9 @@
 // times (the clock of std::chrono::steady_clock), and once the job has
 // started CUDA its peak of torch.cuda.max_memory_allocated() in bytes:
 //   steps=120 batches=121 wait=3.5 peak_mem=33285996544 first_step=812.1 last_step=840.2 first_batch=811.9 last_batch=840.1
+// Under --tune the line ends with what the tuning really did (issue 40):
+//   ... tuned=persistent_workers=True yours=num_workers=4,pin_memory=True
+// (the settings some loader got; those the script passed itself, its values).
 // docs/feedback.md describes the figures.
 #pragma once
 
@@ -23,12 +26,15 @@ struct SpeedMarks {
   double wait_s = 0;  // waiting for batches after the first
   std::optional<double> first_step, last_step, first_batch, last_batch;
   std::optional<std::int64_t> peak_mem;  // bytes; nullopt: the job never started CUDA (or no torch)
+  std::optional<std::string> tuned;      // --tune's settings applied ("" none); nullopt: not reported
+  std::string yours;                     // --tune's settings the script passed itself, its values
 };
 
 /// The last complete line (ended by a newline) that reads: counts and times
 /// non-negative and finite, each last time not before its first, peak_mem a
-/// whole number of bytes up to kMaxPeakMemoryBytes (model/job.h). Words it
-/// does not know are skipped; nullopt when no line reads.
+/// whole number of bytes up to kMaxPeakMemoryBytes (model/job.h), tuned= and
+/// yours= settings texts (model/tune_profile.h; yours= up to kMaxScriptWorkers
+/// workers). Words it does not know are skipped; nullopt when no line reads.
 std::optional<SpeedMarks> parse_speed_report(const std::string& text);
 
 /// The figures of JobSpeed from the marks, the job's start and its end

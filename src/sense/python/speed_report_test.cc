@@ -65,6 +65,24 @@ TEST(SpeedReport, ThePeakMemoryInRange) {
   }
 }
 
+// --tune's report (issue 40): what it applied (tuned=, "" for nothing) and the settings the
+// script passed itself (yours=, its values: more workers than gpuenv would suggest read).
+TEST(SpeedReport, WhatTuneApplied) {
+  auto m = parse_speed_report("steps=3 wait=0 tuned=persistent_workers=True yours=num_workers=48,pin_memory=True\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->tuned, "persistent_workers=True");
+  EXPECT_EQ(m->yours, "num_workers=48,pin_memory=True");
+  m = parse_speed_report("steps=3 wait=0 tuned=\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->tuned, "");
+  EXPECT_EQ(m->yours, "");
+  m = parse_speed_report("steps=3 wait=0\n");
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->tuned);  // no --tune report
+  for (const char* bad : {"tuned=num_workers=48", "tuned=batch=4", "yours=num_workers=5000", "yours=pin_memory=x"})
+    EXPECT_FALSE(parse_speed_report(std::string("steps=3 ") + bad + "\n")) << bad;
+}
+
 TEST(SpeedReport, FiguresFromTheMarks) {
   auto m = parse_speed_report("steps=11 batches=11 wait=2.5 first_step=110 last_step=120 first_batch=109 last_batch=119\n");
   ASSERT_TRUE(m);
