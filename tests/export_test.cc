@@ -402,16 +402,6 @@ TEST(Export, APortInUseOrNoNvmlExitsOne) {
   EXPECT_NE(none.err.find("cannot load NVML"), std::string::npos) << none.err;
 }
 
-// How many series `query` (PromQL) returns from Prometheus' HTTP API, or -1.
-int series_count(int port, const std::string& query) {
-  ProcessResult r = run_process({"curl", "-sS", "-G", "--data-urlencode", "query=" + query,
-                                 "http://127.0.0.1:" + std::to_string(port) + "/api/v1/query"},
-                                {{}, "", 10000});
-  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
-  if (r.exit_code != 0 || j.is_discarded() || j.value("status", "") != "success") return -1;
-  return static_cast<int>(j["data"]["result"].size());
-}
-
 // The values of `label` on the series `match` selects: what Grafana's
 // label_values(match, label) lists.
 std::vector<std::string> label_values(int port, const std::string& match, const std::string& label) {

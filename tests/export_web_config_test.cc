@@ -203,15 +203,6 @@ TEST(ExportCounters, AMalformedCsvExitsThreeNamingTheLine) {
   EXPECT_NE(r.err.find("-f " + csv + ": line 2: 1 fields, want 3: FIELD, TYPE, HELP"), std::string::npos) << r.err;
 }
 
-int series_count(int port, const std::string& query) {
-  ProcessResult r = run_process({"curl", "-sS", "-G", "--data-urlencode", "query=" + query,
-                                 "http://127.0.0.1:" + std::to_string(port) + "/api/v1/query"},
-                                {{}, "", 10000});
-  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
-  if (r.exit_code != 0 || j.is_discarded() || j.value("status", "") != "success") return -1;
-  return static_cast<int>(j["data"]["result"].size());
-}
-
 TEST(ExportWebConfig, ARealPrometheusScrapesItOverTlsWithBasicAuth) {
   ASSERT_EQ(access("/usr/bin/prometheus", X_OK), 0) << "no /usr/bin/prometheus: run `make deps`";
   Pki pki;

@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <nlohmann/json.hpp>
+
 #include "test_paths.h"
 
 namespace gpuenv::testing {
@@ -168,6 +170,15 @@ std::string write_temp_file(const std::string& name, const std::string& content)
   std::string path = make_temp_dir("gpuenv-test", 0700) + "/" + name;
   std::ofstream(path, std::ios::binary) << content;
   return path;
+}
+
+int series_count(int port, const std::string& query) {
+  ProcessResult r = run_process({"curl", "-sS", "-G", "--data-urlencode", "query=" + query,
+                                 "http://127.0.0.1:" + std::to_string(port) + "/api/v1/query"},
+                                {{}, "", 10000});
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  if (r.exit_code != 0 || j.is_discarded() || j.value("status", "") != "success") return -1;
+  return static_cast<int>(j["data"]["result"].size());
 }
 
 }  // namespace gpuenv::testing

@@ -50,4 +50,8 @@ std::string make_temp_dir(const std::string& prefix, mode_t mode = 0700);
 /// Writes a file under a fresh temp dir and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& content);
 
+/// How many series `query` (PromQL) returns from the Prometheus serving on
+/// 127.0.0.1:`port` (its HTTP API, through curl), or -1 when it does not answer.
+int series_count(int port, const std::string& query);
+
 }  // namespace gpuenv::testing
