@@ -62,21 +62,7 @@ class Exporter {
   int port_ = 0;
 };
 
-struct Http {
-  int status = 0;
-  std::string headers, body;
-};
-
-Http curl(const std::string& url) {
-  ProcessResult r = run_process({"curl", "-sS", "-D", "-", url}, {{}, "", 10000});
-  Http h;
-  std::size_t split = r.out.find("\r\n\r\n");
-  if (r.exit_code != 0 || split == std::string::npos) return h;
-  h.headers = r.out.substr(0, split);
-  h.body = r.out.substr(split + 4);
-  h.status = std::atoi(h.headers.c_str() + h.headers.find(' ') + 1);
-  return h;
-}
+HttpReply curl(const std::string& url) { return curl_http({url}); }
 
 // Sends `request` on a new connection to 127.0.0.1:port and returns all
 // it reads until the server closes it or `timeout_ms` passes.
@@ -136,7 +122,7 @@ const std::string kGpu6 =
 TEST(Export, ServesTheScenariosValuesForEightGpus) {
   Exporter e("h200_8_busy");
   ASSERT_TRUE(e.ready()) << e.process().log();
-  Http h = curl(e.url("/metrics"));
+  HttpReply h = curl(e.url("/metrics"));
   ASSERT_EQ(h.status, 200) << h.headers;
   EXPECT_NE(h.headers.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << h.headers;
   EXPECT_EQ(lines_starting(h.body, "gpuenv_gpu_up{").size(), 8u) << h.body;
@@ -250,7 +236,7 @@ TEST(Export, MigDevicesHaveTheirOwnSeries) {
 TEST(Export, PointerPageAndNotFound) {
   Exporter e("h200");
   ASSERT_TRUE(e.ready()) << e.process().log();
-  Http root = curl(e.url("/"));
+  HttpReply root = curl(e.url("/"));
   EXPECT_EQ(root.status, 200);
   EXPECT_NE(root.body.find("href=\"/metrics\""), std::string::npos) << root.body;
   EXPECT_EQ(curl(e.url("/nope")).status, 404);

@@ -88,23 +88,10 @@ class Exporter {
   int port_ = 0;
 };
 
-struct Reply {
-  int curl_exit = -1, status = 0;
-  std::string headers, body;
-};
-
-Reply curl(std::vector<std::string> args) {
-  std::vector<std::string> argv = {"curl", "-sS", "-D", "-", "--max-time", "10"};
+HttpReply curl(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"--max-time", "10"};
   argv.insert(argv.end(), args.begin(), args.end());
-  ProcessResult r = run_process(argv, {{}, "", 15000});
-  Reply h;
-  h.curl_exit = r.exit_code;
-  std::size_t split = r.out.find("\r\n\r\n");
-  if (r.exit_code != 0 || split == std::string::npos) return h;
-  h.headers = r.out.substr(0, split);
-  h.body = r.out.substr(split + 4);
-  h.status = std::atoi(h.headers.c_str() + h.headers.find(' ') + 1);
-  return h;
+  return curl_http(argv, 15000);
 }
 
 TEST(ExportWebConfig, ServesHttpsWithBasicAuthAndRefusesPlaintext) {
@@ -115,7 +102,7 @@ TEST(ExportWebConfig, ServesHttpsWithBasicAuthAndRefusesPlaintext) {
   EXPECT_NE(e.log().find(", basic auth"), std::string::npos) << e.log();
   const std::string ca = pki.at("ca.crt"), metrics = e.url("https", "/metrics");
 
-  Reply good = curl({"--cacert", ca, "-u", std::string("prom:") + kPassword, metrics});
+  HttpReply good = curl({"--cacert", ca, "-u", std::string("prom:") + kPassword, metrics});
   EXPECT_EQ(good.status, 200);
   EXPECT_NE(good.body.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\""), std::string::npos);
   EXPECT_NE(good.body.find("hostname=\"node-7\""), std::string::npos);  // dcgm-exporter 4.x's name by default
@@ -126,20 +113,20 @@ TEST(ExportWebConfig, ServesHttpsWithBasicAuthAndRefusesPlaintext) {
     std::vector<std::string> args = {"--cacert", ca};
     args.insert(args.end(), who.begin(), who.end());
     args.push_back(metrics);
-    Reply r = curl(args);
+    HttpReply r = curl(args);
     EXPECT_EQ(r.status, 401) << (who.empty() ? "no credentials" : who[1]);
     EXPECT_NE(r.headers.find("WWW-Authenticate: Basic"), std::string::npos) << r.headers;
     EXPECT_EQ(r.body.find("DCGM_FI"), std::string::npos);
   }
 
-  Reply health = curl({"--cacert", ca, e.url("https", "/health")});  // no credentials: a kubelet probe's
+  HttpReply health = curl({"--cacert", ca, e.url("https", "/health")});  // no credentials: a kubelet probe's
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.body, "KO");
 
-  Reply plain = curl({e.url("http", "/metrics")});
+  HttpReply plain = curl({e.url("http", "/metrics")});
   EXPECT_NE(plain.curl_exit, 0);
   EXPECT_EQ(plain.status, 0);
-  Reply untrusted = curl({"-u", std::string("prom:") + kPassword, metrics});  // the system's CAs: not ours
+  HttpReply untrusted = curl({"-u", std::string("prom:") + kPassword, metrics});  // the system's CAs: not ours
   EXPECT_EQ(untrusted.curl_exit, 60);  // CURLE_PEER_FAILED_VERIFICATION: a real certificate check
 }
 
@@ -168,7 +155,7 @@ TEST(ExportWebConfig, ABadWebConfigExitsThreeBeforeServing) {
 TEST(ExportWebConfig, HealthIsDcgmExportersAnswerOverPlainHttpToo) {
   Exporter e({}, "http");
   ASSERT_GT(e.port(), 0) << e.log();
-  Reply health = curl({e.url("http", "/health")});
+  HttpReply health = curl({e.url("http", "/health")});
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.body, "KO");
   EXPECT_NE(health.headers.find("Content-Type: text/plain"), std::string::npos);
@@ -183,7 +170,7 @@ TEST(ExportCounters, ACountersCsvChoosesTheDcgmSeriesAndNamesWhatItCannotServe) 
   Exporter e({"-f", csv, "--hostname-label", "Hostname"}, "http");
   ASSERT_GT(e.port(), 0) << e.log();
   EXPECT_NE(e.log().find("DCGM_FI_DEV_FAN_SPEED (line 6): not a field gpuenv serves"), std::string::npos) << e.log();
-  Reply r = curl({e.url("http", "/metrics")});
+  HttpReply r = curl({e.url("http", "/metrics")});
   ASSERT_EQ(r.status, 200);
   std::set<std::string> dcgm;
   std::istringstream in(r.body);

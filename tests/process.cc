@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -170,6 +171,20 @@ std::string write_temp_file(const std::string& name, const std::string& content)
   std::string path = make_temp_dir("gpuenv-test", 0700) + "/" + name;
   std::ofstream(path, std::ios::binary) << content;
   return path;
+}
+
+HttpReply curl_http(const std::vector<std::string>& args, int timeout_ms) {
+  std::vector<std::string> argv = {"curl", "-sS", "-D", "-"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessResult r = run_process(argv, {{}, "", timeout_ms});
+  HttpReply h;
+  h.curl_exit = r.exit_code;
+  std::size_t split = r.out.find("\r\n\r\n");
+  if (r.exit_code != 0 || split == std::string::npos) return h;
+  h.headers = r.out.substr(0, split);
+  h.body = r.out.substr(split + 4);
+  h.status = std::atoi(h.headers.c_str() + h.headers.find(' ') + 1);
+  return h;
 }
 
 int series_count(int port, const std::string& query) {

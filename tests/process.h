@@ -50,6 +50,16 @@ std::string make_temp_dir(const std::string& prefix, mode_t mode = 0700);
 /// Writes a file under a fresh temp dir and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& content);
 
+/// One HTTP exchange through curl: its exit code, and the status, headers and
+/// body of the answer (status 0 when curl failed or the answer had no headers).
+struct HttpReply {
+  int curl_exit = -1, status = 0;
+  std::string headers, body;
+};
+
+/// `curl -sS -D - ARGS`, the process given `timeout_ms`.
+HttpReply curl_http(const std::vector<std::string>& args, int timeout_ms = 10000);
+
 /// How many series `query` (PromQL) returns from the Prometheus serving on
 /// 127.0.0.1:`port` (its HTTP API, through curl), or -1 when it does not answer.
 int series_count(int port, const std::string& query);
