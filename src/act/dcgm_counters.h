@@ -17,7 +17,7 @@ namespace gpuenv {
 /// TYPE one of gauge, counter, histogram, summary, label. False with *err
 /// ("line 7: 2 fields, want 3: FIELD, TYPE, HELP") on the first bad line;
 /// whether gpuenv can serve a field is not judged here
-/// (act/gpu_metrics.h dcgm_unservable).
+/// (act/render/gpu_metrics.h dcgm_unservable).
 bool parse_dcgm_counters(std::string_view text, std::vector<DcgmCounter>* out, std::string* err);
 
 /// Reads `path` (at most 1 MiB) and parses it; *err names the file.

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "act/dcgm_counters.h"
-#include "act/gpu_metrics.h"
+#include "act/render/gpu_metrics.h"
 #include "fuzz_check.h"
 
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "act/gpu_metrics.h"
+#include "act/render/gpu_metrics.h"
 
 namespace gpuenv {
 namespace {

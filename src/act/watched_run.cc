@@ -11,17 +11,17 @@
 #include "act/render/feedback_report.h"
 #include "act/render/machine_report.h"
 #include "act/run.h"
-#include "act/run_profile.h"
+#include "decide/run/run_profile.h"
 #include "act/supervise.h"
-#include "act/tune.h"
+#include "decide/run/tune.h"
 #include "decide/decide.h"
 #include "decide/run/job_run.h"
 #include "decide/run/peak_memory.h"
 #include "decide/run/python_flags.h"
 #include "decide/launcher_env.h"
-#include "decide/precision_tune.h"
+#include "decide/run/precision_tune.h"
 #include "decide/rules/rule_measured.h"
-#include "decide/tune_search.h"
+#include "decide/run/tune_search.h"
 #include "decide/verdict.h"
 #include "model/exit_codes.h"
 #include "sys/text.h"
@@ -129,7 +129,7 @@ std::string make_speed_file() {
   return path;
 }
 
-// --tune=+precision: bf16 autocast where the job's GPUs have bf16 (decide/precision_tune.h).
+// --tune=+precision: bf16 autocast where the job's GPUs have bf16 (decide/run/precision_tune.h).
 // "bf16" when applied, for the record; "" when refused (said).
 std::string apply_precision(const Machine& m, const Options& o, const std::string& blocked) {
   if (std::string why = bf16_autocast_refusal(m, o); !why.empty()) {

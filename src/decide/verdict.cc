@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <tuple>
 
-#include "decide/precision_tune.h"
-#include "decide/tune_search.h"
+#include "decide/run/precision_tune.h"
+#include "decide/run/tune_search.h"
 #include "model/hardware/clock_events.h"
 #include "model/tune_profile.h"
 #include "sys/text.h"
@@ -303,7 +303,7 @@ std::optional<Verdict> busy(const Facts& f) {
   if (!f.has(kUtilPct) || f.mean(kUtilPct) < kBusyUtilPct) return std::nullopt;
   Verdict v{"busy", util_phrase(f) + gpm_phrase(f), "nothing to gain here from the input pipeline or the clocks",
             {{"util_pct", f.mean(kUtilPct)}}, {}};
-  v.fix += precision_suggestion(f.c);  // decide/precision_tune.h: suggested, never applied
+  v.fix += precision_suggestion(f.c);  // decide/run/precision_tune.h: suggested, never applied
   if (f.c.bf16_gain && f.c.precision.empty()) v.figures["bf16_gain"] = *f.c.bf16_gain;
   return v;
 }

@@ -12,8 +12,8 @@
 #include <optional>
 
 #include "act/dcgm_counters.h"
-#include "act/gpu_metrics.h"
-#include "act/job_metrics.h"
+#include "act/render/gpu_metrics.h"
+#include "act/render/job_metrics.h"
 #include "act/rate_limited_log.h"
 #include "act/render/prometheus_text.h"
 #include "act/serve/basic_auth.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "act/gpu_metrics.h"
+#include "act/render/gpu_metrics.h"
 #include "act/log.h"
 #include "decide/fleet/job_ledger.h"
 #include "model/gpu_jobs.h"

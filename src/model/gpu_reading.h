@@ -1,7 +1,7 @@
 // What is read from NVML of a GPU's live state, per GPU and per MIG device:
 // sense/nvml/nvml_reading.h fills a DeviceReading's live state; `gpuenv
 // export`'s rounds (sense/nvml/nvml_sampler.h) add the links, NVLink
-// traffic, GPM and Xid and gather them into Readings, which act/gpu_metrics
+// traffic, GPM and Xid and gather them into Readings, which act/render/gpu_metrics
 // renders as Prometheus metrics (docs/metrics.md); `gpuenv check --long`'s
 // watcher sums them into a WatchedGpu. Unknown (not
 // supported, not read because the GPU was lost) is std::nullopt, never zero.

@@ -119,7 +119,7 @@ struct JobContext {
   // --tune=+precision (docs/precision.md): "bf16" when the job ran under it.
   std::string precision;
   // For the feedback that may suggest it: the job's GPUs have bf16 tensor
-  // cores, and this machine's measured bf16 GEMM gain (decide/precision_tune.h).
+  // cores, and this machine's measured bf16 GEMM gain (decide/run/precision_tune.h).
   bool bf16 = false;
   std::optional<double> bf16_gain;
   std::string bf16_gain_basis;

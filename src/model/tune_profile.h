@@ -1,6 +1,6 @@
 // A command's tuning profile (docs/feedback.md, "The tuning profile"): every
 // measured run since `gpuenv run --tune` was first used for it, what the next
-// --tune tries, and what plain runs apply. Pure data; decide/tune_search
+// --tune tries, and what plain runs apply. Pure data; decide/run/tune_search
 // chooses, store/ keeps it (table tune_profiles).
 #pragma once
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "act/tune.h"
+#include "decide/run/tune.h"
 #include "model/job.h"
 #include "model/tune_profile.h"
 

@@ -1,6 +1,6 @@
 // Prometheus' text exposition format, version 0.0.4: families of samples
 // with their # HELP and # TYPE lines. Pure; what the exporter serves at
-// /metrics (act/gpu_metrics.h builds the families). The format:
+// /metrics (act/render/gpu_metrics.h builds the families). The format:
 // https://prometheus.io/docs/instrumenting/exposition_formats/
 #pragma once
 

@@ -1,8 +1,8 @@
-#include "act/tune.h"
+#include "decide/run/tune.h"
 
 #include <algorithm>
 
-#include "decide/tune_search.h"
+#include "decide/run/tune_search.h"
 #include "sys/text.h"
 
 namespace gpuenv {

@@ -1,4 +1,4 @@
-// `gpuenv run` and the command's tuning profile (decide/tune_search.h): what
+// `gpuenv run` and the command's tuning profile (decide/run/tune_search.h): what
 // a run applies at its start (--tune: the profile's next try; a plain run:
 // what the profile kept; --no-tune: nothing), and the profile refined by the
 // finished job. docs/feedback.md, "The tuning profile".
@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "act/tune.h"
+#include "decide/run/tune.h"
 #include "model/job.h"
 #include "model/tune_profile.h"
 

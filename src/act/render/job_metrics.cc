@@ -1,4 +1,4 @@
-#include "act/job_metrics.h"
+#include "act/render/job_metrics.h"
 
 #include <functional>
 #include <optional>

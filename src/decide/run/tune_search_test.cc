@@ -1,4 +1,4 @@
-#include "decide/tune_search.h"
+#include "decide/run/tune_search.h"
 
 #include <gtest/gtest.h>
 

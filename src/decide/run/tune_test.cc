@@ -1,4 +1,4 @@
-#include "act/tune.h"
+#include "decide/run/tune.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "decide/precision_tune.h"
+#include "decide/run/precision_tune.h"
 
 #include <gtest/gtest.h>
 

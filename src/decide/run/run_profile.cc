@@ -1,6 +1,6 @@
-#include "act/run_profile.h"
+#include "decide/run/run_profile.h"
 
-#include "decide/tune_search.h"
+#include "decide/run/tune_search.h"
 #include "decide/verdict.h"
 
 namespace gpuenv {

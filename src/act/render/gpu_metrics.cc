@@ -1,4 +1,4 @@
-#include "act/gpu_metrics.h"
+#include "act/render/gpu_metrics.h"
 
 #include <cmath>
 #include <functional>
