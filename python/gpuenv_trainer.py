@@ -61,11 +61,13 @@ def patch(module, wanted, cuda, log, note=None):
             log("gpuenv --tune: TrainingArguments left as they are: an error in the hook (%r)" % (e,))
         for name, value in changes.items():
             object.__setattr__(self, name, value)
-        if note is not None:  # what Trainer will pass on: gpuenv's values, or the fields the script set
+        if note is not None:  # what Trainer will pass on: gpuenv's values, the fields the script set, its defaults
             explicit = getattr(self, "_gpuenv_explicit", None) or set()
-            knobs = {f: k for k, f in FIELDS.items() if k in wanted and hasattr(self, f)}
-            note({k: getattr(self, f) for f, k in knobs.items() if f not in explicit and getattr(self, f) == wanted[k]},
-                 {k: getattr(self, f) for f, k in knobs.items() if f in explicit})
+            knobs = {f: k for k, f in FIELDS.items() if hasattr(self, f)}
+            applied = {k: getattr(self, f) for f, k in knobs.items()
+                       if f not in explicit and k in wanted and getattr(self, f) == wanted[k]}
+            note(applied, {k: getattr(self, f) for f, k in knobs.items() if f in explicit},
+                 {k for f, k in knobs.items() if f not in explicit and k not in applied})
         kind = type(self).__name__
         if changes and kind not in told:
             told.add(kind)

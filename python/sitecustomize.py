@@ -143,10 +143,14 @@ class _Report:
     what was applied, and its tuner leaves the script's settings alone."""
 
     def __init__(self):
-        self.applied, self.yours = {}, {}
+        self.applied, self.yours, self.passed_on = {}, {}, set()
 
-    def note(self, changes, yours):
+    def note(self, changes, yours, passed_on=()):
+        """`passed_on`: settings a library passes to its loaders explicitly
+        from defaults the script did not set (Trainer's dataloader_* fields):
+        not the script's, whatever the DataLoader call looks like."""
         self.applied.update(changes)
+        self.passed_on.update(passed_on)
         for name, value in yours.items():
             self.yours.setdefault(name, value)
 
@@ -162,8 +166,14 @@ class _Report:
         def listed(values, skip=()):
             parts = ((n, self._text(n, values[n])) for n in _SETTINGS if n in values and n not in skip)
             return ",".join("%s=%s" % (n, t) for n, t in parts if t is not None)
-        yours = listed(self.yours, skip=self.applied)
+        yours = listed(self.yours, skip=set(self.applied) | self.passed_on)
         return "tuned=" + listed(self.applied) + (" yours=" + yours if yours else "")
+
+    def yours_words(self):
+        """Without --tune: only what the script passed itself, so that the first
+        verdict's fix already knows --tune cannot change it (issue 40)."""
+        yours = self.words().partition(" yours=")[2]
+        return "yours=" + yours if yours else ""
 
 
 _REPORT = _Report()
@@ -176,7 +186,9 @@ def _changes(sig, data_module, wanted, args, kwargs):
     except TypeError:
         return {}, None  # the call is wrong as written: let DataLoader say so
     explicit = set(bound.arguments)
-    _REPORT.note({}, {name: bound.arguments[name] for name in wanted if name in explicit})
+    _REPORT.note({}, {name: bound.arguments[name] for name in _SETTINGS if name in explicit})
+    if not wanted:
+        return {}, None  # watched, not tuned: only what the script passed is noted
     dataset = bound.arguments.get("dataset")
     iterable = getattr(data_module, "IterableDataset", None)
     if iterable is not None and isinstance(dataset, iterable):
@@ -226,7 +238,7 @@ def _patch_dataloader(data_module, wanted):
             changes, skipped = _changes(sig, data_module, wanted, (self,) + args, kwargs)
         except Exception as e:  # never break the script's loader
             changes, skipped = {}, "an error in the hook (%r)" % (e,)
-        if where not in told and (changes or skipped):
+        if wanted and where not in told and (changes or skipped):  # watched only: silent
             told.add(where)
             if changes:
                 _tune_log("gpuenv --tune: DataLoader at %s: %s (yours kept: the arguments you passed)"
@@ -343,13 +355,16 @@ def _install():
     # which fork from it or need no settings): the Pythons it starts itself
     # do not inherit them (docs/feedback.md, "Which Pythons --tune reaches").
     wanted = _wanted(os.environ.pop(_TUNE_VAR, ""))
-    if wanted:
+    # Watched without --tune, the same patches only note the settings the script
+    # passes itself (the record's yours=), changing nothing.
+    watched = bool(os.environ.get("GPUENV_SPEED_FILE"))
+    if wanted or watched:
         _after_import("torch.utils.data", lambda module: _patch_dataloader(module, wanted))
         _after_import("transformers.training_args", lambda module: _patch_trainer(module, wanted))
     # The job's own speed for gpuenv run's record (gpuenv_speed.py).
-    if os.environ.get("GPUENV_SPEED_FILE"):
+    if watched:
         try:
-            _load_beside("gpuenv_speed").install(_after_import, _REPORT.words if wanted else None)
+            _load_beside("gpuenv_speed").install(_after_import, _REPORT.words if wanted else _REPORT.yours_words)
         except Exception as e:  # never break the script's start
             _log("gpuenv start-up hook: speed: %r" % (e,))
     # --tune=+precision: bf16 autocast (gpuenv_precision.py), only when asked.

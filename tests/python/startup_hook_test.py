@@ -324,6 +324,8 @@ class TuneReport(unittest.TestCase):
             r = python(code, override=False, torch=TUNE, tune=tune, speed=f.name)
             got = words(f.name)
         self.assertEqual(r.returncode, 0, r.stderr)
+        if tune is None:
+            self.assertNotIn("gpuenv --tune", r.stderr)
         return r.stdout.strip(), got
 
     def test_the_scripts_num_workers_is_reported_as_yours(self):
@@ -355,6 +357,33 @@ class TuneReport(unittest.TestCase):
             got = words(f.name)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("tuned", got)
+
+    def test_watched_without_tune_notes_only_the_scripts_settings(self):
+        # The first, untuned run: its verdict must already know --tune cannot change num_workers=4.
+        out, got = self.reported(["num_workers=4, pin_memory=True", ""], tune=None)
+        self.assertEqual(out, "[(4, True, False), (0, False, False)]")  # nothing changed
+        self.assertEqual(got["yours"], "num_workers=4,pin_memory=True")
+        self.assertNotIn("tuned", got)
+
+    def test_watched_without_tune_and_loader_defaults_says_nothing(self):
+        out, got = self.reported([""], tune=None)
+        self.assertEqual(out, "[(0, False, False)]")
+        self.assertNotIn("yours", got)
+        self.assertNotIn("tuned", got)
+
+    def test_trainers_own_defaults_are_not_the_scripts(self):
+        # Trainer passes dataloader_num_workers=0 to DataLoader explicitly: the script chose nothing.
+        code = ("import torch.utils.data as data, transformers as t\n"
+                "class D(data.Dataset):\n    def __len__(self): return 8\n"
+                "for kw in (%s):\n"
+                "    l = t.Trainer(args=t.TrainingArguments(output_dir='out', **kw), train_dataset=D()).get_train_dataloader()\n"
+                "print(l.num_workers)")
+        out, got = self.reported([], tune=None, code=code % "{},")
+        self.assertEqual((out, got.get("yours")), ("0", None))
+        out, got = self.reported([], tune=None, code=code % "{'dataloader_num_workers': 2},")
+        self.assertEqual((out, got.get("yours")), ("2", "num_workers=2"))
+        out, got = self.reported([], code=code % "{},")  # tuned: applied, nothing of the script's
+        self.assertEqual((out, got["tuned"], got.get("yours")), ("15", self.ALL, None))
 
     def test_trainer_fields_the_script_set_are_yours(self):
         code = ("import transformers as t\n"
