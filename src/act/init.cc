@@ -32,12 +32,11 @@ bool render_profile_script(const Plan& plan, std::string* out, std::string* err)
   return true;
 }
 
-void write_plan_files(const Plan& plan, const PlanFiles& files,
-                      const std::function<void(const LogEvent&)>& log) {
+void write_plan_files(const Plan& plan, const PlanFiles& files, const std::function<void(const LogEvent&)>& log,
+                      const sys::WriteFile& write_file) {
   auto write = [&](const std::string& path, const std::string& content) {
     std::string err;
-    log(write_file_atomic(path, content, 0644, &err) ? wrote_event(path)
-                                                     : write_failed_event(path, err));
+    log(write_file(path, content, 0644, &err) ? wrote_event(path) : write_failed_event(path, err));
   };
   std::vector<std::string> skipped;
   std::string env = render_env_file(plan, &skipped);

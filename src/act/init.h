@@ -1,5 +1,6 @@
-// `gpuenv init`: write the plan where later shells, `docker exec` and SSH
-// sessions find it, then run the command (act/supervise.h).
+// `gpuenv init`'s files: the plan where later shells, `docker exec` and SSH
+// sessions find it. The entrypoint's sequence is flow/init.h's; the command
+// runs under act/supervise.h.
 #pragma once
 
 #include <sys/types.h>
@@ -37,11 +38,11 @@ bool render_profile_script(const Plan& plan, std::string* out, std::string* err)
 /// The careful atomic write (sys/file_write.h), under its old name here.
 using sys::write_file_atomic;
 
-/// Writes the env file and the profile script (0644), reporting each file
-/// written, each setting left out and each failure (a warning: init goes on
-/// without the file) through `log`.
-void write_plan_files(const Plan& plan, const PlanFiles& files,
-                      const std::function<void(const LogEvent&)>& log);
+/// Writes the env file and the profile script (0644) with `write`,
+/// reporting each file written, each setting left out and each failure (a
+/// warning: init goes on without the file) through `log`.
+void write_plan_files(const Plan& plan, const PlanFiles& files, const std::function<void(const LogEvent&)>& log,
+                      const sys::WriteFile& write = write_file_atomic);
 
 /// The user's pip on the cache root (docs/container.md, "pip install"):
 /// `pip install` by the user lands in <cache_root>/pip and outlives the

@@ -1,28 +1,24 @@
 // serve jupyter, serve ssh: the services the image starts (docs/container.md).
+// The sequences are flow/serve.h's; this file parses the flags into their
+// options and hands them the real environment.
 #include <cstdlib>
 
-#include "act/serve/serve_jupyter.h"
-#include "act/serve/serve_ssh.h"
 #include "cli/commands.h"
-#include "model/exit_codes.h"
-#include "decide/decide.h"
+#include "cli/context.h"
+#include "flow/serve.h"
 
 namespace gpuenv {
 namespace {
 
-// The plan, computed when the service asks: after it has become its user.
-std::function<int(Plan*)> plan_maker(const Context* ctx) {
-  return [ctx](Plan* plan) {
-    Machine m;
-    if (!ctx->load_machine(&m)) return int(kExitBadInput);
-    *plan = decide(m, ctx->plan_options(m));
-    return int(kExitOk);
+// The real environment: the machine as sensed, decided as the service's user.
+flow::ServeEnv serve_env(const Context* ctx) {
+  flow::ServeEnv env;
+  env.sense = [ctx](Machine* m, Options* o) {
+    if (!ctx->load_machine(m)) return false;
+    *o = ctx->plan_options(*m);
+    return true;
   };
-}
-
-int finish(int code, const std::string& err) {
-  if (!err.empty()) print_error(err);
-  return code;
+  return env;
 }
 
 std::function<int()> setup_jupyter(CLI::App* sub, Context* ctx) {
@@ -41,9 +37,7 @@ std::function<int()> setup_jupyter(CLI::App* sub, Context* ctx) {
   sub->add_flag("--allow-root", o->allow_root, "Let Jupyter run as root (never the default)");
   ctx->add_common_flags(sub, kPlanFlags);
   return [ctx, o] {
-    std::string err;
-    int code = serve_jupyter(*o, plan_maker(ctx), &err);
-    return finish(code, err);
+    return flow::serve_jupyter(*o, serve_env(ctx));
   };
 }
 
@@ -73,9 +67,7 @@ std::function<int()> setup_ssh(CLI::App* sub, Context* ctx) {
   sub->add_option("--sshd", o->sshd, "The sshd binary (default /usr/sbin/sshd)")->option_text("PATH");
   ctx->add_common_flags(sub, kPlanFlags);
   return [ctx, o] {
-    std::string err;
-    int code = serve_ssh(*o, plan_maker(ctx), &err);
-    return finish(code, err);
+    return flow::serve_ssh(*o, serve_env(ctx));
   };
 }
 

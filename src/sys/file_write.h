@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 
 namespace gpuenv::sys {
@@ -30,6 +31,11 @@ bool is_stdout(const std::string& path);
 /// is left untouched.
 bool write_file_atomic(const std::string& path, const std::string& content, mode_t mode,
                        std::string* err);
+
+/// A write a sequence is handed (flow/): write_file_atomic or write_output
+/// in a command, a fake in a test.
+using WriteFile = std::function<bool(const std::string& path, const std::string& content, mode_t mode,
+                                     std::string* err)>;
 
 /// write_file_atomic, except that for is_stdout(path) the content goes to
 /// stdout (through stdio, flushed), deliberately written through and never

@@ -10,7 +10,6 @@
 
 #include "act/init.h"
 #include "act/log.h"
-#include "act/run.h"
 #include "act/serve/serve_common.h"
 #include "sys/fs.h"
 #include "sys/text.h"
@@ -42,43 +41,6 @@ bool use_file_token(const std::string& path, std::string* token, std::string* er
 bool new_token_file(const std::string& path, std::string* token, std::string* err) {
   return generate_token(token, err) && sys::make_dirs(fs::dirname(path), 0700, err) &&
          sys::create_exclusive(path, *token, 0600, err);
-}
-
-// GPUENV_JUPYTER_TOKEN, else Jupyter's own JUPYTER_TOKEN.
-std::string token_from_env() {
-  for (const char* name : {"GPUENV_JUPYTER_TOKEN", "JUPYTER_TOKEN"})
-    if (const char* v = std::getenv(name); v && *v) return v;
-  return "";
-}
-
-void print_url(const std::string& program, const JupyterOptions& o, const std::string& file,
-               const std::string& token, TokenSource source) {
-  std::string url = jupyter_url(program, o);
-  nlohmann::ordered_json f = {{"url", url}, {"token_file", file}};
-  if (source == TokenSource::kGenerated) {
-    f["token"] = token;  // shown only now, in either format
-    log_event({Severity::kInfo, "jupyter",
-               "gpuenv: Jupyter token generated and stored in " + file + " (0600); shown only now:\n" +
-                   "gpuenv:   " + url + "?token=" + token + "\n",
-               f, LogEvent::Form::kVerbatim});
-    return;
-  }
-  log_message(Severity::kInfo, "jupyter",
-              "Jupyter at " + url + "; the token is in " + file +
-                  (source == TokenSource::kEnv ? " (from the environment)" : ""),
-              f);
-}
-
-// As root: become the account (unless it is root, allowed explicitly).
-bool become(const Account& a, std::string* err) {
-  if (geteuid() != 0 || a.uid == 0) return true;
-  return drop_privileges(a, err);
-}
-
-bool check_root_dir(const std::string& dir, std::string* err) {
-  if (access(dir.c_str(), R_OK | X_OK) == 0) return true;
-  *err = "--root-dir " + dir + ": " + std::strerror(errno);
-  return false;
 }
 
 }  // namespace
@@ -163,35 +125,39 @@ bool ensure_token_file(const std::string& path, const std::string& env_token, st
   return new_token_file(path, token, err);
 }
 
-int serve_jupyter(const JupyterOptions& o, const std::function<int(Plan*)>& make_plan,
-                  std::string* err) {
-  Account account;
-  if (!choose_account(o.user, o.allow_root, &account, err)) {
-    *err = "refusing to start Jupyter: " + *err +
-           (geteuid() == 0 ? " (Jupyter runs as root only with --allow-root)" : "");
-    return kExitServeConfig;
+std::string jupyter_token_from_env(const std::function<const char*(const char*)>& get) {
+  for (const char* name : {"GPUENV_JUPYTER_TOKEN", "JUPYTER_TOKEN"})
+    if (const char* v = get(name); v && *v) return v;
+  return "";
+}
+
+void say_jupyter_url(const std::string& program, const JupyterOptions& o, const std::string& file,
+                     const std::string& token, TokenSource source, const MessageSink& log,
+                     const std::function<void(const LogEvent&)>& log_event) {
+  std::string url = jupyter_url(program, o);
+  nlohmann::ordered_json f = {{"url", url}, {"token_file", file}};
+  if (source == TokenSource::kGenerated) {
+    f["token"] = token;  // shown only now, in either format
+    log_event({Severity::kInfo, "jupyter",
+               "gpuenv: Jupyter token generated and stored in " + file + " (0600); shown only now:\n" +
+                   "gpuenv:   " + url + "?token=" + token + "\n",
+               f, LogEvent::Form::kVerbatim});
+    return;
   }
-  std::string program = find_on_path(jupyter_programs());
-  if (program.empty()) {
-    *err = "no Jupyter found on PATH (jupyter-lab, jupyter-server or jupyter-notebook): "
-           "pip install jupyterlab, or apt-get install jupyter-server";
-    return kExitCommandNotFound;
-  }
-  std::string given = token_from_env();
-  if (!become(account, err) || !check_root_dir(o.root_dir, err)) return kExitServeConfig;
-  Plan plan;
-  if (int code = make_plan(&plan)) return code;
-  std::string file = o.token_file.empty() ? account.home + "/.local/share/gpuenv/jupyter_token"
-                                          : o.token_file;
-  std::string token;
-  TokenSource source;
-  if (!ensure_token_file(file, given, &token, &source, err)) return kExitServeConfig;
-  apply_settings(plan);
-  setenv("JUPYTER_TOKEN_FILE", file.c_str(), 1);
-  unsetenv("JUPYTER_TOKEN");
-  unsetenv("GPUENV_JUPYTER_TOKEN");
-  print_url(program, o, file, token, source);
-  return exec_program(jupyter_argv(program, o, account.uid == 0), err);
+  log(Severity::kInfo, "jupyter",
+      "Jupyter at " + url + "; the token is in " + file + (source == TokenSource::kEnv ? " (from the environment)" : ""),
+      f);
+}
+
+bool become_service_user(const Account& a, std::string* err) {
+  if (geteuid() != 0 || a.uid == 0) return true;
+  return drop_privileges(a, err);
+}
+
+bool check_root_dir(const std::string& dir, std::string* err) {
+  if (access(dir.c_str(), R_OK | X_OK) == 0) return true;
+  *err = "--root-dir " + dir + ": " + std::strerror(errno);
+  return false;
 }
 
 }  // namespace gpuenv

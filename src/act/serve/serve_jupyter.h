@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "act/log.h"
+#include "act/serve/serve_common.h"
 #include "model/plan.h"
 
 namespace gpuenv {
@@ -65,11 +67,24 @@ bool check_token(const std::string& token, const std::string& where, std::string
 bool ensure_token_file(const std::string& path, const std::string& env_token, std::string* token,
                        TokenSource* source, std::string* err);
 
-/// Chooses the user (dropping root for it), computes the plan as that user
-/// with `make_plan`, applies it, prepares the token and execs Jupyter.
-/// Returns only on failure: kExitServeConfig, 127 when no Jupyter is
-/// installed, or the plan's failure code from make_plan.
-int serve_jupyter(const JupyterOptions& o, const std::function<int(Plan*)>& make_plan,
-                  std::string* err);
+/// The token chosen in the environment: GPUENV_JUPYTER_TOKEN, else
+/// Jupyter's own JUPYTER_TOKEN, read through `get`; "" when neither is set.
+std::string jupyter_token_from_env(const std::function<const char*(const char*)>& get);
+
+/// Says where Jupyter listens and where its token is, through `log`; a
+/// generated token is shown, only this once, in lines of its own
+/// (`log_event`, LogEvent::Form::kVerbatim).
+void say_jupyter_url(const std::string& program, const JupyterOptions& o, const std::string& file,
+                     const std::string& token, TokenSource source, const MessageSink& log,
+                     const std::function<void(const LogEvent&)>& log_event);
+
+/// As root: becomes `a` for good (drop_privileges), unless it is root
+/// itself (allowed explicitly); not root: nothing to do.
+bool become_service_user(const Account& a, std::string* err);
+
+/// Whether the notebook directory can be read and searched (*err names it).
+bool check_root_dir(const std::string& dir, std::string* err);
+
+// The sequence that starts Jupyter is flow/serve.h's.
 
 }  // namespace gpuenv

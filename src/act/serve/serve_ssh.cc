@@ -63,35 +63,6 @@ void report_rejected(const std::vector<std::string>& rejected) {
                 {{"more", rejected.size() - kShown}});
 }
 
-bool gather_keys(const SshOptions& o, KeyLines* keys, std::string* err) {
-  if (!o.authorized_keys_file.empty()) {
-    std::string text;
-    if (!fs::read_file_nofollow(o.authorized_keys_file, kMaxAuthorizedKeysBytes, &text, err)) {
-      *err = "--authorized-keys: " + *err;
-      return false;
-    }
-    add_key_lines(text, o.authorized_keys_file, keys);
-  }
-  if (const char* env = std::getenv("GPUENV_SSH_AUTHORIZED_KEYS"))
-    add_key_lines(env, "GPUENV_SSH_AUTHORIZED_KEYS", keys);
-  report_rejected(keys->rejected);
-  if (keys->keys > 0) return true;
-  *err = "no authorized key: mount a public key file and pass --authorized-keys FILE, or set "
-         "GPUENV_SSH_AUTHORIZED_KEYS to the key itself (e.g. \"$(cat ~/.ssh/id_ed25519.pub)\")";
-  return false;
-}
-
-// sshd with UsePAM no refuses every login of a locked account ('!' in
-// /etc/shadow, as useradd leaves it). Only root can read /etc/shadow.
-bool check_not_locked(const Account& a, std::string* err) {
-  if (geteuid() != 0) return true;
-  const struct spwd* sp = getspnam(a.name.c_str());
-  if (!sp || !sp->sp_pwdp || sp->sp_pwdp[0] != '!') return true;
-  *err = "user " + a.name + " is locked ('!' in /etc/shadow), and sshd refuses every login of a " +
-         "locked account; give it no password instead: usermod -p '*' " + a.name;
-  return false;
-}
-
 // Creates both directories and checks that only root (or gpuenv's own user)
 // can change them; from here on the paths are the resolved ones.
 bool prepare_dirs(SshPaths* p, std::string* err) {
@@ -166,14 +137,6 @@ int install(const SshOptions& o, const Account& a, const KeyLines& keys, const P
   bool ok = (host_key_exists(*p) || generate_host_key(*p, err)) && write_keys(*p, a, keys.text, err) &&
             write_file_atomic(p->config(), render_sshd_config(config_for(o, a, *p, plan)), 0600, err);
   return ok ? 0 : 1;
-}
-
-bool check_sshd(const std::string& sshd, std::string* err) {
-  if (!sshd.empty() && sshd[0] == '/' && access(sshd.c_str(), X_OK) == 0) return true;
-  *err = "sshd " + sshd + ": " + (sshd.empty() || sshd[0] != '/' ? "must be an absolute path"
-                                                                   : std::strerror(errno)) +
-         " (install openssh-server, or pass --sshd PATH)";
-  return false;
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
@@ -363,25 +326,50 @@ std::string render_sshd_config(const SshdConfig& c) {
   return out + "SetEnv" + args + "\n";
 }
 
-int serve_ssh(const SshOptions& o, const std::function<int(Plan*)>& make_plan, std::string* err) {
-  Account a;
-  KeyLines keys;
-  if (!choose_account(o.user, false, &a, err) || !check_not_locked(a, err) ||
-      !gather_keys(o, &keys, err)) {
-    *err = "refusing to start sshd: " + *err;
-    return kExitServeConfig;
+bool gather_keys(const SshOptions& o, const std::function<const char*(const char*)>& get, KeyLines* keys,
+                 std::string* err) {
+  if (!o.authorized_keys_file.empty()) {
+    std::string text;
+    if (!fs::read_file_nofollow(o.authorized_keys_file, kMaxAuthorizedKeysBytes, &text, err)) {
+      *err = "--authorized-keys: " + *err;
+      return false;
+    }
+    add_key_lines(text, o.authorized_keys_file, keys);
   }
-  if (!check_sshd(o.sshd, err)) return kExitCommandNotFound;
-  if (a.uid != geteuid()) use_account_env(a);  // the plan is for the user's sessions
-  Plan plan;
-  if (int code = make_plan(&plan)) return code;
+  if (const char* env = get("GPUENV_SSH_AUTHORIZED_KEYS"))
+    add_key_lines(env, "GPUENV_SSH_AUTHORIZED_KEYS", keys);
+  report_rejected(keys->rejected);
+  if (keys->keys > 0) return true;
+  *err = "no authorized key: mount a public key file and pass --authorized-keys FILE, or set "
+         "GPUENV_SSH_AUTHORIZED_KEYS to the key itself (e.g. \"$(cat ~/.ssh/id_ed25519.pub)\")";
+  return false;
+}
+
+// sshd with UsePAM no refuses every login of a locked account ('!' in
+// /etc/shadow, as useradd leaves it). Only root can read /etc/shadow.
+bool check_not_locked(const Account& a, std::string* err) {
+  if (geteuid() != 0) return true;
+  const struct spwd* sp = getspnam(a.name.c_str());
+  if (!sp || !sp->sp_pwdp || sp->sp_pwdp[0] != '!') return true;
+  *err = "user " + a.name + " is locked ('!' in /etc/shadow), and sshd refuses every login of a " +
+         "locked account; give it no password instead: usermod -p '*' " + a.name;
+  return false;
+}
+
+bool check_sshd(const std::string& sshd, std::string* err) {
+  if (!sshd.empty() && sshd[0] == '/' && access(sshd.c_str(), X_OK) == 0) return true;
+  *err = "sshd " + sshd + ": " + (sshd.empty() || sshd[0] != '/' ? "must be an absolute path"
+                                                                   : std::strerror(errno)) +
+         " (install openssh-server, or pass --sshd PATH)";
+  return false;
+}
+
+int install_sshd(const SshOptions& o, const Account& a, const KeyLines& keys, const Plan& plan, std::string* config,
+                 std::string* err) {
   SshPaths p = paths_for(o, a);
-  if (int code = install(o, a, keys, plan, &p, err)) return code;
-  log_message(Severity::kInfo, "sshd",
-              "sshd on port " + std::to_string(o.port) + " for " + a.name + " (" + std::to_string(keys.keys) +
-                  " authorized keys): ssh -p " + std::to_string(o.port) + " " + a.name + "@HOST",
-              {{"port", o.port}, {"user", a.name}, {"authorized_keys", keys.keys}});
-  return exec_program({o.sshd, "-D", "-e", "-f", p.config()}, err);
+  int code = install(o, a, keys, plan, &p, err);
+  *config = p.config();
+  return code;
 }
 
 }  // namespace gpuenv

@@ -108,12 +108,27 @@ std::string sshd_quote(const std::string& arg);
 /// The configuration file's text.
 std::string render_sshd_config(const SshdConfig& c);
 
-/// Chooses the user (never root), gathers the authorized keys (refusing to
-/// start with none), computes the plan with `make_plan` for that user,
-/// checks that only root can change the run and host key directories,
-/// creates the host key on first start, writes the configuration and execs
-/// sshd -D -e. Returns only on failure: kExitServeConfig, 127 when sshd is
-/// missing, 1 when a file cannot be written, or make_plan's code.
-int serve_ssh(const SshOptions& o, const std::function<int(Plan*)>& make_plan, std::string* err);
+/// The authorized keys from --authorized-keys and GPUENV_SSH_AUTHORIZED_KEYS
+/// (read through `get`); each line left out is said. False with *err when
+/// the file cannot be read or no key is left.
+bool gather_keys(const SshOptions& o, const std::function<const char*(const char*)>& get, KeyLines* keys,
+                 std::string* err);
+
+/// False (with *err) for an account sshd would refuse every login of: one
+/// locked in /etc/shadow (read only as root).
+bool check_not_locked(const Account& a, std::string* err);
+
+/// Whether `sshd` is an absolute path to an executable; *err says why not.
+bool check_sshd(const std::string& sshd, std::string* err);
+
+/// Puts sshd's files in place for `a`: checks that only root can change
+/// the run and host key directories and a kept host key
+/// (kExitServeConfig), creates the host key on first start, writes the
+/// authorized keys and the configuration (1 when that fails); 0 when all is
+/// in place, with the configuration's path in *config.
+int install_sshd(const SshOptions& o, const Account& a, const KeyLines& keys, const Plan& plan, std::string* config,
+                 std::string* err);
+
+// The sequence that starts sshd is flow/serve.h's.
 
 }  // namespace gpuenv
