@@ -139,7 +139,7 @@ void say_tf32_without_hook(const RunEnv& env, const Plan& plan, const std::vecto
 
 void say_last_verdict(const RunEnv& env, const std::optional<Job>& last) {
   if (!last || !speaks_for_job(rank(env))) return;
-  Verdict v = judge(*last)[0];
+  JobVerdict v = main_verdict(*last);
   say(env, Severity::kInfo, "last verdict",
       "last run of this command (job " + std::to_string(last->id) + ", " + last->started_at + "): " + v.name + ": " +
           v.evidence + "; fix: " + v.fix);
@@ -203,6 +203,7 @@ void note_precision(const RunEnv& env, const Prepared& p, JobContext* c) {
 // of the store (the profile by rank 0's job only: the others apply what it chose), its verdict said.
 void record(const RunRequest& r, const RunEnv& env, bool stopped, Job* job, RunTuning* t) {
   std::vector<Verdict> verdicts = judge(*job);
+  job->verdict = to_job_verdict(verdicts[0]);
   std::string err;
   auto db = store::Store::open(r.store, &err, record_patience(stopped));
   if (!db || !db->add_job(*job, &job->id, &err)) {

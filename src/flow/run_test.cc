@@ -236,6 +236,33 @@ TEST(RunFlow, TheVerdictLineAndTheLastVerdictNameTheJobsVerdict) {
   EXPECT_EQ(f.last("last verdict").rfind("last run of this command (job 1, 2025-01-01T00:00:00Z): input-bound: ", 0), 0u)
       << f.last("last verdict");
   EXPECT_EQ(f.last("verdict"), "job 2: input-bound (gpuenv report 2)");
+  std::string err;
+  auto db = store::Store::open_existing(f.dir + "/gpuenv.db", &err);
+  ASSERT_TRUE(db) << err;
+  std::optional<Job> stored;
+  ASSERT_TRUE(db->job(1, &stored, &err)) << err;
+  ASSERT_TRUE(stored && stored->verdict) << "the verdict is stored with the job";
+  EXPECT_EQ(stored->verdict->name, "input-bound");
+  EXPECT_NE(f.last("last verdict").find(stored->verdict->evidence + "; fix: " + stored->verdict->fix),
+            std::string::npos);
+}
+
+// The last verdict line says the verdict stored with the job, not one judged again.
+TEST(RunFlow, TheLastVerdictIsTheStoredOne) {
+  Fakes f;
+  ASSERT_EQ(run_job(f.request(), f.env()), 0);
+  std::string err;
+  {
+    auto db = store::Store::open(f.dir + "/gpuenv.db", &err);
+    ASSERT_TRUE(db) << err;
+    std::optional<Job> j;
+    ASSERT_TRUE(db->job(1, &j, &err) && j) << err;
+    j->verdict = JobVerdict{"busy", "judged by an older rule", "none"};
+    ASSERT_TRUE(db->add_job(*j, &j->id, &err)) << err;  // job 2, its verdict changed
+  }
+  ASSERT_EQ(run_job(f.request(), f.env()), 0);
+  EXPECT_EQ(f.last("last verdict"),
+            "last run of this command (job 2, 2025-01-01T00:00:00Z): busy: judged by an older rule; fix: none");
 }
 
 TEST(RunFlow, NoWatchExecsWithThePlansEnvironment) {
