@@ -118,7 +118,7 @@ struct Line {
 };
 
 struct Fakes {
-  std::string dir = make_temp_dir("gpuenv-flow-run");
+  std::string dir = gpuenv::testing::make_temp_dir("gpuenv-flow-run");
   FakeEnvironment environment;
   double clock = 1000;
   int utc_calls = 0;
