@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "act/render/machine_report.h"
 #include "act/run.h"
 #include "decide/decide.h"
 #include "decide/launcher_env.h"
@@ -233,15 +234,17 @@ JobWatchOptions watch_options(const RunEnv& env, const Prepared& p) {
   return wo;
 }
 
-// The hook's speed lines: the job's own speed, and under --tune what the hook applied, not what it
-// was handed; the settings the script passed itself stay the script's (issue 40).
+// The hook's speed lines: the job's own speed, under --tune what the hook applied, not what it was
+// handed, and on every watched run the settings the script passes itself, which stay the script's
+// (issue 40: the first verdict's fix then knows --tune cannot change them).
 void read_speed(const std::string& file, double start, double end, Job* job, std::optional<std::int64_t>* torch_peak) {
   if (file.empty()) return;
   auto marks = read_speed_report(file);
   if (!marks) return;
   job->speed = job_speed(*marks, start, end);
   *torch_peak = marks->peak_mem;
-  if (!job->tuned.empty() && marks->tuned) job->tuned = *marks->tuned, job->context.script_settings = marks->yours;
+  if (!job->tuned.empty() && marks->tuned) job->tuned = *marks->tuned;
+  job->context.script_settings = marks->yours;
 }
 
 int supervise_watched(const RunRequest& r, const RunEnv& env, JobSpawn* spawn, Prepared* p) {

@@ -145,7 +145,7 @@ TEST(StoreJobs, AVersion1StoreIsMigratedAndKeepsItsRuns) {
   sqlite3_stmt* s = nullptr;
   sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &s, nullptr);
   ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(s, 0), 4);
+  EXPECT_EQ(sqlite3_column_int(s, 0), 5);
   sqlite3_finalize(s);
   sqlite3_close(raw);
 }
