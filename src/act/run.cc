@@ -53,16 +53,12 @@ void apply_binding(const Plan& plan, std::string* warning) {
   if (plan.binding && !plan.binding->cpus.empty()) bind_cpus(plan.binding->cpus, warning);
 }
 
-int exec_with_plan(const Plan& plan, const std::vector<std::string>& argv, std::string* warning,
-                   std::string* err) {
+int exec_command(const std::vector<std::string>& argv, std::string* err) {
   if (argv.empty()) {
     *err = "no command given: gpuenv run [--] COMMAND [ARG...]";
     return kExitCommandNotFound;
   }
-  apply_settings(plan);
-  apply_binding(plan, warning);
-  int e = sys::exec(argv);
-  return exec_failure(argv[0], e, err);
+  return exec_failure(argv[0], sys::exec(argv), err);
 }
 
 int exec_failure(const std::string& cmd, int e, std::string* err) {

@@ -1,4 +1,4 @@
-// `gpuenv run`: apply a plan to this process and exec the command.
+// `gpuenv run`'s acts on this process: apply a plan to it and exec the command.
 #pragma once
 
 #include <string>
@@ -12,13 +12,11 @@ namespace gpuenv {
 // kExitCannotExecute (126) and kExitCommandNotFound (127), as POSIX shells
 // use them, are in model/exit_codes.h with every other code.
 
-/// Sets every setting of the plan in this process's environment, pins the
-/// process to the plan's CPU binding (a failure there is reported in
-/// *warning, not fatal), and execvp()s argv. Returns only when the command
-/// could not be started: exec_failure's 127 or 126, with *err.
+/// execvp()s argv with this process's environment (the plan's settings
+/// applied by the caller: apply_settings, apply_binding). Returns only when
+/// the command could not be started: exec_failure's 127 or 126, with *err.
 /// Once exec succeeds the command's exit code, signals and stdin are its own.
-int exec_with_plan(const Plan& plan, const std::vector<std::string>& argv, std::string* warning,
-                   std::string* err);
+int exec_command(const std::vector<std::string>& argv, std::string* err);
 
 /// Why execvp(cmd) failed with errno `e`, in *err, and the status a shell
 /// would give: 127 when no such command is there ("... (not found on

@@ -10,7 +10,7 @@
 
 #include "act/render/job_report.h"
 #include "act/render/memory_report.h"
-#include "act/watched_run.h"
+#include "flow/command_history.h"
 #include "decide/memory/presets.h"
 #include "sys/text.h"
 #include "model/exit_codes.h"
@@ -227,7 +227,7 @@ int record_plan(Context* ctx, const Flags& f, const MemoryPlan& p) {
   plan.gpu = p.gpu ? p.gpu->name : "";
   plan.flags = given_flags(f.record.sub);
   std::string err, path = store::chosen_path(f.record.db, ctx->cache_root());
-  if (!record_planned_peak(path, cmd, plan, ctx->store_patience, &err)) {
+  if (!flow::record_planned_peak(path, cmd, plan, ctx->store_patience, &err)) {
     print_error("plan-memory: the plan was not recorded for " + command_text(cmd, 200) + ": " + err);
     return kExitFailure;
   }

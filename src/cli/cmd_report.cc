@@ -63,7 +63,7 @@ PlannedPeaks planned_peaks(store::Store* db, const std::vector<Job>& jobs) {
 }
 
 int show_one(const Job& job, const ReportFlags& f, const FirstRuns& firsts, const PlannedPeaks& plans) {
-  std::vector<Verdict> verdicts = judge(job);
+  std::vector<Verdict> verdicts = verdicts_of(job);
   if (!f.svg.empty()) {
     std::string err;
     if (!sys::write_output(f.svg, job_svg(job, verdicts, firsts), 0644, &err)) {

@@ -1,6 +1,7 @@
 #include "cli/cmd_run.h"
 
-#include "act/watched_run.h"
+#include "flow/command_history.h"
+#include "flow/run.h"
 #include "store/store.h"
 
 namespace gpuenv {
@@ -21,7 +22,7 @@ void add_run_flags(CLI::App* sub, RunFlags* f) {
 }
 
 int run_command(Context* ctx, const RunFlags& f, const std::function<void(const Plan&)>& warn) {
-  RunRequest r;
+  flow::RunRequest r;
   r.argv = ctx->command;
   r.store = store::chosen_path(f.db, ctx->cache_root());
   r.tune = f.tune_spec();
@@ -33,11 +34,11 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
     *o = ctx->plan_options(*m);
     return true;
   };
-  return watched_run(r, sense, warn);
+  return flow::run_job(r, flow::process_run_env(sense, warn));
 }
 
 std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv) {
-  return feedback_section(store::chosen_path(f.db, ctx->cache_root()), f.tune_spec(), argv, ctx->store_patience);
+  return flow::feedback_section(store::chosen_path(f.db, ctx->cache_root()), f.tune_spec(), argv, ctx->store_patience);
 }
 
 }  // namespace gpuenv

@@ -1,4 +1,4 @@
-// gpuenv run's flags (the sequence: act/watched_run.h), which explain reads
+// gpuenv run's flags (the sequence: flow/run.h), which explain reads
 // too for its feedback: docs/feedback.md.
 #pragma once
 
@@ -23,7 +23,7 @@ struct RunFlags {
 /// --no-watch, --no-tune, --tune[=-NAME,...], --db.
 void add_run_flags(CLI::App* sub, RunFlags* f);
 
-/// gpuenv run (act/watched_run.h) with the flags and the command line.
+/// gpuenv run (flow/run.h) with the flags and the command line.
 /// Returns the command's exit code.
 int run_command(Context* ctx, const RunFlags& f, const std::function<void(const Plan&)>& warn);
 

@@ -351,6 +351,21 @@ int suggested_workers(std::optional<int> cpus_per_gpu) {
 
 std::vector<Verdict> judge(const Job& job) { return judge(job.context, job.timeline, job.speed); }
 
+JobVerdict to_job_verdict(const Verdict& v) { return {v.name, v.evidence, v.fix}; }
+
+std::vector<Verdict> verdicts_of(const Job& job) {
+  std::vector<Verdict> judged = judge(job);
+  if (!job.verdict) return judged;
+  std::vector<Verdict> out{{job.verdict->name, job.verdict->evidence, job.verdict->fix, {}, {}}};
+  for (Verdict& v : judged) {
+    if (v.name != out[0].name) out.push_back(std::move(v));
+    else out[0].figures = std::move(v.figures), out[0].tune = std::move(v.tune);
+  }
+  return out;
+}
+
+JobVerdict main_verdict(const Job& job) { return job.verdict ? *job.verdict : to_job_verdict(judge(job)[0]); }
+
 std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline, const std::optional<JobSpeed>& speed) {
   Facts f = facts(context, timeline, speed);
   if (f.all[kUtilPct].n == 0 && !context.unwatched.empty())

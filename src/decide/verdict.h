@@ -29,6 +29,18 @@ std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline,
 /// judge(job.context, job.timeline, job.speed).
 std::vector<Verdict> judge(const Job& job);
 
+/// What the store keeps of a verdict with its job (Job::verdict).
+JobVerdict to_job_verdict(const Verdict& v);
+
+/// The verdicts of a job read back: judge(job), led by the verdict stored
+/// with it when it has one (its figures and DataLoader settings those of the
+/// rule of that name where it fires still); a row from before the verdict
+/// was stored is judged as it is.
+std::vector<Verdict> verdicts_of(const Job& job);
+
+/// The verdict stored with the job, else judge(job)'s first.
+JobVerdict main_verdict(const Job& job);
+
 /// PCIe bandwidth of one direction of a link, MB/s (gen 1-6, any width);
 /// 0 when unknown.
 double pcie_link_mbs(int gen, int width);

@@ -267,5 +267,37 @@ TEST(Verdict, StartupAfterABusyGpuIsNotCountedWhenTheHookSawTheFirstStep) {
   EXPECT_EQ(v[0].figures.at("util_pct"), 99);
 }
 
+// A job read back leads with the verdict stored with it; one from before the
+// verdict was stored (an older store's row) is judged as it is.
+TEST(Verdict, TheStoredVerdictLeadsAndAnOldRowIsJudged) {
+  Job job;
+  job.context.gpus.push_back({"GPU-x", "H200", 143771.0, 5, 16, 1980.0, 700.0});
+  for (int i = 0; i < 20; ++i) {
+    JobSample s;
+    s.t = i;
+    s.v[kUtilPct] = 30, s.v[kMemMib] = 20000, s.v[kTopCpuCores] = 1.0;
+    job.timeline.add(s);
+  }
+  std::vector<Verdict> judged = judge(job);
+  ASSERT_EQ(judged[0].name, "input-bound");
+  EXPECT_EQ(main_verdict(job), to_job_verdict(judged[0])) << "an old row: judged";
+  EXPECT_EQ(verdicts_of(job)[0].evidence, judged[0].evidence);
+  EXPECT_EQ(verdicts_of(job).size(), judged.size());
+
+  job.verdict = JobVerdict{"input-bound", "stored evidence", "stored fix"};
+  EXPECT_EQ(main_verdict(job), *job.verdict);
+  std::vector<Verdict> back = verdicts_of(job);
+  ASSERT_EQ(back.size(), judged.size()) << "the stored verdict takes its rule's place";
+  EXPECT_EQ(back[0].evidence, "stored evidence");
+  EXPECT_EQ(back[0].fix, "stored fix");
+  EXPECT_EQ(back[0].tune, judged[0].tune) << "the settings of the rule that fired";
+
+  job.verdict = JobVerdict{"busy", "judged by an older gpuenv", "nothing"};
+  back = verdicts_of(job);
+  ASSERT_EQ(back.size(), judged.size() + 1);
+  EXPECT_EQ(back[0].name, "busy");
+  EXPECT_EQ(back[1].name, "input-bound");
+}
+
 }  // namespace
 }  // namespace gpuenv

@@ -171,6 +171,13 @@ struct PlannedPeak {
 inline constexpr double kMaxPlannedPeakBytes = 0x1p62;
 
 /// The record of one watched job (one rank).
+/// The verdict a job got when it ended (decide/verdict.h's first: what
+/// mattered most), as the store keeps it with the job.
+struct JobVerdict {
+  std::string name, evidence, fix;
+  friend bool operator==(const JobVerdict&, const JobVerdict&) = default;
+};
+
 struct Job {
   std::int64_t id = 0;
   std::vector<std::string> argv;
@@ -190,6 +197,7 @@ struct Job {
   std::string tuned;              // the DataLoader settings this run applied ("num_workers=15,..."; "": none);
                                   // the hook's report where it gave one, else those --tune handed it
   std::optional<JobPeakMemory> peak_memory;  // nullopt: neither torch nor NVML said
+  std::optional<JobVerdict> verdict;         // nullopt: a row from before it was stored (judge it)
 };
 
 }  // namespace gpuenv

@@ -20,11 +20,13 @@ constexpr const char* kColumns =
     "SELECT id, started_at, duration_s, exit_code, argv, cwd, command_fp, script_path, script_fp, machine_fp, "
     "plan, rank, local_rank, hostname, gpuenv_version, context, timeline, ";
 // A version-2 store read without writing (open_existing) has no speed or tuned,
-// a version-3 store no peak memory.
+// a version-3 store no peak memory, a version-4 store no verdict.
 constexpr const char* kSpeedColumns = "speed, tuned, ";
 constexpr const char* kNoSpeedColumns = "NULL, '', ";
-constexpr const char* kPeakColumns = "peak_memory_bytes, peak_memory_source FROM jobs ";
-constexpr const char* kNoPeakColumns = "NULL, NULL FROM jobs ";
+constexpr const char* kPeakColumns = "peak_memory_bytes, peak_memory_source, ";
+constexpr const char* kNoPeakColumns = "NULL, NULL, ";
+constexpr const char* kVerdictColumns = "verdict, verdict_evidence, verdict_fix FROM jobs ";
+constexpr const char* kNoVerdictColumns = "NULL, NULL, NULL FROM jobs ";
 
 void bind_int(Stmt* s, int i, const std::optional<int>& v) {
   v ? (void)sqlite3_bind_int(s->get(), i, *v) : (void)sqlite3_bind_null(s->get(), i);
@@ -108,6 +110,8 @@ bool read_job(sqlite3_stmt* s, Job* j, std::string* err) {
   j->tuned = column_text(s, 18);
   if (std::string bad = tune_settings_problem(j->tuned); !bad.empty()) return *err = where + "tuned: " + bad, false;
   if (!read_peak(s, j, where, err)) return false;
+  if (sqlite3_column_type(s, 21) != SQLITE_NULL)
+    j->verdict = JobVerdict{column_text(s, 21), column_text(s, 22), column_text(s, 23)};
   if (sqlite3_column_type(s, 17) == SQLITE_NULL) return true;
   json speed = json::parse(column_text(s, 17), nullptr, false);
   JobSpeed sp;
@@ -142,8 +146,9 @@ bool Store::add_job(const Job& job, std::int64_t* id, std::string* err) {
   Stmt s(db_,
          "INSERT INTO jobs(started_at, duration_s, exit_code, argv, cwd, command_fp, script_path, script_fp, "
          "machine_fp, plan, rank, local_rank, hostname, gpuenv_version, context, timeline, speed, tuned, "
-         "peak_memory_bytes, peak_memory_source) "
-         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
+         "peak_memory_bytes, peak_memory_source, verdict, verdict_evidence, verdict_fix) "
+         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, "
+         "?23)");
   if (!s.ok()) return *err = sqlite_error(db_, path_), false;
   s.text(1, job.started_at), s.real(2, job.duration_s);
   sqlite3_bind_int(s.get(), 3, job.exit_code);
@@ -162,6 +167,8 @@ bool Store::add_job(const Job& job, std::int64_t* id, std::string* err) {
   } else {
     sqlite3_bind_null(s.get(), 19), sqlite3_bind_null(s.get(), 20);
   }
+  if (job.verdict) s.text(21, job.verdict->name), s.text(22, job.verdict->evidence), s.text(23, job.verdict->fix);
+  else sqlite3_bind_null(s.get(), 21), sqlite3_bind_null(s.get(), 22), sqlite3_bind_null(s.get(), 23);
   if (!exec("BEGIN IMMEDIATE", err)) return false;
   if (s.step() != SQLITE_DONE) {
     *err = sqlite_error(db_, path_ + ": jobs");
@@ -178,10 +185,12 @@ bool Store::query_jobs(const std::string& where, const std::vector<std::string>&
   bool table = false;
   if (!has_jobs_table(&table, err)) return false;
   if (!table) return true;
-  bool speed = false, peak = false;
-  if (!jobs_have_column("speed", &speed, err) || !jobs_have_column("peak_memory_bytes", &peak, err)) return false;
-  std::string sql =
-      std::string(kColumns) + (speed ? kSpeedColumns : kNoSpeedColumns) + (peak ? kPeakColumns : kNoPeakColumns) + where;
+  bool speed = false, peak = false, verdict = false;
+  if (!jobs_have_column("speed", &speed, err) || !jobs_have_column("peak_memory_bytes", &peak, err) ||
+      !jobs_have_column("verdict", &verdict, err))
+    return false;
+  std::string sql = std::string(kColumns) + (speed ? kSpeedColumns : kNoSpeedColumns) +
+                    (peak ? kPeakColumns : kNoPeakColumns) + (verdict ? kVerdictColumns : kNoVerdictColumns) + where;
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return *err = sqlite_error(db_, path_), false;
   for (std::size_t i = 0; i < args.size(); ++i) s.text(int(i) + 1, args[i]);

@@ -145,7 +145,7 @@ TEST(StoreJobs, AVersion1StoreIsMigratedAndKeepsItsRuns) {
   sqlite3_stmt* s = nullptr;
   sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &s, nullptr);
   ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(s, 0), 4);
+  EXPECT_EQ(sqlite3_column_int(s, 0), 5);
   sqlite3_finalize(s);
   sqlite3_close(raw);
 }
@@ -171,7 +171,9 @@ void write_older(const std::string& path, const std::string& sql) {
 
 // The jobs table gpuenv wrote at schema version 2 (no speed, no tuned), with one row.
 void write_version_2(const std::string& path) {
-  write_older(path, "DROP TABLE tune_profiles; ALTER TABLE jobs DROP COLUMN tuned; ALTER TABLE jobs DROP COLUMN speed; "
+  write_older(path, "ALTER TABLE jobs DROP COLUMN verdict; ALTER TABLE jobs DROP COLUMN verdict_evidence; "
+                    "ALTER TABLE jobs DROP COLUMN verdict_fix; "
+                    "DROP TABLE tune_profiles; ALTER TABLE jobs DROP COLUMN tuned; ALTER TABLE jobs DROP COLUMN speed; "
                     "DROP TABLE memory_plans; ALTER TABLE jobs DROP COLUMN peak_memory_source; "
                     "ALTER TABLE jobs DROP COLUMN peak_memory_bytes; PRAGMA user_version=2;");
 }
@@ -230,7 +232,9 @@ TEST(StoreJobs, AVersion2StoreGainsSpeedTunedAndProfiles) {
 
 // The schema of version 3 (no peak memory, no memory plans), with one job.
 void write_version_3(const std::string& path) {
-  write_older(path, "DROP TABLE memory_plans; ALTER TABLE jobs DROP COLUMN peak_memory_source; "
+  write_older(path, "ALTER TABLE jobs DROP COLUMN verdict; ALTER TABLE jobs DROP COLUMN verdict_evidence; "
+                    "ALTER TABLE jobs DROP COLUMN verdict_fix; "
+                    "DROP TABLE memory_plans; ALTER TABLE jobs DROP COLUMN peak_memory_source; "
                     "ALTER TABLE jobs DROP COLUMN peak_memory_bytes; PRAGMA user_version=3;");
 }
 
@@ -269,7 +273,7 @@ TEST(StoreJobs, AVersion3StoreGainsThePeakAndThePlans) {
   EXPECT_EQ(user_version(path), 3);
   auto db = Store::open(path, &err);
   ASSERT_TRUE(db) << err;
-  EXPECT_EQ(user_version(path), 4);
+  EXPECT_EQ(user_version(path), 5);
   Job measured = job("old.py");
   measured.peak_memory = JobPeakMemory{8589934592, "nvml"};
   ASSERT_TRUE(db->add_job(measured, &measured.id, &err)) << err;
@@ -284,6 +288,58 @@ TEST(StoreJobs, AVersion3StoreGainsThePeakAndThePlans) {
   ASSERT_TRUE(db->planned_peak(old.command_fp, "2025-01-01T00:00:00Z", &p, &err)) << err;
   ASSERT_TRUE(p);
   EXPECT_EQ(*p, plan(old.command_fp, "2025-01-01T00:00:00Z", 7.5));
+}
+
+// The verdict judged when the job ended is kept with it.
+TEST(StoreJobs, TheVerdictRoundTrips) {
+  std::string err;
+  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  ASSERT_TRUE(db) << err;
+  Job j = job("train.py");
+  j.verdict = JobVerdict{"input-bound", "the GPU was busy 30% of the time", "load batches in worker processes"};
+  ASSERT_TRUE(db->add_job(j, &j.id, &err)) << err;
+  Job none = job("train.py");
+  ASSERT_TRUE(db->add_job(none, &none.id, &err)) << err;
+  std::optional<Job> back;
+  ASSERT_TRUE(db->job(j.id, &back, &err)) << err;
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->verdict, j.verdict);
+  ASSERT_TRUE(db->job(none.id, &back, &err)) << err;
+  EXPECT_FALSE(back->verdict);
+}
+
+// The schema of version 4 (no verdict), with one job.
+void write_version_4(const std::string& path) {
+  write_older(path, "ALTER TABLE jobs DROP COLUMN verdict; ALTER TABLE jobs DROP COLUMN verdict_evidence; "
+                    "ALTER TABLE jobs DROP COLUMN verdict_fix; PRAGMA user_version=4;");
+}
+
+// A version-4 store is read as it is (its rows without a verdict), then gains the verdict columns.
+TEST(StoreJobs, AVersion4StoreGainsTheVerdict) {
+  std::string dir = temp_dir(), path = dir + "/gpuenv.db", err;
+  chmod(dir.c_str(), 0700);
+  write_version_4(path);
+  {
+    auto reader = Store::open_existing(path, &err);
+    ASSERT_TRUE(reader) << err;
+    std::vector<Job> jobs;
+    ASSERT_TRUE(reader->recent_jobs(10, &jobs, &err)) << err;
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_FALSE(jobs[0].verdict);
+  }
+  EXPECT_EQ(user_version(path), 4);
+  auto db = Store::open(path, &err);
+  ASSERT_TRUE(db) << err;
+  EXPECT_EQ(user_version(path), 5);
+  Job judged = job("old.py");
+  judged.verdict = JobVerdict{"busy", "e", "f"};
+  ASSERT_TRUE(db->add_job(judged, &judged.id, &err)) << err;
+  std::vector<Job> jobs;
+  ASSERT_TRUE(db->recent_jobs(10, &jobs, &err)) << err;
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].verdict, judged.verdict);
+  EXPECT_FALSE(jobs[1].verdict);  // the old row keeps its data, without a verdict
+  EXPECT_EQ(jobs[1].argv, job("old.py").argv);
 }
 
 // A job is compared with the newest plan of its command made before it started.

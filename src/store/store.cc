@@ -30,7 +30,10 @@ namespace {
 // 4: jobs gain peak_memory_bytes and peak_memory_source (the job's measured
 // peak, issue 40), and memory_plans keeps `plan-memory -- CMD`'s plans; a
 // version-3 store gains them as version 2 gained speed.
-constexpr int kSchemaVersion = 4;
+// 5: jobs gain verdict, verdict_evidence and verdict_fix (the verdict judged
+// when the job ended); a version-4 store gains them the same way, its rows
+// without one (judged when read, as before).
+constexpr int kSchemaVersion = 5;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS machines(
@@ -80,7 +83,10 @@ CREATE TABLE IF NOT EXISTS jobs(
   speed TEXT,
   tuned TEXT NOT NULL DEFAULT '',
   peak_memory_bytes INTEGER,
-  peak_memory_source TEXT);
+  peak_memory_source TEXT,
+  verdict TEXT,
+  verdict_evidence TEXT,
+  verdict_fix TEXT);
 CREATE INDEX IF NOT EXISTS jobs_by_command ON jobs(command_fp, id);
 CREATE TABLE IF NOT EXISTS tune_profiles(
   command_fp TEXT PRIMARY KEY,
@@ -286,16 +292,22 @@ bool Store::init(std::string* err) {
 }
 
 // Version 2's jobs table lacks speed and tuned, version 3's the peak
-// memory: added in place (the rows keep their data; their speed and peak
-// read as unknown, tuned as "").
+// memory, version 4's the verdict: added in place (the rows keep their data;
+// their speed, peak and verdict read as unknown, tuned as "").
 bool Store::migrate(std::string* err) {
-  bool speed = false, peak = false;
-  if (!jobs_have_column("speed", &speed, err) || !jobs_have_column("peak_memory_bytes", &peak, err)) return false;
+  bool speed = false, peak = false, verdict = false;
+  if (!jobs_have_column("speed", &speed, err) || !jobs_have_column("peak_memory_bytes", &peak, err) ||
+      !jobs_have_column("verdict", &verdict, err))
+    return false;
   if (!speed && !(exec("ALTER TABLE jobs ADD COLUMN speed TEXT", err) &&
                   exec("ALTER TABLE jobs ADD COLUMN tuned TEXT NOT NULL DEFAULT ''", err)))
     return false;
-  return peak || (exec("ALTER TABLE jobs ADD COLUMN peak_memory_bytes INTEGER", err) &&
-                  exec("ALTER TABLE jobs ADD COLUMN peak_memory_source TEXT", err));
+  if (!peak && !(exec("ALTER TABLE jobs ADD COLUMN peak_memory_bytes INTEGER", err) &&
+                 exec("ALTER TABLE jobs ADD COLUMN peak_memory_source TEXT", err)))
+    return false;
+  return verdict || (exec("ALTER TABLE jobs ADD COLUMN verdict TEXT", err) &&
+                     exec("ALTER TABLE jobs ADD COLUMN verdict_evidence TEXT", err) &&
+                     exec("ALTER TABLE jobs ADD COLUMN verdict_fix TEXT", err));
 }
 
 // A newer gpuenv's store: writing to it would reset its version, and the

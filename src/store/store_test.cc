@@ -185,7 +185,7 @@ TEST(Store, ANewerSchemaIsNotDowngraded) {
   }
   ASSERT_EQ(user_version(path, 99), 99);
   EXPECT_FALSE(Store::open(path, &err));
-  EXPECT_NE(err.find("schema is version 99, newer than this gpuenv's (4); upgrade gpuenv"), std::string::npos)
+  EXPECT_NE(err.find("schema is version 99, newer than this gpuenv's (5); upgrade gpuenv"), std::string::npos)
       << err;
   EXPECT_EQ(user_version(path), 99);
   auto reader = Store::open_existing(path, &err);  // reading what it can is fine

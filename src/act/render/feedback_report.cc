@@ -13,7 +13,7 @@ std::string refuse_hint(const std::string& name) {
 std::string render_feedback(const std::optional<Job>& last, bool asked, const std::optional<TuneProfile>& profile,
                             const TuneChoice& choice) {
   if (!last) return asked ? "\nFeedback: this command has not run under gpuenv run here yet.\n" : "";
-  std::vector<Verdict> verdicts = judge(*last);
+  std::vector<Verdict> verdicts = verdicts_of(*last);
   std::string out = "\nFeedback from job " + std::to_string(last->id) + " (" + command_text(last->argv, 60) + ", " +
                     printable(last->started_at) + "):\n";
   for (const auto& v : verdicts) out += "  " + v.name + ": " + v.evidence + "\n    fix: " + v.fix + "\n";

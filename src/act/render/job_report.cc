@@ -195,7 +195,7 @@ std::string render_jobs_table(const std::vector<Job>& jobs, const FirstRuns& fir
   std::string out = pad("ID", 6) + pad("WHEN", 22) + pad("COMMAND", 42) + pad("DURATION", 14) + pad("EXIT", 6) +
                     pad("STEPS/S", 18) + "VERDICT\n";
   for (const auto& j : jobs) {
-    std::string verdict = judge(j)[0].name;
+    std::string verdict = main_verdict(j).name;
     std::string id = std::to_string(j.id) + (j.rank ? "/" + std::to_string(*j.rank) : "");
     out += pad(id, 6) + pad(printable(j.started_at), 22) + pad(command_text(j.argv, 40), 42) +
            pad(human_duration(j.duration_s), 14) + pad(std::to_string(j.exit_code), 6) + pad(steps_cell(j, firsts), 18) +
@@ -317,7 +317,7 @@ json jobs_json(const std::vector<Job>& jobs, const FirstRuns& firsts, const Plan
   for (const auto& j : jobs) {
     json e = job_to_json(j, false);
     e.erase("plan");
-    e["verdict"] = verdict_json(judge(j)[0]);
+    e["verdict"] = verdict_json(verdicts_of(j)[0]);
     e["speedup"] = opt(speedup(j, firsts));
     add_plan(j, plans, &e);
     list.push_back(e);

@@ -1,4 +1,4 @@
-// The judgements of `gpuenv run` (act/watched_run.h), plain functions of
+// The judgements of `gpuenv run` (flow/run.h), plain functions of
 // data: which GPUs the job uses, how many CPUs each gets, the script it runs,
 // whether and how often it is watched. docs/feedback.md.
 #pragma once

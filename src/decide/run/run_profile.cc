@@ -32,7 +32,7 @@ RunTuning choose_tuning(const std::string& command_fp, const std::optional<TuneP
       t.line = "--tune: nothing to apply: this command has not run under gpuenv run before";
       return t;
     }
-    TuneProfile p = start_profile(command_fp, tune_run(*last), judge(*last));
+    TuneProfile p = start_profile(command_fp, tune_run(*last), verdicts_of(*last));
     t.settings = without_refused(p.next, choice);
     if (t.settings.empty()) {
       t.line = "--tune: nothing to apply: the last run of this command needs no DataLoader change, or you refused it";

@@ -27,7 +27,7 @@ struct SpeedMarks {
   std::optional<double> first_step, last_step, first_batch, last_batch;
   std::optional<std::int64_t> peak_mem;  // bytes; nullopt: the job never started CUDA (or no torch)
   std::optional<std::string> tuned;      // --tune's settings applied ("" none); nullopt: not reported
-  std::string yours;                     // --tune's settings the script passed itself, its values
+  std::string yours;                     // the settings the script passed itself, its values (every watched run)
 };
 
 /// The last complete line (ended by a newline) that reads: counts and times
