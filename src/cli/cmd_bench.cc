@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "act/render/bench_report.h"
+#include "act/render/bench/bench_report.h"
 #include "model/exit_codes.h"
 #include "sys/text.h"
 #include "store/fingerprint.h"

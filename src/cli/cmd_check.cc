@@ -4,7 +4,7 @@
 // memory pattern test, with clocks, throttle reasons and ECC watched.
 #include <chrono>
 
-#include "act/check.h"
+#include "act/render/bench/check_report.h"
 #include "cli/cmd_bench.h"
 #include "cli/commands.h"
 #include "sys/text.h"
