@@ -11,7 +11,6 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "cli/cmd_bench.h"
 #include "cli/context.h"
 #include "cli/commands.h"
 #include "model/exit_codes.h"
