@@ -1,5 +1,7 @@
 #include "bench/bench.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 
 #include "bench/stats.h"
@@ -53,6 +55,21 @@ const Gpu* BenchContext::gpu_of(const Device& d, bool* mig) const {
       }
   }
   return nullptr;
+}
+
+std::string target_label(const Result& r) {
+  if (r.scope == CaseScope::kAll) return "all";
+  if (r.target.devices.empty()) return "-";
+  std::string out = std::to_string(r.target.devices[0].ordinal);
+  if (r.scope == CaseScope::kPair && r.target.devices.size() == 2)
+    out += "->" + std::to_string(r.target.devices[1].ordinal);
+  return out;
+}
+
+std::string format_value(double v, const std::string& unit) {
+  if (unit == "errors") return fmt::format("{:.0f} {}", v, unit);
+  if (unit == "us") return fmt::format("{:.2f} {}", v, unit);
+  return v >= 100 ? fmt::format("{:.0f} {}", v, unit) : fmt::format("{:.1f} {}", v, unit);
 }
 
 std::string Result::unit() const {

@@ -99,6 +99,12 @@ struct Result {
   bool failed() const { return status == BenchStatus::kWrong || status == BenchStatus::kError; }
 };
 
+/// "0", "0->1" or "all": which devices a result measured.
+std::string target_label(const Result& r);
+
+/// "781.4 TFLOP/s", "4312 GB/s", "2.31 us".
+std::string format_value(double v, const std::string& unit);
+
 /// Computes value (median of samples as the metric says) from samples and work.
 void finish(Result* r);
 

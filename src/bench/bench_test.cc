@@ -4,54 +4,16 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <map>
 #include <set>
 
 #include "builders.h"
+#include "fake_bench_backend.h"
 
 namespace gpuenv::bench {
 namespace {
 
 using namespace gpuenv::testing;
-
-/// Records what it was asked; answers with 1 ms per operation.
-class FakeBackend : public Backend {
- public:
-  struct Call {
-    std::string op, dtype;
-    int device = 0, peer = -1, ndevices = 0;
-    long long m = 0;
-    unsigned long long bytes = 0;
-    int pinned = 0;
-  };
-  std::vector<Call> calls;
-  std::map<std::string, int> status;  // op -> status to answer with
-
-  bool devices(std::vector<Device>*, std::string*) override { return true; }
-  gpuenv_bench_result run(const gpuenv_bench_params& p) override {
-    calls.push_back({p.op, p.dtype ? p.dtype : "", p.device, p.peer, p.ndevices, p.m, p.bytes, p.pinned});
-    gpuenv_bench_result r;
-    std::memset(&r, 0, sizeof r);
-    r.status = status.count(p.op) ? status[p.op] : GPUENV_BENCH_OK;
-    r.nsamples = 3;
-    r.samples[0] = 1.1e-3, r.samples[1] = 0.9e-3, r.samples[2] = 1e-3;
-    r.work = std::string(p.op) == "gemm" ? 2.0 * p.m * p.n * p.k : 1e9;
-    std::snprintf(r.message, sizeof r.message, "fake");
-    return r;
-  }
-};
-
-Device device(int ordinal, const Gpu& g) {
-  return {
-      ordinal, g.name.value_or("?"), g.uuid.value_or(""), *g.compute_capability, 132, g.memory_total_bytes.value_or(0)};
-}
-
-std::vector<Device> devices_of(const Machine& m) {
-  std::vector<Device> out;
-  for (const auto& g : m.gpus) out.push_back(device(static_cast<int>(out.size()), g));
-  return out;
-}
 
 std::map<std::string, std::string> skips(const std::vector<Planned>& plan) {
   std::map<std::string, std::string> out;

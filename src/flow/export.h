@@ -17,7 +17,7 @@
 #include "model/gpu_reading.h"
 #include "model/machine.h"
 #include "model/plan.h"
-#include "model/pod_devices.h"
+#include "model/kubelet/pod_devices.h"
 #include "sense/host/node_name.h"
 #include "sense/kubelet/pod_resources.h"
 #include "sense/nvml/nvml_sampler.h"

@@ -16,7 +16,7 @@
 #include "decide/fleet/job_ledger.h"
 #include "model/gpu_jobs.h"
 #include "model/gpu_reading.h"
-#include "model/pod_devices.h"
+#include "model/kubelet/pod_devices.h"
 #include "sense/host/process_facts.h"
 
 namespace gpuenv::flow {

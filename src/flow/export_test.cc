@@ -20,12 +20,14 @@
 #include "builders.h"
 #include "decide/decide.h"
 #include "model/exit_codes.h"
+#include "said.h"
 #include "wait_until.h"
 
 namespace gpuenv::flow {
 namespace {
 
 namespace machine = gpuenv::testing::machine;
+using gpuenv::testing::Said;
 using gpuenv::testing::wait_until;
 
 DeviceReading h200(int index, const char* pci) {
@@ -93,32 +95,6 @@ class FakePods : public PodAssignments {
   PodResourcesWatcher::OnRound saved_;
   std::string started_on;  // the socket; "" until started
   std::atomic<bool> stopped{false};
-};
-
-// Every line the sequence says, from any of its threads.
-class Said {
- public:
-  struct Line {
-    Severity level;
-    std::string event, text;
-    nlohmann::ordered_json fields;
-  };
-  MessageSink sink() {
-    return [this](Severity level, const std::string& event, const std::string& text, nlohmann::ordered_json f) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      lines_.push_back({level, event, text, std::move(f)});
-    };
-  }
-  std::optional<Line> find(const std::string& event) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const Line& l : lines_)
-      if (l.event == event) return l;
-    return std::nullopt;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<Line> lines_;
 };
 
 // The fakes and an environment made of them: machine::h200(2), a clock at

@@ -3,7 +3,7 @@
 // export`'s rounds (sense/nvml/nvml_sampler.h) add the links, NVLink
 // traffic, GPM and Xid and gather them into Readings, which act/render/gpu_metrics
 // renders as Prometheus metrics (docs/metrics.md); `gpuenv check --long`'s
-// watcher sums them into a WatchedGpu. Unknown (not
+// watcher sums them into a WatchedGpu (model/watched_gpu.h). Unknown (not
 // supported, not read because the GPU was lost) is std::nullopt, never zero.
 #pragma once
 
@@ -101,20 +101,6 @@ struct Readings {
   // not (cannot load libdcgm, a call failed); neither when no GPU needs it.
   bool dcgm_serving = false;
   std::optional<std::string> dcgm_problem;
-};
-
-/// What `gpuenv check --long` saw of one GPU while it loaded it
-/// (sense/nvml/nvml_watch.h): extremes over the readings, the clock-event
-/// reasons seen, and the memory-error counters of the first and last.
-/// Unknown (not supported, no NVML) stays nullopt.
-struct WatchedGpu {
-  std::string uuid;
-  int samples = 0;
-  std::optional<unsigned> sm_mhz_min, sm_mhz_max, memory_mhz_min, temperature_max_c, power_max_w;
-  std::optional<unsigned long long> clock_events;  // union of the reasons seen
-  std::optional<unsigned long long> ecc_uncorrected_before, ecc_uncorrected_after;
-  std::optional<unsigned long long> ecc_corrected_before, ecc_corrected_after;
-  std::optional<bool> remapping_pending, remapping_failed;
 };
 
 /// What the exporter says besides the readings: fixed at start.

@@ -10,7 +10,7 @@
 
 #include "act/render/prometheus_text.h"
 #include "model/gpu_reading.h"
-#include "model/pod_devices.h"
+#include "model/kubelet/pod_devices.h"
 
 namespace gpuenv {
 

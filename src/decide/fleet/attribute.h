@@ -10,7 +10,7 @@
 
 #include "model/gpu_jobs.h"
 #include "model/gpu_reading.h"
-#include "model/pod_devices.h"
+#include "model/kubelet/pod_devices.h"
 
 namespace gpuenv::fleet {
 

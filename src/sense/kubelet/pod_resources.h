@@ -12,7 +12,7 @@
 #include <string>
 
 #include "model/plan.h"  // Severity
-#include "model/pod_devices.h"
+#include "model/kubelet/pod_devices.h"
 #include "sys/periodic.h"
 
 namespace gpuenv {

@@ -3,7 +3,7 @@
 // (sense/nvml/nvml_reading.h) every interval, and the watch keeps the
 // extremes of the clocks, temperature and power, the reasons clocks were
 // held back, and the ECC and row-remapping counters of the first and last
-// readings, as a WatchedGpu (model/gpu_reading.h).
+// readings, as a WatchedGpu (model/watched_gpu.h).
 #pragma once
 
 #include <chrono>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "model/gpu_reading.h"
+#include "model/watched_gpu.h"
 #include "model/machine.h"
 #include "sys/periodic.h"
 

@@ -1,4 +1,4 @@
-#include "model/pod_devices.h"
+#include "model/kubelet/pod_devices.h"
 
 #include <vector>
 

@@ -24,12 +24,6 @@ struct RunInfo {
   std::vector<Device> devices;
 };
 
-/// "0", "0->1" or "all": which devices a result measured.
-std::string target_label(const Result& r);
-
-/// "781.4 TFLOP/s", "4312 GB/s", "2.31 us".
-std::string format_value(double v, const std::string& unit);
-
 /// The table: one row per result, skipped ones last with their reasons.
 std::string render_results(const RunInfo& info, const std::vector<Result>& results, const Style& style);
 

@@ -1,4 +1,4 @@
-#include "act/render/bench_report.h"
+#include "act/render/bench/bench_report.h"
 
 #include <fmt/format.h>
 
@@ -93,21 +93,6 @@ std::string history_key(const Measurement& m) {
 }
 
 }  // namespace
-
-std::string target_label(const Result& r) {
-  if (r.scope == CaseScope::kAll) return "all";
-  if (r.target.devices.empty()) return "-";
-  std::string out = std::to_string(r.target.devices[0].ordinal);
-  if (r.scope == CaseScope::kPair && r.target.devices.size() == 2)
-    out += "->" + std::to_string(r.target.devices[1].ordinal);
-  return out;
-}
-
-std::string format_value(double v, const std::string& unit) {
-  if (unit == "errors") return fmt::format("{:.0f} {}", v, unit);
-  if (unit == "us") return fmt::format("{:.2f} {}", v, unit);
-  return v >= 100 ? fmt::format("{:.0f} {}", v, unit) : fmt::format("{:.1f} {}", v, unit);
-}
 
 std::string render_results(const RunInfo& info, const std::vector<Result>& results, const Style& st) {
   std::string out = fmt::format("gpuenv bench: {} ({})\n", printable(info.machine), info.fingerprint);

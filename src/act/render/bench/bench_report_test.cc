@@ -1,4 +1,4 @@
-#include "act/render/bench_report.h"
+#include "act/render/bench/bench_report.h"
 
 #include <gtest/gtest.h>
 

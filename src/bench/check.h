@@ -1,16 +1,16 @@
 // gpuenv check: turns what was sensed, planned, measured and watched into
 // a list of verdicts, in the spirit of DCGM's diagnostic levels. Pure: the
-// command (cli/cmd_check.cc) gathers the inputs.
+// sequence (flow/check.h) gathers the inputs, and act/render/bench/
+// check_report.h shows the verdicts.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "act/render/machine_report.h"
 #include "bench/bench.h"
-#include "model/gpu_reading.h"
 #include "model/machine.h"
 #include "model/plan.h"
+#include "model/watched_gpu.h"
 
 namespace gpuenv::bench {
 
@@ -35,9 +35,5 @@ std::vector<CheckItem> watch_items(const std::vector<WatchedGpu>& watched);
 /// True when something was checked (`items` is not empty) and nothing
 /// failed: a check that checked nothing does not pass.
 bool passed(const std::vector<CheckItem>& items);
-
-std::string render_check(const std::vector<CheckItem>& items, bool long_check, double seconds, const Style& style);
-std::string check_json(const std::vector<CheckItem>& items, bool long_check, double seconds,
-                       const std::vector<Result>& results, const std::vector<WatchedGpu>& watched);
 
 }  // namespace gpuenv::bench
