@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "model/dcgm_counter.h"
-#include "model/gpu_health.h"
+#include "model/gpu/gpu_health.h"
 #include "model/gpu_jobs.h"
 
 namespace gpuenv {
