@@ -11,10 +11,8 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "model/dcgm_counter.h"
 #include "model/gpu/gpu_health.h"
 #include "model/gpu_jobs.h"
 
@@ -111,18 +109,6 @@ struct WatchedGpu {
   std::optional<unsigned long long> ecc_uncorrected_before, ecc_uncorrected_after;
   std::optional<unsigned long long> ecc_corrected_before, ecc_corrected_after;
   std::optional<bool> remapping_pending, remapping_failed;
-};
-
-/// What the exporter says besides the readings: fixed at start.
-struct ExporterInfo {
-  std::string version;                                      // gpuenv_build_info{version}
-  std::vector<std::pair<std::string, std::string>> plan;  // gpuenv_plan_info{setting,value}
-  std::string hostname;  // dcgm-exporter's hostname label: $NODE_NAME, else gethostname()
-  std::string hostname_label = "hostname";  // export --hostname-label: "hostname" (dcgm-exporter 4.x) or "Hostname"
-  bool gpuenv_names = true, dcgm_names = true;  // export --metrics: which sets to serve
-  /// export -f: the DCGM fields to serve, as the counters CSV lists them;
-  /// nullopt: dcgm-exporter's default counters.
-  std::optional<std::vector<DcgmCounter>> dcgm_counters;
 };
 
 }  // namespace gpuenv
