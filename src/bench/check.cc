@@ -24,10 +24,10 @@ CheckOutcome verdict_of(Severity s) {
 Gpu as_gpu(const WatchedGpu& w) {
   Gpu g;
   if (w.ecc_uncorrected_before && w.ecc_uncorrected_after)
-    g.ecc_uncorrected_volatile = *w.ecc_uncorrected_after - *w.ecc_uncorrected_before;
-  g.row_remap_pending = w.remapping_pending;
-  g.row_remap_failure = w.remapping_failed;
-  g.clocks_event_reasons = w.clock_events;
+    g.health.ecc_uncorrected = *w.ecc_uncorrected_after - *w.ecc_uncorrected_before;
+  g.health.row_remap_pending = w.remapping_pending;
+  g.health.row_remap_failure = w.remapping_failed;
+  g.health.clock_events = w.clock_events;
   return g;
 }
 

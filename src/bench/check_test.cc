@@ -52,14 +52,14 @@ TEST(CheckVerdict, NothingCheckedDoesNotPass) {
 // What doctor calls broken fails the check: decide/health.h judges both.
 TEST(CheckVerdict, SickGpusFail) {
   Machine sick = machine::h100(3);
-  sick.gpus[0].ecc_uncorrected_volatile = 2;
-  sick.gpus[1].row_remap_pending = true;
+  sick.gpus[0].health.ecc_uncorrected = 2;
+  sick.gpus[1].health.row_remap_pending = true;
   sick.gpus[2].fabric_state = "not_started";
   expect_items(machine_items(sick, {}), {{"GPU 0 memory", CheckOutcome::kFail, "2 uncorrectable ECC error(s)"},
                                          {"GPU 1 memory", CheckOutcome::kWarn, "remapping pending"},
                                          {"GPU 2 fabric", CheckOutcome::kFail, "nvidia-fabricmanager"}});
   EXPECT_FALSE(passed(machine_items(sick, {})));
-  sick.gpus[0].ecc_uncorrected_volatile = 0, sick.gpus[2].fabric_state = "completed";
+  sick.gpus[0].health.ecc_uncorrected = 0, sick.gpus[2].fabric_state = "completed";
   EXPECT_TRUE(passed(machine_items(sick, {})));
 }
 

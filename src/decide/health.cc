@@ -31,20 +31,20 @@ std::string slowdown_causes(std::uint64_t r) {
 }  // namespace
 
 std::optional<HealthFinding> uncorrected_ecc(const Gpu& g) {
-  if (!g.ecc_uncorrected_volatile || *g.ecc_uncorrected_volatile == 0) return std::nullopt;
+  if (!g.health.ecc_uncorrected || *g.health.ecc_uncorrected == 0) return std::nullopt;
   return finding(g, "memory", Severity::kError,
-                 "had " + std::to_string(*g.ecc_uncorrected_volatile) +
+                 "had " + std::to_string(*g.health.ecc_uncorrected) +
                      " uncorrectable ECC error(s) since the driver loaded: results on it may be wrong "
                      "and CUDA contexts on it are killed (Xid 48/94)",
                  reset_fix(g) + "; if it recurs, `nvidia-smi -q -d ECC,ROW_REMAPPER` for the RMA ticket");
 }
 
 std::optional<HealthFinding> row_remapping(const Gpu& g) {
-  if (g.row_remap_failure.value_or(false))
+  if (g.health.row_remap_failure.value_or(false))
     return finding(g, "memory", Severity::kError,
                    "failed a memory row remapping: the GPU has no spare rows left",
                    "the GPU needs replacing (RMA); `nvidia-smi -q -d ROW_REMAPPER` shows the counts");
-  if (g.row_remap_pending.value_or(false))
+  if (g.health.row_remap_pending.value_or(false))
     return finding(g, "memory", Severity::kWarning,
                    "has a memory row remapping pending: it takes effect at the next GPU reset", reset_fix(g));
   return std::nullopt;
@@ -57,11 +57,11 @@ std::optional<HealthFinding> retired_pages(const Gpu& g) {
 }
 
 std::optional<HealthFinding> clock_slowdown(const Gpu& g) {
-  if (!g.clocks_event_reasons) return std::nullopt;
-  std::uint64_t r = *g.clocks_event_reasons;
+  if (!g.health.clock_events) return std::nullopt;
+  std::uint64_t r = *g.health.clock_events;
   std::string why = slowdown_causes(r);
   if (why.empty()) return std::nullopt;
-  std::string temp = g.temperature_c ? " at " + std::to_string(*g.temperature_c) + " C" : "";
+  std::string temp = g.health.temperature_c ? " at " + std::to_string(*g.health.temperature_c) + " C" : "";
   bool hardware = r & kHardwareSlowdown;
   return finding(g, "clocks", hardware ? Severity::kError : Severity::kWarning,
                  "is slowed by " + why + temp + ": kernels run below full clocks" +

@@ -1,6 +1,9 @@
 // GPU health, judged once: doctor's memory_errors, clocks and fabric checks
-// and `gpuenv check` report these same findings. Pure over a Gpu as sensed
-// (SenseOptions::with_health), or as `check --long` watched it.
+// and `gpuenv check` report these same findings. Pure over a Gpu's
+// GpuHealth (model/gpu/gpu_health.h: the ECC counts, row remapping, clock
+// events and temperature) and what only a one-shot look reads beside it
+// (retired pages, the fabric), as sensed (SenseOptions::with_health) or as
+// `check --long` watched it.
 #pragma once
 
 #include <optional>

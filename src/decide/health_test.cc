@@ -34,32 +34,32 @@ TEST(Health, OneFindingPerFault) {
        with(machine::h100(2),
             [](Machine& m) {
               for (auto& g : m.gpus) {
-                g.ecc_uncorrected_volatile = 0, g.row_remap_pending = false, g.row_remap_failure = false;
-                g.clocks_event_reasons = 0x1 | 0x4;  // idle, power cap: normal
+                g.health.ecc_uncorrected = 0, g.health.row_remap_pending = false, g.health.row_remap_failure = false;
+                g.health.clock_events = 0x1 | 0x4;  // idle, power cap: normal
                 g.fabric_state = "completed", g.fabric_status = 0;
               }
             }),
        {}},
       {"uncorrectable ECC errors",
-       with(machine::h100(2), [](Machine& m) { m.gpus[1].ecc_uncorrected_volatile = 2; }),
+       with(machine::h100(2), [](Machine& m) { m.gpus[1].health.ecc_uncorrected = 2; }),
        {{1, "memory", Severity::kError, "had 2 uncorrectable ECC error(s)"}}},
       {"row remapping failed beats pending",
        with(machine::h100(1),
-            [](Machine& m) { m.gpus[0].row_remap_failure = true, m.gpus[0].row_remap_pending = true; }),
+            [](Machine& m) { m.gpus[0].health.row_remap_failure = true, m.gpus[0].health.row_remap_pending = true; }),
        {{0, "memory", Severity::kError, "no spare rows"}}},
       {"row remapping pending",
-       with(machine::h100(1), [](Machine& m) { m.gpus[0].row_remap_pending = true; }),
+       with(machine::h100(1), [](Machine& m) { m.gpus[0].health.row_remap_pending = true; }),
        {{0, "memory", Severity::kWarning, "nvidia-smi -r -i 0"}}},
       {"retired pages pending", with(machine::v100(), [](Machine& m) { m.gpus[0].retired_pages_pending = true; }),
        {{0, "memory", Severity::kWarning, "retired memory pages"}}},
       {"hardware thermal slowdown is an error",
-       with(machine::h200(1), [](Machine& m) { m.gpus[0].clocks_event_reasons = 0x20 | 0x40, m.gpus[0].temperature_c = 91; }),
+       with(machine::h200(1), [](Machine& m) { m.gpus[0].health.clock_events = 0x20 | 0x40, m.gpus[0].health.temperature_c = 91; }),
        {{0, "clocks", Severity::kError, "thermal slowdown at 91 C"}}},
       {"power brake is an error",
-       with(machine::h200(1), [](Machine& m) { m.gpus[0].clocks_event_reasons = 0x80; }),
+       with(machine::h200(1), [](Machine& m) { m.gpus[0].health.clock_events = 0x80; }),
        {{0, "clocks", Severity::kError, "power brake"}}},
       {"software thermal slowdown warns",
-       with(machine::h200(1), [](Machine& m) { m.gpus[0].clocks_event_reasons = 0x20; }),
+       with(machine::h200(1), [](Machine& m) { m.gpus[0].health.clock_events = 0x20; }),
        {{0, "clocks", Severity::kWarning, "thermal slowdown"}}},
       {"fabric not started, and failed",
        with(machine::h100(2),
@@ -72,7 +72,7 @@ TEST(Health, OneFindingPerFault) {
        {}},
       {"two faults on one GPU, in order",
        with(machine::h100(1),
-            [](Machine& m) { m.gpus[0].ecc_uncorrected_volatile = 1, m.gpus[0].fabric_state = "in_progress"; }),
+            [](Machine& m) { m.gpus[0].health.ecc_uncorrected = 1, m.gpus[0].fabric_state = "in_progress"; }),
        {{0, "memory", Severity::kError, "ECC"}, {0, "fabric", Severity::kError, "in_progress"}}},
   };
   for (const auto& r : rows) {

@@ -112,7 +112,7 @@ std::vector<Finding> health_findings(const Machine& m, std::initializer_list<Hea
 std::vector<Finding> check_memory_errors(const Machine& m, const Options&) {
   bool known = false;
   for (const auto& g : m.gpus)
-    known = known || g.ecc_uncorrected_volatile || g.row_remap_pending || g.retired_pages_pending;
+    known = known || g.health.ecc_uncorrected || g.health.row_remap_pending || g.retired_pages_pending;
   auto out = health_findings(m, {uncorrected_ecc, row_remapping, retired_pages});
   if (out.empty() && known)
     out.push_back(ok("no uncorrectable ECC errors, no pending row remapping or page retirement"));
@@ -121,7 +121,7 @@ std::vector<Finding> check_memory_errors(const Machine& m, const Options&) {
 
 std::vector<Finding> check_clocks(const Machine& m, const Options&) {
   bool known = false;
-  for (const auto& g : m.gpus) known = known || g.clocks_event_reasons;
+  for (const auto& g : m.gpus) known = known || g.health.clock_events;
   auto out = health_findings(m, {clock_slowdown});
   if (out.empty() && known) out.push_back(ok("no thermal, power-brake or hardware slowdown"));
   return out;
@@ -147,7 +147,7 @@ std::vector<Finding> check_pcie(const Machine& m, const Options&) {
     if (p.gen_current && p.gen_max && *p.gen_current < *p.gen_max) {
       known = true;
       // Links train down to save power when idle; only a busy GPU's matters.
-      bool idle = !g.clocks_event_reasons || (*g.clocks_event_reasons & clock_event::kGpuIdle);
+      bool idle = !g.health.clock_events || (*g.health.clock_events & clock_event::kGpuIdle);
       if (!idle)
         out.push_back(warning(gpu_label(g) + "'s PCIe link runs at gen " +
                                   std::to_string(*p.gen_current) + " of gen " +

@@ -334,13 +334,13 @@ std::vector<Row> health_rows() {
       {"ECC: uncorrectable errors, remap pending", check_memory_errors,
        with(machine::h100(2),
             [](Machine& m) {
-              m.gpus[0].ecc_uncorrected_volatile = 2;
-              m.gpus[0].row_remap_pending = true;
-              m.gpus[1].ecc_uncorrected_volatile = 0;
+              m.gpus[0].health.ecc_uncorrected = 2;
+              m.gpus[0].health.row_remap_pending = true;
+              m.gpus[1].health.ecc_uncorrected = 0;
             }),
        {}, {{Status::kError, "2 uncorrectable ECC"}, {Status::kWarning, "nvidia-smi -r -i 0"}}},
       {"ECC: remap failed", check_memory_errors,
-       with(machine::h100(1), [](Machine& m) { m.gpus[0].row_remap_failure = true; m.gpus[0].row_remap_pending = false; }),
+       with(machine::h100(1), [](Machine& m) { m.gpus[0].health.row_remap_failure = true; m.gpus[0].health.row_remap_pending = false; }),
        {}, {{Status::kError, "RMA"}}},
       {"ECC: pre-Ampere retired pages pending", check_memory_errors,
        with(machine::v100(), [](Machine& m) { m.gpus[0].retired_pages_pending = true; }), {},
@@ -348,23 +348,23 @@ std::vector<Row> health_rows() {
       {"ECC: clean", check_memory_errors,
        with(machine::h100(1),
             [](Machine& m) {
-              m.gpus[0].ecc_uncorrected_volatile = 0;
-              m.gpus[0].row_remap_pending = false;
+              m.gpus[0].health.ecc_uncorrected = 0;
+              m.gpus[0].health.row_remap_pending = false;
             }),
        {}, {{Status::kOk, "no uncorrectable"}}},
       {"ECC: not read: silent", check_memory_errors, machine::h100(1), {}, {}},
       {"clocks: thermal slowdown", check_clocks,
        with(machine::h200(1),
             [](Machine& m) {
-              m.gpus[0].clocks_event_reasons = 0x40 | 0x8;
-              m.gpus[0].temperature_c = 91;
+              m.gpus[0].health.clock_events = 0x40 | 0x8;
+              m.gpus[0].health.temperature_c = 91;
             }),
        {}, {{Status::kError, "thermal slowdown at 91 C"}}},
       {"clocks: software thermal slowdown warns", check_clocks,
-       with(machine::h200(1), [](Machine& m) { m.gpus[0].clocks_event_reasons = 0x20; }), {},
+       with(machine::h200(1), [](Machine& m) { m.gpus[0].health.clock_events = 0x20; }), {},
        {{Status::kWarning, "thermal slowdown"}}},
       {"clocks: idle, power capped: fine", check_clocks,
-       with(machine::h200(1), [](Machine& m) { m.gpus[0].clocks_event_reasons = 0x1 | 0x4; }), {},
+       with(machine::h200(1), [](Machine& m) { m.gpus[0].health.clock_events = 0x1 | 0x4; }), {},
        {{Status::kOk, "no thermal"}}},
       {"pcie: half width", check_pcie,
        with(machine::h200(1), [](Machine& m) { m.gpus[0].pcie.width_current = 8; }), {},
@@ -373,14 +373,14 @@ std::vector<Row> health_rows() {
        with(machine::h200(1),
             [](Machine& m) {
               m.gpus[0].pcie.gen_current = 1;
-              m.gpus[0].clocks_event_reasons = 0;
+              m.gpus[0].health.clock_events = 0;
             }),
        {}, {{Status::kWarning, "gen 1 of gen 5 while busy"}}},
       {"pcie: gen 1 while idle is normal", check_pcie,
        with(machine::h200(1),
             [](Machine& m) {
               m.gpus[0].pcie.gen_current = 1;
-              m.gpus[0].clocks_event_reasons = 0x1;
+              m.gpus[0].health.clock_events = 0x1;
             }),
        {}, {{Status::kOk, "full width"}}},
   };

@@ -37,7 +37,7 @@ DeviceReading h200(int index, const char* pci) {
   d.name = "NVIDIA H200";
   d.pci_bus_id = pci;
   d.up = true;
-  d.temperature_c = 60 + index;
+  d.health.temperature_c = 60 + index;
   return d;
 }
 

@@ -11,10 +11,9 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "model/dcgm_counter.h"
+#include "model/gpu/gpu_health.h"
 #include "model/gpu_jobs.h"
 
 namespace gpuenv {
@@ -35,15 +34,11 @@ struct DeviceReading {
   bool up = false;            // answered this round (false: lost, needs a reset)
   std::optional<double> utilization_ratio, memory_utilization_ratio;  // 0..1
   std::optional<std::uint64_t> memory_used_bytes, memory_free_bytes, memory_total_bytes;
-  std::optional<int> temperature_c;
   std::optional<double> power_watts, energy_joules;
   std::optional<std::uint64_t> sm_clock_hz, memory_clock_hz;
-  std::optional<std::uint64_t> clock_events;  // nvmlClocksEventReasons mask (model/hardware/clock_events.h)
   std::optional<int> pcie_link_generation, pcie_link_width;
   std::optional<std::uint64_t> pcie_replay_errors;
-  std::optional<std::uint64_t> ecc_corrected, ecc_uncorrected;  // volatile: since the driver loaded
-  std::optional<std::uint64_t> row_remap_correctable, row_remap_uncorrectable;
-  std::optional<bool> row_remap_pending;
+  GpuHealth health;  // read_health's: clock events, temperature, ECC counts, row remapping
   std::optional<int> nvlink_links_up;
   // NVLink data (no protocol overhead) over all links since the driver
   // loaded, and both ways together a second since the last round; nullopt
@@ -64,7 +59,6 @@ struct DeviceReading {
   std::optional<int> gpu_instance_id;      // MIG devices: GPU_I_ID
   std::optional<std::string> mig_profile;  // MIG devices: "2g.20gb" (GPU_I_PROFILE)
   std::optional<int> memory_temperature_c;  // HBM
-  std::optional<bool> row_remap_failure;
   std::optional<std::uint64_t> xid_last;      // the last Xid since the exporter started; 0: none yet
   std::optional<std::uint64_t> xid_events;    // Xid events since the exporter started
   // The processes NVML lists on the device (compute and graphics, each PID
@@ -101,18 +95,6 @@ struct Readings {
   // not (cannot load libdcgm, a call failed); neither when no GPU needs it.
   bool dcgm_serving = false;
   std::optional<std::string> dcgm_problem;
-};
-
-/// What the exporter says besides the readings: fixed at start.
-struct ExporterInfo {
-  std::string version;                                      // gpuenv_build_info{version}
-  std::vector<std::pair<std::string, std::string>> plan;  // gpuenv_plan_info{setting,value}
-  std::string hostname;  // dcgm-exporter's hostname label: $NODE_NAME, else gethostname()
-  std::string hostname_label = "hostname";  // export --hostname-label: "hostname" (dcgm-exporter 4.x) or "Hostname"
-  bool gpuenv_names = true, dcgm_names = true;  // export --metrics: which sets to serve
-  /// export -f: the DCGM fields to serve, as the counters CSV lists them;
-  /// nullopt: dcgm-exporter's default counters.
-  std::optional<std::vector<DcgmCounter>> dcgm_counters;
 };
 
 }  // namespace gpuenv

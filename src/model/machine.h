@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/gpu/gpu_health.h"
 #include "model/measurement.h"
 
 namespace gpuenv {
@@ -93,13 +94,12 @@ struct Gpu {
   std::optional<int> numa_node;
   std::optional<int> multiprocessor_count;  // from the CUDA driver only
   // Health, read for doctor (SenseOptions::with_health); nullopt: not read
-  // or not supported by this GPU/driver.
-  std::optional<std::uint64_t> clocks_event_reasons;  // NVML bitmask (throttle reasons)
-  std::optional<int> temperature_c;
-  std::optional<bool> ecc_enabled;                      // current ECC mode
-  std::optional<std::uint64_t> ecc_uncorrected_volatile;  // since the driver loaded
-  std::optional<bool> retired_pages_pending;            // pre-Ampere page retirement
-  std::optional<bool> row_remap_pending, row_remap_failure;  // Ampere+ row remapping
+  // or not supported by this GPU/driver. The live part (model/gpu/gpu_health.h;
+  // the snapshot holds its clock events, temperature, uncorrected ECC count
+  // and remapping pending/failure), then what only a one-shot look asks.
+  GpuHealth health;
+  std::optional<bool> ecc_enabled;            // current ECC mode (off: health has no ECC counts)
+  std::optional<bool> retired_pages_pending;  // pre-Ampere page retirement
   // NVLink fabric (Hopper+ NVSwitch systems): not_supported|not_started|
   // in_progress|completed, and the registration's NVML return code.
   std::optional<std::string> fabric_state;

@@ -80,13 +80,13 @@ json gpu_json(const Gpu& g) {
           {"cpu_affinity", opt(g.cpu_affinity)},
           {"numa_node", opt(g.numa_node)},
           {"multiprocessor_count", opt(g.multiprocessor_count)},
-          {"clocks_event_reasons", opt(g.clocks_event_reasons)},
-          {"temperature_c", opt(g.temperature_c)},
+          {"clocks_event_reasons", opt(g.health.clock_events)},
+          {"temperature_c", opt(g.health.temperature_c)},
           {"ecc_enabled", opt(g.ecc_enabled)},
-          {"ecc_uncorrected_volatile", opt(g.ecc_uncorrected_volatile)},
+          {"ecc_uncorrected_volatile", opt(g.health.ecc_uncorrected)},
           {"retired_pages_pending", opt(g.retired_pages_pending)},
-          {"row_remap_pending", opt(g.row_remap_pending)},
-          {"row_remap_failure", opt(g.row_remap_failure)},
+          {"row_remap_pending", opt(g.health.row_remap_pending)},
+          {"row_remap_failure", opt(g.health.row_remap_failure)},
           {"fabric_state", opt(g.fabric_state)},
           {"fabric_status", opt(g.fabric_status)},
           {"problem", g.problem ? to_json_problem(*g.problem) : json(nullptr)}};
@@ -328,13 +328,13 @@ Gpu read_gpu(const Reader& r) {
   get(r, "cpu_affinity", &g.cpu_affinity);
   get(r, "numa_node", &g.numa_node);
   get(r, "multiprocessor_count", &g.multiprocessor_count);
-  get(r, "clocks_event_reasons", &g.clocks_event_reasons);
-  get(r, "temperature_c", &g.temperature_c, -273, 1000);
+  get(r, "clocks_event_reasons", &g.health.clock_events);
+  get(r, "temperature_c", &g.health.temperature_c, -273, 1000);
   get(r, "ecc_enabled", &g.ecc_enabled);
-  get(r, "ecc_uncorrected_volatile", &g.ecc_uncorrected_volatile);
+  get(r, "ecc_uncorrected_volatile", &g.health.ecc_uncorrected);
   get(r, "retired_pages_pending", &g.retired_pages_pending);
-  get(r, "row_remap_pending", &g.row_remap_pending);
-  get(r, "row_remap_failure", &g.row_remap_failure);
+  get(r, "row_remap_pending", &g.health.row_remap_pending);
+  get(r, "row_remap_failure", &g.health.row_remap_failure);
   get(r, "fabric_state", &g.fabric_state);
   get(r, "fabric_status", &g.fabric_status, -kIntMax, kIntMax);
   if (auto pr = r.field("problem"); !pr.is_null()) g.problem = read_problem(pr);

@@ -30,13 +30,13 @@ Gpu full_gpu() {
   g.cpu_affinity = std::vector<int>{0, 1, 2, 3};
   g.numa_node = 0;
   g.multiprocessor_count = 132;
-  g.clocks_event_reasons = 0x40 | 0x4;
-  g.temperature_c = -5;
+  g.health.clock_events = 0x40 | 0x4;
+  g.health.temperature_c = -5;
   g.ecc_enabled = true;
-  g.ecc_uncorrected_volatile = 3;
+  g.health.ecc_uncorrected = 3;
   g.retired_pages_pending = false;
-  g.row_remap_pending = true;
-  g.row_remap_failure = false;
+  g.health.row_remap_pending = true;
+  g.health.row_remap_failure = false;
   g.fabric_state = "not_started";
   g.fabric_status = 999;
   g.problem = Problem{"nvml", "gpu_lost", "nvmlDeviceGetMemoryInfo(1): GPU is lost", "reboot"};
@@ -134,6 +134,34 @@ TEST(Snapshot, AnUnknownProductNameIsLeftOut) {
   m.host.product_name.reset();
   EXPECT_EQ(machine_to_json(m).find("product_name"), std::string::npos);
   EXPECT_EQ(round_trip(m), m);
+}
+
+// The snapshot's health keys keep their names (docs/snapshot.md) whatever
+// GpuHealth calls them; the counts a snapshot never held (corrected ECC
+// errors, rows remapped) stay out of it.
+TEST(Snapshot, HealthKeepsItsKeys) {
+  Machine m;
+  m.gpus = {full_gpu()};
+  m.gpus[0].health.ecc_corrected = 7;
+  m.gpus[0].health.row_remap_correctable = 1;
+  m.gpus[0].health.row_remap_uncorrectable = 2;
+  auto g = nlohmann::json::parse(machine_to_json(m))["gpus"][0];
+  EXPECT_EQ(g["clocks_event_reasons"], 0x40 | 0x4);
+  EXPECT_EQ(g["temperature_c"], -5);
+  EXPECT_EQ(g["ecc_enabled"], true);
+  EXPECT_EQ(g["ecc_uncorrected_volatile"], 3);
+  EXPECT_EQ(g["retired_pages_pending"], false);
+  EXPECT_EQ(g["row_remap_pending"], true);
+  EXPECT_EQ(g["row_remap_failure"], false);
+  for (const char* gone : {"health", "clock_events", "ecc_uncorrected", "ecc_corrected", "row_remap_correctable",
+                           "row_remap_uncorrectable"})
+    EXPECT_FALSE(g.contains(gone)) << gone;
+  Machine back = round_trip(m);
+  EXPECT_EQ(back.gpus[0].health.ecc_corrected, std::nullopt);
+  back.gpus[0].health.ecc_corrected = 7;
+  back.gpus[0].health.row_remap_correctable = 1;
+  back.gpus[0].health.row_remap_uncorrectable = 2;
+  EXPECT_EQ(back, m);
 }
 
 TEST(Snapshot, UnknownFieldsAreIgnored) {

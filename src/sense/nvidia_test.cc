@@ -630,12 +630,15 @@ constexpr const char* kHealthFunctions[] = {
 
 Gpu healthy_h200() {
   Gpu g = h200();
-  g.clocks_event_reasons = 0x1;  // GPU idle
-  g.temperature_c = 34;
+  g.health.clock_events = 0x1;  // GPU idle
+  g.health.temperature_c = 34;
   g.ecc_enabled = true;
-  g.ecc_uncorrected_volatile = 0;
-  g.row_remap_pending = false;
-  g.row_remap_failure = false;
+  g.health.ecc_corrected = 0;
+  g.health.ecc_uncorrected = 0;
+  g.health.row_remap_correctable = 0;
+  g.health.row_remap_uncorrectable = 0;
+  g.health.row_remap_pending = false;
+  g.health.row_remap_failure = false;
   g.fabric_state = "completed";
   g.fabric_status = 0;
   return g;  // retired_pages_pending: Hopper has none (NOT_SUPPORTED)
@@ -694,23 +697,24 @@ TEST_F(NvidiaSense, HealthOfFourSickH100s) {
   ASSERT_EQ(m.gpus.size(), 4u);
   EXPECT_TRUE(m.nvidia.problems.empty()) << m.nvidia.problems[0].message;
   const Gpu &hot = m.gpus[0], &capped = m.gpus[1], &pending = m.gpus[2], &failed = m.gpus[3];
-  EXPECT_EQ(hot.clocks_event_reasons, clock_event::kSwThermalSlowdown |
+  EXPECT_EQ(hot.health.clock_events, clock_event::kSwThermalSlowdown |
                                           clock_event::kHwThermalSlowdown);
-  EXPECT_EQ(hot.temperature_c, 91);
-  EXPECT_EQ(capped.clocks_event_reasons, clock_event::kSwPowerCap);
+  EXPECT_EQ(hot.health.temperature_c, 91);
+  EXPECT_EQ(capped.health.clock_events, clock_event::kSwPowerCap);
   EXPECT_EQ(capped.ecc_enabled, true);
-  EXPECT_EQ(capped.ecc_uncorrected_volatile, 2u);
-  EXPECT_EQ(pending.clocks_event_reasons, 0u);  // zero is an answer here: no reason
-  EXPECT_EQ(pending.row_remap_pending, true);
-  EXPECT_EQ(pending.row_remap_failure, false);
+  EXPECT_EQ(capped.health.ecc_uncorrected, 2u);
+  EXPECT_EQ(pending.health.clock_events, 0u);  // zero is an answer here: no reason
+  EXPECT_EQ(pending.health.row_remap_pending, true);
+  EXPECT_EQ(pending.health.row_remap_failure, false);
   EXPECT_EQ(pending.fabric_state, "in_progress");
   EXPECT_EQ(pending.fabric_status, std::nullopt);  // meaningful once completed
-  EXPECT_EQ(failed.row_remap_pending, false);
-  EXPECT_EQ(failed.row_remap_failure, true);
+  EXPECT_EQ(failed.health.row_remap_pending, false);
+  EXPECT_EQ(failed.health.row_remap_failure, true);
   EXPECT_EQ(failed.fabric_state, "not_started");
   EXPECT_EQ(failed.compute_mode, "prohibited");
   EXPECT_EQ(failed.ecc_enabled, false);
-  EXPECT_EQ(failed.ecc_uncorrected_volatile, std::nullopt);  // no counts with ECC off
+  EXPECT_EQ(failed.health.ecc_uncorrected, std::nullopt);  // no counts with ECC off
+  EXPECT_EQ(failed.health.ecc_corrected, std::nullopt);
   for (const Gpu& g : m.gpus) EXPECT_EQ(g.retired_pages_pending, std::nullopt);
 }
 
@@ -728,13 +732,13 @@ TEST_F(NvidiaSense, HealthOnAnOldDriverLeavesItsMissingFunctionsUnknown) {
       FakeRun().nvml(testing::kOldNvml).scenario(write_scenario(v100_with_health(scenario_text("old_driver")))).with_health());
   ASSERT_EQ(m.gpus.size(), 2u);
   const Gpu& g = m.gpus[0];
-  EXPECT_EQ(g.clocks_event_reasons, clock_event::kSwPowerCap);  // the "throttle" name
-  EXPECT_EQ(g.temperature_c, 61);
+  EXPECT_EQ(g.health.clock_events, clock_event::kSwPowerCap);  // the "throttle" name
+  EXPECT_EQ(g.health.temperature_c, 61);
   EXPECT_EQ(g.ecc_enabled, true);
-  EXPECT_EQ(g.ecc_uncorrected_volatile, 5u);
+  EXPECT_EQ(g.health.ecc_uncorrected, 5u);
   EXPECT_EQ(g.retired_pages_pending, true);
-  EXPECT_EQ(g.row_remap_pending, std::nullopt);  // R418 has no nvmlDeviceGetRemappedRows
-  EXPECT_EQ(g.row_remap_failure, std::nullopt);
+  EXPECT_EQ(g.health.row_remap_pending, std::nullopt);  // R418 has no nvmlDeviceGetRemappedRows
+  EXPECT_EQ(g.health.row_remap_failure, std::nullopt);
   EXPECT_EQ(g.fabric_state, std::nullopt);  // nor nvmlDeviceGetGpuFabricInfo
   EXPECT_EQ(g.fabric_status, std::nullopt);
   EXPECT_TRUE(m.nvidia.problems.empty());
@@ -748,8 +752,8 @@ TEST_F(NvidiaSense, HealthOnAnOldDriverLeavesItsMissingFunctionsUnknown) {
 TEST_F(NvidiaSense, HealthOnACurrentDriverHasRowRemappingAndFabric) {
   Machine m = sense(FakeRun().scenario(write_scenario(v100_with_health(scenario_text("old_driver")))).with_health());
   ASSERT_EQ(m.gpus.size(), 2u);
-  EXPECT_EQ(m.gpus[1].row_remap_pending, true);
-  EXPECT_EQ(m.gpus[1].row_remap_failure, true);
+  EXPECT_EQ(m.gpus[1].health.row_remap_pending, true);
+  EXPECT_EQ(m.gpus[1].health.row_remap_failure, true);
   EXPECT_EQ(m.gpus[1].fabric_state, "completed");
   EXPECT_EQ(m.gpus[1].fabric_status, 0);
 }
@@ -764,7 +768,7 @@ TEST_F(NvidiaSense, HealthNotSupportedIsQuietOtherFailuresAreProblems) {
   expected.fabric_state = std::nullopt;
   expected.fabric_status = std::nullopt;
   expected.ecc_enabled = std::nullopt;  // its counts are still read
-  expected.temperature_c = std::nullopt;
+  expected.health.temperature_c = std::nullopt;
   EXPECT_GPUS_EQ(m.gpus, std::vector<Gpu>{expected});
   ASSERT_EQ(codes(m.nvidia.problems), std::vector<std::string>{"nvml_no_permission"});
   EXPECT_EQ(m.nvidia.problems[0].message.find("nvmlDeviceGetTemperature(GPU 0) failed: "), 0u);
@@ -776,7 +780,7 @@ TEST_F(NvidiaSense, HealthOfALostGpuIsNotRead) {
   ASSERT_EQ(m.gpus.size(), 1u);
   EXPECT_TRUE(m.gpus[0].problem.has_value());
   EXPECT_EQ(m.gpus[0].fabric_state, std::nullopt);
-  EXPECT_EQ(m.gpus[0].temperature_c, std::nullopt);
+  EXPECT_EQ(m.gpus[0].health.temperature_c, std::nullopt);
 }
 
 }  // namespace

@@ -43,8 +43,8 @@ std::vector<Series> clock_event_series() {
   for (const ClockEventBit& b : kClockEventBits) {
     std::uint64_t bit = b.bit;
     out.push_back({"reason", b.name, [bit](const DeviceReading& d) -> std::optional<double> {
-                     if (!d.clock_events) return std::nullopt;
-                     return (*d.clock_events & bit) ? 1.0 : 0.0;
+                     if (!d.health.clock_events) return std::nullopt;
+                     return (*d.health.clock_events & bit) ? 1.0 : 0.0;
                    }});
   }
   return out;
@@ -73,7 +73,7 @@ const std::vector<DeviceMetric>& device_metrics() {
       {"gpuenv_gpu_decoder_utilization_ratio", Type::kGauge,
        "Fraction of the last sample period the video decoder was busy", {one(FIELD(decoder_utilization_ratio))}},
       {"gpuenv_gpu_temperature_celsius", Type::kGauge, "GPU core temperature",
-       {one(FIELD(temperature_c))}},
+       {one(FIELD(health.temperature_c))}},
       {"gpuenv_gpu_power_watts", Type::kGauge, "Power draw", {one(FIELD(power_watts))}},
       {"gpuenv_gpu_energy_joules_total", Type::kCounter, "Energy used since the driver loaded",
        {one(FIELD(energy_joules))}},
@@ -92,14 +92,14 @@ const std::vector<DeviceMetric>& device_metrics() {
        "PCIe traffic, headers and payload (NVML GPM on Hopper and later, else nvmlDeviceGetPcieThroughput)",
        {{"direction", "tx", FIELD(pcie_tx_bytes_per_second)}, {"direction", "rx", FIELD(pcie_rx_bytes_per_second)}}},
       {"gpuenv_gpu_ecc_errors_total", Type::kCounter, "ECC memory errors since the driver loaded",
-       {{"type", "corrected", FIELD(ecc_corrected)}, {"type", "uncorrected", FIELD(ecc_uncorrected)}}},
+       {{"type", "corrected", FIELD(health.ecc_corrected)}, {"type", "uncorrected", FIELD(health.ecc_uncorrected)}}},
       {"gpuenv_gpu_row_remap_total", Type::kCounter, "Memory rows remapped",
-       {{"type", "correctable", FIELD(row_remap_correctable)},
-        {"type", "uncorrectable", FIELD(row_remap_uncorrectable)}}},
+       {{"type", "correctable", FIELD(health.row_remap_correctable)},
+        {"type", "uncorrectable", FIELD(health.row_remap_uncorrectable)}}},
       {"gpuenv_gpu_row_remap_pending", Type::kGauge, "1 when a row remap waits for a GPU reset",
-       {one(FIELD(row_remap_pending))}},
+       {one(FIELD(health.row_remap_pending))}},
       {"gpuenv_gpu_row_remap_failed", Type::kGauge, "1 when a row remap failed: no spare rows left",
-       {one(FIELD(row_remap_failure))}},
+       {one(FIELD(health.row_remap_failure))}},
       {"gpuenv_gpu_nvlink_links_up", Type::kGauge, "NVLink links active",
        {one(FIELD(nvlink_links_up))}},
       {"gpuenv_gpu_nvlink_data_bytes_total", Type::kCounter,
@@ -211,7 +211,7 @@ const std::vector<DcgmMetric>& dcgm_metrics() {
       {"DCGM_FI_DEV_MEM_CLOCK", Type::kGauge, kDefault, "Memory clock frequency (in MHz).",
        [](const DeviceReading& d) { return mhz(d.memory_clock_hz); }},
       {"DCGM_FI_DEV_MEMORY_TEMP", Type::kGauge, kDefault, "Memory temperature (in C).", FIELD(memory_temperature_c)},
-      {"DCGM_FI_DEV_GPU_TEMP", Type::kGauge, kDefault, "GPU temperature (in C).", FIELD(temperature_c)},
+      {"DCGM_FI_DEV_GPU_TEMP", Type::kGauge, kDefault, "GPU temperature (in C).", FIELD(health.temperature_c)},
       {"DCGM_FI_DEV_POWER_USAGE", Type::kGauge, kDefault, "Power draw (in W).", FIELD(power_watts)},
       {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", Type::kCounter, kDefault, "Total energy consumption since boot (in mJ).",
        [](const DeviceReading& d) { return times(d.energy_joules, 1000); }},
@@ -248,19 +248,19 @@ const std::vector<DcgmMetric>& dcgm_metrics() {
       {"DCGM_FI_DEV_FB_TOTAL", Type::kGauge, kExtra, "Framebuffer memory total (in MiB).",
        [](const DeviceReading& d) { return mib(d.memory_total_bytes); }, false},
       {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", Type::kCounter, kExtra, "Total number of single-bit volatile ECC errors.",
-       FIELD(ecc_corrected)},
+       FIELD(health.ecc_corrected)},
       {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", Type::kCounter, kExtra, "Total number of double-bit volatile ECC errors.",
-       FIELD(ecc_uncorrected)},
+       FIELD(health.ecc_uncorrected)},
       {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", Type::kCounter, kDefault,
-       "Number of remapped rows for uncorrectable errors", FIELD(row_remap_uncorrectable)},
+       "Number of remapped rows for uncorrectable errors", FIELD(health.row_remap_uncorrectable)},
       {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", Type::kCounter, kDefault, "Number of remapped rows for correctable errors",
-       FIELD(row_remap_correctable)},
+       FIELD(health.row_remap_correctable)},
       {"DCGM_FI_DEV_ROW_REMAP_FAILURE", Type::kGauge, kDefault, "Whether remapping of rows has failed",
-       FIELD(row_remap_failure)},
+       FIELD(health.row_remap_failure)},
       {"DCGM_FI_DEV_ROW_REMAP_PENDING", Type::kGauge, kExtra, "Whether a row remapping waits for a GPU reset",
-       FIELD(row_remap_pending)},
+       FIELD(health.row_remap_pending)},
       {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", Type::kGauge, kExtra,
-       "Current clock event reasons (bitmask of nvmlClocksEventReasons)", FIELD(clock_events)},
+       "Current clock event reasons (bitmask of nvmlClocksEventReasons)", FIELD(health.clock_events)},
       {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", Type::kGauge, kDefault, "Ratio of time the graphics engine is active.",
        RATIO(gpm_gr_engine_active), false},
       {"DCGM_FI_PROF_SM_ACTIVE", Type::kGauge, kExtra,

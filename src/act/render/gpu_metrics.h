@@ -6,13 +6,27 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "act/render/prometheus_text.h"
+#include "model/dcgm_counter.h"
 #include "model/gpu_reading.h"
 #include "model/kubelet/pod_devices.h"
 
 namespace gpuenv {
+
+/// What the exporter says besides the readings: fixed at start.
+struct ExporterInfo {
+  std::string version;                                      // gpuenv_build_info{version}
+  std::vector<std::pair<std::string, std::string>> plan;  // gpuenv_plan_info{setting,value}
+  std::string hostname;  // dcgm-exporter's hostname label: $NODE_NAME, else gethostname()
+  std::string hostname_label = "hostname";  // export --hostname-label: "hostname" (dcgm-exporter 4.x) or "Hostname"
+  bool gpuenv_names = true, dcgm_names = true;  // export --metrics: which sets to serve
+  /// export -f: the DCGM fields to serve, as the counters CSV lists them;
+  /// nullopt: dcgm-exporter's default counters.
+  std::optional<std::vector<DcgmCounter>> dcgm_counters;
+};
 
 /// The Slurm jobs on each device, by its index in Readings::devices.
 using HpcJobs = std::map<std::size_t, std::vector<std::string>>;

@@ -45,21 +45,21 @@ DeviceReading busy_h200() {
   d.memory_used_bytes = 4;
   d.memory_free_bytes = 5;
   d.memory_total_bytes = 10;
-  d.temperature_c = 61;
+  d.health.temperature_c = 61;
   d.power_watts = 325.375;
   d.energy_joules = 1000.25;
   d.sm_clock_hz = 1980000000;
   d.memory_clock_hz = 3201000000;
-  d.clock_events = 0x4;
+  d.health.clock_events = 0x4;
   d.pcie_link_generation = 5;
   d.pcie_link_width = 16;
   d.pcie_replay_errors = 2;
-  d.ecc_corrected = 3;
-  d.ecc_uncorrected = 0;
-  d.row_remap_correctable = 0;
-  d.row_remap_uncorrectable = 1;
-  d.row_remap_pending = true;
-  d.row_remap_failure = false;
+  d.health.ecc_corrected = 3;
+  d.health.ecc_uncorrected = 0;
+  d.health.row_remap_correctable = 0;
+  d.health.row_remap_uncorrectable = 1;
+  d.health.row_remap_pending = true;
+  d.health.row_remap_failure = false;
   d.nvlink_links_up = 18;
   d.nvlink_tx_bytes = 1024000;
   d.nvlink_rx_bytes = 2048000;
@@ -145,7 +145,7 @@ TEST(GpuMetrics, Table) {
   DeviceReading nameless;
   nameless.gpu = 2;
   nameless.up = true;
-  nameless.temperature_c = 40;
+  nameless.health.temperature_c = 40;
   DeviceReading mig;
   mig.gpu = 0;
   mig.mig = 1;
@@ -186,7 +186,7 @@ TEST(GpuMetrics, Table) {
 TEST(GpuMetrics, ClockEventsAreOneSeriesPerReason) {
   Readings r;
   DeviceReading d = h200(0);
-  d.clock_events = 0x60;  // sw and hw thermal slowdown
+  d.health.clock_events = 0x60;  // sw and hw thermal slowdown
   r.devices = {d};
   std::vector<std::string> lines = lines_of(render_gpu_metrics(r, {}, 0), "gpuenv_gpu_clock_event_active");
   ASSERT_EQ(lines.size(), 9u);
@@ -392,7 +392,7 @@ TEST(GpuMetrics, AMigDeviceHasItsGpusIdentityAndItsInstance) {
   DeviceReading gpu = h200(0);
   gpu.name = "NVIDIA A100-SXM4-80GB";
   gpu.minor_number = 0;
-  gpu.temperature_c = 40;
+  gpu.health.temperature_c = 40;
   gpu.memory_used_bytes = 0;
   DeviceReading mig;
   mig.gpu = 0;
@@ -404,7 +404,7 @@ TEST(GpuMetrics, AMigDeviceHasItsGpusIdentityAndItsInstance) {
   mig.minor_number = 0;
   mig.up = true;
   mig.memory_used_bytes = 20971520;
-  mig.temperature_c = 40;     // NVML does not give one, but were it there: still the GPU's only
+  mig.health.temperature_c = 40;     // NVML does not give one, but were it there: still the GPU's only
   mig.gpm_gr_engine_active = 0.5;
   Readings r;
   r.devices = {gpu, mig};
@@ -439,7 +439,7 @@ TEST(GpuMetrics, ALostGpuHasNoDcgmSeriesAndXidIsOnlyWhereWatched) {
 
 TEST(GpuMetrics, TheKubeletsAssignmentsLabelTheirDevicesSeriesOnly) {
   DeviceReading gpu0 = h200(0), gpu1 = h200(1);
-  gpu0.temperature_c = gpu1.temperature_c = 40;
+  gpu0.health.temperature_c = gpu1.health.temperature_c = 40;
   DeviceReading mig;
   mig.gpu = 1;
   mig.mig = 0;

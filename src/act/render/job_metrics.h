@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "act/render/gpu_metrics.h"
 #include "act/render/prometheus_text.h"
 #include "decide/fleet/job_ledger.h"
-#include "model/gpu_reading.h"
 
 namespace gpuenv {
 

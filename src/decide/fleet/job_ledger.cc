@@ -175,10 +175,10 @@ void JobLedger::account_device(std::size_t index, const DeviceReading& d, const 
     sum.add(kMemMib, double(s.memory) / (1 << 20));
     if (own) sum.add(kPowerW, d.power_watts);
     if (d.sm_clock_hz) sum.add(kSmMhz, double(*d.sm_clock_hz) / 1e6);
-    if (d.clock_events) {
-      sum.add(kThermal, (*d.clock_events & clock_event::kThermalBits) ? 1.0 : 0.0);
-      sum.add(kPowerCap, (*d.clock_events & clock_event::kSwPowerCap) ? 1.0 : 0.0);
-      sum.events |= *d.clock_events;
+    if (d.health.clock_events) {
+      sum.add(kThermal, (*d.health.clock_events & clock_event::kThermalBits) ? 1.0 : 0.0);
+      sum.add(kPowerCap, (*d.health.clock_events & clock_event::kSwPowerCap) ? 1.0 : 0.0);
+      sum.events |= *d.health.clock_events;
       sum.any_events = true;
     }
     sum.add(kSmActivePct, pct(v.sm_active));

@@ -18,7 +18,7 @@ DeviceReading h200(int index, double util, double energy_j) {
   d.power_watts = 100 + 500 * util;
   d.memory_total_bytes = 141 * kGiB;
   d.sm_clock_hz = 1980000000;
-  d.clock_events = 0;
+  d.health.clock_events = 0;
   d.processes = std::vector<GpuProcess>{};
   return d;
 }

@@ -118,7 +118,7 @@ struct JobWatch::Impl {
     if (auto mib = job_memory_mib(d, pids, true)) add(&s->v[kMemMib], *mib);
     if (r.power_watts) add(&s->v[kPowerW], *r.power_watts);
     if (r.sm_clock_hz) add(&s->v[kSmMhz], double(*r.sm_clock_hz / 1000000u) / n);
-    if (std::optional<std::uint64_t> mask = r.clock_events) {
+    if (std::optional<std::uint64_t> mask = r.health.clock_events) {
       s->clock_events = s->clock_events.value_or(0) | *mask;
       s->v[kThermal] = std::max(s->v[kThermal].value_or(0), (*mask & clock_event::kThermalBits) ? 1.0 : 0.0);
       s->v[kPowerCap] = std::max(s->v[kPowerCap].value_or(0), (*mask & clock_event::kSwPowerCap) ? 1.0 : 0.0);

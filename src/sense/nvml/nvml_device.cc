@@ -206,13 +206,8 @@ void query_fabric(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu*
 // retirement and the fabric.
 void query_health(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
   query_ecc_mode(call, f, d, g);
-  DeviceReading r;
-  read_health(call, f, d, &r);
-  g->temperature_c = r.temperature_c;
-  g->clocks_event_reasons = r.clock_events;
-  if (g->ecc_enabled != false) g->ecc_uncorrected_volatile = r.ecc_uncorrected;
-  g->row_remap_pending = r.row_remap_pending;
-  g->row_remap_failure = r.row_remap_failure;
+  read_health(call, f, d, &g->health);
+  if (g->ecc_enabled == false) g->health.ecc_corrected = g->health.ecc_uncorrected = std::nullopt;
   query_retired_pages(call, f, d, g);
   query_fabric(call, f, d, g);
 }

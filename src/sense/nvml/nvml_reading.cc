@@ -41,15 +41,15 @@ void read_clocks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Devic
   r->memory_clock_hz = clock_hz(call, f, d, nvml::kClockMem);
 }
 
-void read_temperature(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+void read_temperature(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, GpuHealth* h) {
   unsigned celsius = 0;
   if (call(f.temperature, d, nvml::kTemperatureGpu, &celsius) && celsius <= INT_MAX)
-    r->temperature_c = static_cast<int>(celsius);
+    h->temperature_c = static_cast<int>(celsius);
 }
 
-void read_clock_events(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
+void read_clock_events(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, GpuHealth* h) {
   unsigned long long reasons = 0;
-  if (call(f.clocks_event_reasons, d, &reasons)) r->clock_events = reasons;
+  if (call(f.clocks_event_reasons, d, &reasons)) h->clock_events = reasons;
 }
 
 std::optional<std::uint64_t> ecc_count(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, int type) {
@@ -58,15 +58,15 @@ std::optional<std::uint64_t> ecc_count(NvmlCaller& call, const NvmlFunctions& f,
   return n;
 }
 
-void read_memory_errors(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
-  r->ecc_corrected = ecc_count(call, f, d, nvml::kMemoryErrorCorrected);
-  r->ecc_uncorrected = ecc_count(call, f, d, nvml::kMemoryErrorUncorrected);
+void read_memory_errors(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, GpuHealth* h) {
+  h->ecc_corrected = ecc_count(call, f, d, nvml::kMemoryErrorCorrected);
+  h->ecc_uncorrected = ecc_count(call, f, d, nvml::kMemoryErrorUncorrected);
   unsigned correctable = 0, uncorrectable = 0, pending = 0, failure = 0;
   if (call(f.remapped_rows, d, &correctable, &uncorrectable, &pending, &failure)) {
-    r->row_remap_correctable = correctable;
-    r->row_remap_uncorrectable = uncorrectable;
-    r->row_remap_pending = pending != 0;
-    r->row_remap_failure = failure != 0;
+    h->row_remap_correctable = correctable;
+    h->row_remap_uncorrectable = uncorrectable;
+    h->row_remap_pending = pending != 0;
+    h->row_remap_failure = failure != 0;
   }
 }
 
@@ -77,17 +77,17 @@ void read_usage(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Device
   read_memory(call, f, d, r);
 }
 
-void read_health(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
-  read_temperature(call, f, d, r);
-  read_clock_events(call, f, d, r);
-  read_memory_errors(call, f, d, r);
+void read_health(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, GpuHealth* h) {
+  read_temperature(call, f, d, h);
+  read_clock_events(call, f, d, h);
+  read_memory_errors(call, f, d, h);
 }
 
 void read_live_state(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r) {
   read_usage(call, f, d, r);
   read_power(call, f, d, r);
   read_clocks(call, f, d, r);
-  read_health(call, f, d, r);
+  read_health(call, f, d, &r->health);
 }
 
 DeviceReading read_live_state(const Nvml& nvml, nvml::Device d) {

@@ -4,7 +4,7 @@
 // (sense/nvml/job_watch.h) all take their per-GPU values from here into a
 // DeviceReading (model/gpu_reading.h), and each keeps its own summary; the
 // one-shot health that doctor and check judge (sense/nvml/nvml_device.cc)
-// is read_health's part of it.
+// is read_health's GpuHealth (model/gpu/gpu_health.h), the same the reading holds.
 #pragma once
 
 #include "model/gpu_reading.h"
@@ -17,7 +17,7 @@ void read_usage(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Device
 
 /// The health every reader shares: the temperature, the reasons the clocks
 /// are held back, the volatile ECC counts and row remapping.
-void read_health(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, DeviceReading* r);
+void read_health(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, GpuHealth* h);
 
 /// A whole GPU's live state: read_usage's, then power and energy, the
 /// clocks, and read_health's. What NVML does not answer stays unknown.

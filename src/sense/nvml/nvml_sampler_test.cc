@@ -103,24 +103,24 @@ TEST_F(NvmlSamplerTest, ReadsEveryValueTheScenarioGives) {
   want.memory_total_bytes = 150754820096;
   want.memory_free_bytes = 150141403136 - 6ull * 10 * 1024 * 1024 * 1024;
   want.memory_used_bytes = *want.memory_total_bytes - 609222656 - *want.memory_free_bytes;  // _v2: less reserved
-  want.temperature_c = 46;
+  want.health.temperature_c = 46;
   want.power_watts = 550.75;
   want.energy_joules = 7000.25;
   want.sm_clock_hz = 1890000000;
   want.memory_clock_hz = 3201000000;
-  want.clock_events = 0;
+  want.health.clock_events = 0;
   want.pcie_link_generation = 5;
   want.pcie_link_width = 16;
   want.pcie_replay_errors = 12;
-  want.ecc_corrected = 18;
-  want.ecc_uncorrected = 2;
-  want.row_remap_correctable = 0;
-  want.row_remap_uncorrectable = 1;
-  want.row_remap_pending = true;
+  want.health.ecc_corrected = 18;
+  want.health.ecc_uncorrected = 2;
+  want.health.row_remap_correctable = 0;
+  want.health.row_remap_uncorrectable = 1;
+  want.health.row_remap_pending = true;
   want.nvlink_links_up = 18;
   want.minor_number = 6;
   want.memory_temperature_c = 56;
-  want.row_remap_failure = false;
+  want.health.row_remap_failure = false;
   want.xid_last = 0;  // watched, none raised
   want.xid_events = 0;
   want.nvlink_tx_bytes = 1000000ull * 1024;  // KiB over all links
@@ -134,7 +134,7 @@ TEST_F(NvmlSamplerTest, ReadsEveryValueTheScenarioGives) {
   EXPECT_EQ(r.driver_version, "580.95.05");
   EXPECT_EQ(r.devices[2].pcie_link_generation, 4);
   EXPECT_EQ(r.devices[2].pcie_link_width, 8);
-  EXPECT_EQ(r.devices[5].clock_events, 0x60u);
+  EXPECT_EQ(r.devices[5].health.clock_events, 0x60u);
   EXPECT_EQ(r.devices[7].nvlink_links_up, 16);
   EXPECT_EQ(r.nvml_errors_total, 0u);
   EXPECT_EQ(r.sampled_at, 10.0);
@@ -214,7 +214,7 @@ TEST_F(NvmlSamplerTest, AFailingCallIsCountedAndItsValueUnknown) {
   Readings r = rounds(path, 2)[1];
   EXPECT_EQ(r.devices[3].power_watts, std::nullopt);
   EXPECT_TRUE(r.devices[3].up);
-  EXPECT_EQ(r.devices[3].temperature_c, 43);
+  EXPECT_EQ(r.devices[3].health.temperature_c, 43);
   EXPECT_EQ(r.nvml_errors_total, 2u);
 }
 

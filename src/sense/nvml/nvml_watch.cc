@@ -23,9 +23,9 @@ unsigned mhz(std::uint64_t hz) { return static_cast<unsigned>(hz / 1000000u); }
 void add(const DeviceReading& r, WatchedGpu* g) {
   if (r.sm_clock_hz) keep_min(&g->sm_mhz_min, mhz(*r.sm_clock_hz)), keep_max(&g->sm_mhz_max, mhz(*r.sm_clock_hz));
   if (r.memory_clock_hz) keep_min(&g->memory_mhz_min, mhz(*r.memory_clock_hz));
-  if (r.temperature_c) keep_max(&g->temperature_max_c, static_cast<unsigned>(*r.temperature_c));
+  if (r.health.temperature_c) keep_max(&g->temperature_max_c, static_cast<unsigned>(*r.health.temperature_c));
   if (r.power_watts) keep_max(&g->power_max_w, static_cast<unsigned>(*r.power_watts));  // whole watts, down
-  if (r.clock_events) g->clock_events = g->clock_events.value_or(0) | *r.clock_events;
+  if (r.health.clock_events) g->clock_events = g->clock_events.value_or(0) | *r.health.clock_events;
   ++g->samples;
 }
 
@@ -60,17 +60,17 @@ struct NvmlWatch::Impl {
 
   void counters_before(const std::vector<DeviceReading>& first) {
     for (std::size_t i = 0; i < gpus.size(); ++i) {
-      gpus[i].ecc_uncorrected_before = first[i].ecc_uncorrected;
-      gpus[i].ecc_corrected_before = first[i].ecc_corrected;
+      gpus[i].ecc_uncorrected_before = first[i].health.ecc_uncorrected;
+      gpus[i].ecc_corrected_before = first[i].health.ecc_corrected;
     }
   }
 
   void counters_after(const std::vector<DeviceReading>& last) {
     for (std::size_t i = 0; i < gpus.size(); ++i) {
-      gpus[i].ecc_uncorrected_after = last[i].ecc_uncorrected;
-      gpus[i].ecc_corrected_after = last[i].ecc_corrected;
-      gpus[i].remapping_pending = last[i].row_remap_pending;
-      gpus[i].remapping_failed = last[i].row_remap_failure;
+      gpus[i].ecc_uncorrected_after = last[i].health.ecc_uncorrected;
+      gpus[i].ecc_corrected_after = last[i].health.ecc_corrected;
+      gpus[i].remapping_pending = last[i].health.row_remap_pending;
+      gpus[i].remapping_failed = last[i].health.row_remap_failure;
     }
   }
 };
