@@ -4,13 +4,28 @@
 // that records what it was shown.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
 #include "fake_bench_backend.h"
 #include "flow/bench_session.h"
+#include "store/fingerprint.h"
+#include "store/store.h"
 
 namespace gpuenv::testing {
+
+/// The figures the store at `path` keeps for machine `m`, read back as
+/// `bench --history` reads them; a store error fails the test.
+inline std::vector<store::HistoryRow> stored_history(const std::string& path, const Machine& m) {
+  std::string err;
+  std::vector<store::HistoryRow> rows;
+  auto db = store::Store::open_existing(path, &err);
+  if (db) db->history(store::fingerprint(m), &rows, &err);
+  EXPECT_EQ(err, "");
+  return rows;
+}
 
 /// Opens `backend`, or refuses with `refusal`.
 class FakeSession : public flow::BenchSession {

@@ -93,14 +93,7 @@ struct Fakes {
     e.log = said.sink();
     return e;
   }
-  std::vector<store::HistoryRow> stored() {
-    std::string err;
-    std::vector<store::HistoryRow> rows;
-    auto db = store::Store::open_existing(store_path, &err);
-    if (db) db->history(store::fingerprint(m), &rows, &err);
-    EXPECT_EQ(err, "");
-    return rows;
-  }
+  std::vector<store::HistoryRow> stored() { return testing::stored_history(store_path, m); }
 };
 
 std::vector<std::string> called_ops(const testing::FakeBackend& b) {
