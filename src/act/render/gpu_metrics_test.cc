@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "metric_lines.h"
+
 #include <set>
 
 #include <sstream>
@@ -9,15 +11,7 @@
 namespace gpuenv {
 namespace {
 
-// The sample lines of `text` whose metric name is `family` (exactly).
-std::vector<std::string> lines_of(const std::string& text, const std::string& family) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(family, 0) == 0 && (line[family.size()] == '{' || line[family.size()] == ' '))
-      out.push_back(line);
-  return out;
-}
+using testing::lines_of;
 
 // Every sample line (no # HELP / # TYPE).
 std::vector<std::string> sample_lines(const std::string& text) {

@@ -2,18 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "metric_lines.h"
+
 #include <sstream>
 
 namespace gpuenv {
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text, const std::string& family) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(family + "{", 0) == 0) out.push_back(line);
-  return out;
-}
+using testing::lines_of;
 
 fleet::JobView slurm_job() {
   fleet::JobView j;
