@@ -106,7 +106,7 @@ TEST_P(LockedStore, NoCommandWaitsPastTheBoundAndEachSaysSo) {
   ProcessOptions watched = o;
   watched.env["GPUENV_WATCH"] = "1";
   std::vector<std::pair<std::vector<std::string>, ProcessOptions>> commands = {
-      {{"env"}, o},          {{"explain", "--", "true"}, o},       {{"detect"}, o},
+      {{"env"}, o},          {{"explain", "--", "true"}, o},       {{"detect", "--json"}, o},
       {{"labels", "--json"}, o}, {{"report"}, o},                  {{"doctor"}, o},
       {{"run", "--no-watch", "--", "true"}, o},                    {{"run", "--", "true"}, watched}};
   std::vector<std::future<Timed>> running;

@@ -4,9 +4,20 @@
 
 namespace gpuenv {
 
+OpenedStore open_measurement_store(const std::string& db_path, const store::Patience& patience) {
+  OpenedStore s{db_path, patience, nullptr, ""};
+  s.db = store::Store::open_existing(db_path, &s.err, patience);
+  return s;
+}
+
 void sense_measurements(const std::string& db_path, Machine* m, const store::Patience& patience) {
-  std::string err;
-  auto db = store::Store::open_existing(db_path, &err, patience);
+  sense_measurements(open_measurement_store(db_path, patience), m);
+}
+
+void sense_measurements(OpenedStore s, Machine* m) {
+  const std::string& db_path = s.path;
+  std::string& err = s.err;
+  auto& db = s.db;
   std::vector<Measurement> latest;
   std::vector<std::string> skipped;
   if (db && db->latest(store::fingerprint(*m), &latest, &err, &skipped)) {
@@ -16,7 +27,7 @@ void sense_measurements(const std::string& db_path, Machine* m, const store::Pat
     return;
   }
   if (err.empty()) return;  // never measured here (or found locked before: said then)
-  if (patience.found_locked()) {
+  if (s.patience.found_locked()) {
     m->host.problems.push_back({"store", kStoreLocked,
                                 "the measurement store " + db_path +
                                     " is locked by another process: going on without its measurements",

@@ -2,6 +2,7 @@
 // plan sees them through Machine::measurements (decide/rules/rule_measured.cc).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "model/machine.h"
@@ -22,5 +23,18 @@ inline constexpr const char* kStoreLocked = "store_locked";
 /// have planted (store/private_dir.h), and one locked past `patience`
 /// (kStoreLocked). `db_path` "" reads none.
 void sense_measurements(const std::string& db_path, Machine* m, const store::Patience& patience = {});
+
+/// The store opened ahead of the query, so that sense_machine opens it
+/// beside NVML's queries (opening SQLite costs about 1 ms; the query needs
+/// the GPUs sensed first): `db` nullptr with `err` "" when there is none.
+struct OpenedStore {
+  std::string path;
+  store::Patience patience;
+  std::unique_ptr<store::Store> db;
+  std::string err;
+};
+OpenedStore open_measurement_store(const std::string& db_path, const store::Patience& patience = {});
+/// sense_measurements over a store opened by open_measurement_store.
+void sense_measurements(OpenedStore store, Machine* m);
 
 }  // namespace gpuenv
