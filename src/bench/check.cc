@@ -19,24 +19,26 @@ CheckOutcome verdict_of(Severity s) {
   return s == Severity::kError ? CheckOutcome::kFail : s == Severity::kWarning ? CheckOutcome::kWarn : CheckOutcome::kPass;
 }
 
-// The watched GPU as decide/health.h judges one: the errors that appeared
-// while it ran, the remapping state, the clocks events seen.
-Gpu as_gpu(const WatchedGpu& w) {
-  Gpu g;
+// The watched GPU's health as decide/health.h judges it: the errors that
+// appeared while it ran, the remapping state, the clock events seen.
+GpuHealth watched_health(const WatchedGpu& w) {
+  GpuHealth h;
   if (w.ecc_uncorrected_before && w.ecc_uncorrected_after)
-    g.health.ecc_uncorrected = *w.ecc_uncorrected_after - *w.ecc_uncorrected_before;
-  g.health.row_remap_pending = w.remapping_pending;
-  g.health.row_remap_failure = w.remapping_failed;
-  g.health.clock_events = w.clock_events;
-  return g;
+    h.ecc_uncorrected = *w.ecc_uncorrected_after - *w.ecc_uncorrected_before;
+  h.row_remap_pending = w.remapping_pending;
+  h.row_remap_failure = w.remapping_failed;
+  h.clock_events = w.clock_events;
+  return h;
 }
 
-// Raises `item` to what the findings say, and appends what they saw.
-void judge(const Gpu& g, std::initializer_list<HealthFn> fns, CheckItem* item) {
-  for (HealthFn fn : fns)
-    if (auto h = fn(g)) {
-      item->verdict = std::max(item->verdict, verdict_of(h->severity));
-      item->message += "; it " + h->seen;
+// Raises `item` to what the findings say, and appends what they saw. Only
+// the seen text is kept, so the GPU index the findings name does not matter.
+void judge(const WatchedGpu& w, std::initializer_list<GpuHealthFn> fns, CheckItem* item) {
+  GpuHealth h = watched_health(w);
+  for (GpuHealthFn fn : fns)
+    if (auto f = fn(0, h)) {
+      item->verdict = std::max(item->verdict, verdict_of(f->severity));
+      item->message += "; it " + f->seen;
     }
 }
 
@@ -47,7 +49,7 @@ CheckItem ecc_item(const WatchedGpu& w) {
     if (w.ecc_corrected_before && w.ecc_corrected_after)
       item.message += fmt::format(", {} corrected", *w.ecc_corrected_after - *w.ecc_corrected_before);
   }
-  judge(as_gpu(w), {uncorrected_ecc, row_remapping}, &item);
+  judge(w, {uncorrected_ecc, row_remapping}, &item);
   return item;
 }
 
@@ -58,7 +60,7 @@ CheckItem clocks_item(const WatchedGpu& w) {
   if (w.power_max_w) item.message += fmt::format("; up to {} W", *w.power_max_w);
   if (w.clock_events && *w.clock_events)
     item.message += "; clocks held back by: " + join(clock_event_names(*w.clock_events), ", ");
-  judge(as_gpu(w), {clock_slowdown}, &item);
+  judge(w, {clock_slowdown}, &item);
   return item;
 }
 

@@ -1,15 +1,16 @@
 // GPU health, judged once: doctor's memory_errors, clocks and fabric checks
-// and `gpuenv check` report these same findings. Pure over a Gpu's
-// GpuHealth (model/gpu/gpu_health.h: the ECC counts, row remapping, clock
-// events and temperature) and what only a one-shot look reads beside it
-// (retired pages, the fabric), as sensed (SenseOptions::with_health) or as
-// `check --long` watched it.
+// and `gpuenv check` report these same findings. Pure over a bare GpuHealth
+// (model/gpu/gpu_health.h: the ECC counts, row remapping, clock events and
+// temperature), as sensed (SenseOptions::with_health) or as `check --long`
+// watched it, and over what only a one-shot look reads beside it in a Gpu
+// (retired pages, the fabric).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "model/gpu/gpu_health.h"
 #include "model/machine.h"
 #include "model/plan.h"
 
@@ -24,19 +25,29 @@ struct HealthFinding {
   friend bool operator==(const HealthFinding&, const HealthFinding&) = default;
 };
 
+/// A verdict over a GpuHealth alone: the sensed Gpu's, or one `check --long`
+/// built from what it watched. `gpu` is the NVML index the finding names.
+using GpuHealthFn = std::optional<HealthFinding> (*)(int gpu, const GpuHealth& h);
+/// A verdict over a whole sensed Gpu (doctor's tables, gpu_health).
 using HealthFn = std::optional<HealthFinding> (*)(const Gpu&);
 
 /// Uncorrectable ECC errors since the driver loaded: error.
-std::optional<HealthFinding> uncorrected_ecc(const Gpu& g);
+std::optional<HealthFinding> uncorrected_ecc(int gpu, const GpuHealth& h);
 /// A failed row remapping (no spare rows): error; one pending: warning.
-std::optional<HealthFinding> row_remapping(const Gpu& g);
-/// Retired pages pending (pre-Ampere): warning.
-std::optional<HealthFinding> retired_pages(const Gpu& g);
+std::optional<HealthFinding> row_remapping(int gpu, const GpuHealth& h);
 /// Hardware slowdown, hardware thermal or power brake: error; software
 /// thermal slowdown: warning. A power cap or idle clocks are normal.
-std::optional<HealthFinding> clock_slowdown(const Gpu& g);
+std::optional<HealthFinding> clock_slowdown(int gpu, const GpuHealth& h);
+/// Retired pages pending (pre-Ampere): warning.
+std::optional<HealthFinding> retired_pages(const Gpu& g);
 /// The NVLink fabric not set up, or its registration failed: error.
 std::optional<HealthFinding> fabric(const Gpu& g);
+
+/// A GpuHealth verdict applied to a sensed Gpu: its index and its health.
+template <GpuHealthFn Fn>
+std::optional<HealthFinding> on_gpu(const Gpu& g) {
+  return Fn(g.index, g.health);
+}
 
 /// Every finding above, for every GPU, in GPU order.
 std::vector<HealthFinding> gpu_health(const Machine& m);

@@ -89,5 +89,67 @@ TEST(Health, OneFindingPerFault) {
   }
 }
 
+
+// The verdicts over a bare GpuHealth, with no Gpu around it: what `check
+// --long` judges from a watched GPU (the ECC errors that appeared while it
+// ran, the remapping state, the clock events seen), under the index given.
+TEST(Health, JudgesABareGpuHealth) {
+  GpuHealth h;
+  EXPECT_EQ(uncorrected_ecc(3, h), std::nullopt);
+  EXPECT_EQ(row_remapping(3, h), std::nullopt);
+  EXPECT_EQ(clock_slowdown(3, h), std::nullopt);
+
+  h.ecc_uncorrected = 0, h.row_remap_pending = false, h.row_remap_failure = false, h.clock_events = 0x1 | 0x4;
+  EXPECT_EQ(uncorrected_ecc(3, h), std::nullopt);
+  EXPECT_EQ(row_remapping(3, h), std::nullopt);
+  EXPECT_EQ(clock_slowdown(3, h), std::nullopt);
+
+  h.ecc_uncorrected = 7;  // after - before, as watched
+  auto ecc = uncorrected_ecc(3, h);
+  ASSERT_TRUE(ecc);
+  EXPECT_EQ(ecc->gpu, 3);
+  EXPECT_EQ(ecc->topic, "memory");
+  EXPECT_EQ(ecc->severity, Severity::kError);
+  EXPECT_NE(ecc->seen.find("had 7 uncorrectable ECC error(s)"), std::string::npos) << ecc->seen;
+  EXPECT_NE(ecc->fix.find("nvidia-smi -r -i 3"), std::string::npos) << ecc->fix;
+
+  h.row_remap_pending = true;
+  auto pending = row_remapping(3, h);
+  ASSERT_TRUE(pending);
+  EXPECT_EQ(pending->severity, Severity::kWarning);
+  EXPECT_NE(pending->fix.find("nvidia-smi -r -i 3"), std::string::npos) << pending->fix;
+  h.row_remap_failure = true;
+  auto failed = row_remapping(3, h);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->severity, Severity::kError);
+  EXPECT_NE(failed->seen.find("no spare rows"), std::string::npos) << failed->seen;
+
+  h.clock_events = 0x20, h.temperature_c = 88;  // software thermal
+  auto soft = clock_slowdown(3, h);
+  ASSERT_TRUE(soft);
+  EXPECT_EQ(soft->topic, "clocks");
+  EXPECT_EQ(soft->severity, Severity::kWarning);
+  EXPECT_NE(soft->seen.find("thermal slowdown at 88 C"), std::string::npos) << soft->seen;
+  h.clock_events = 0x80;  // power brake
+  auto brake = clock_slowdown(3, h);
+  ASSERT_TRUE(brake);
+  EXPECT_EQ(brake->severity, Severity::kError);
+}
+
+// on_gpu hands a Gpu's own index and health to a GpuHealth verdict: the
+// same finding as judging that health under that index.
+TEST(Health, OnGpuJudgesTheGpusHealthUnderItsIndex) {
+  Machine m = machine::h100(2);
+  m.gpus[1].health.ecc_uncorrected = 2;
+  m.gpus[1].health.clock_events = 0x40;
+  EXPECT_EQ(on_gpu<uncorrected_ecc>(m.gpus[0]), std::nullopt);
+  auto ecc = on_gpu<uncorrected_ecc>(m.gpus[1]);
+  ASSERT_TRUE(ecc);
+  EXPECT_EQ(ecc->gpu, 1);
+  EXPECT_EQ(ecc, uncorrected_ecc(1, m.gpus[1].health));
+  EXPECT_EQ(on_gpu<clock_slowdown>(m.gpus[1]), clock_slowdown(1, m.gpus[1].health));
+  EXPECT_EQ(on_gpu<row_remapping>(m.gpus[1]), std::nullopt);
+}
+
 }  // namespace
 }  // namespace gpuenv

@@ -113,7 +113,7 @@ std::vector<Finding> check_memory_errors(const Machine& m, const Options&) {
   bool known = false;
   for (const auto& g : m.gpus)
     known = known || g.health.ecc_uncorrected || g.health.row_remap_pending || g.retired_pages_pending;
-  auto out = health_findings(m, {uncorrected_ecc, row_remapping, retired_pages});
+  auto out = health_findings(m, {on_gpu<uncorrected_ecc>, on_gpu<row_remapping>, retired_pages});
   if (out.empty() && known)
     out.push_back(ok("no uncorrectable ECC errors, no pending row remapping or page retirement"));
   return out;
@@ -122,7 +122,7 @@ std::vector<Finding> check_memory_errors(const Machine& m, const Options&) {
 std::vector<Finding> check_clocks(const Machine& m, const Options&) {
   bool known = false;
   for (const auto& g : m.gpus) known = known || g.health.clock_events;
-  auto out = health_findings(m, {clock_slowdown});
+  auto out = health_findings(m, {on_gpu<clock_slowdown>});
   if (out.empty() && known) out.push_back(ok("no thermal, power-brake or hardware slowdown"));
   return out;
 }

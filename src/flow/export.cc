@@ -11,7 +11,7 @@
 #include <mutex>
 #include <optional>
 
-#include "act/dcgm_counters.h"
+#include "act/export_files.h"
 #include "act/render/gpu_metrics.h"
 #include "act/render/job_metrics.h"
 #include "act/rate_limited_log.h"
@@ -19,7 +19,6 @@
 #include "act/serve/basic_auth.h"
 #include "act/serve/http_server.h"
 #include "act/serve/tls_server.h"
-#include "act/serve/web_config.h"
 #include "decide/decide.h"
 #include "decide/export/profiling.h"
 #include "model/exit_codes.h"

@@ -1,6 +1,6 @@
 // One line of a dcgm-exporter counters CSV (`export -f FILE`, dcgm-exporter's
 // -f/--collectors): a DCGM field to serve, the Prometheus type and the help
-// text to serve it with. Plain data; act/dcgm_counters.h parses the file.
+// text to serve it with. Plain data; decide/export/counters_csv.h parses the file.
 #pragma once
 
 #include <string>

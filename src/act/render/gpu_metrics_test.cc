@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "decide/export/counters_csv.h"
 #include "metric_lines.h"
 
 #include <set>
@@ -348,6 +349,25 @@ TEST(GpuMetrics, ACountersCsvChoosesTheFieldsTheirTypeAndHelpAndTheDriverLabel) 
   info.dcgm_counters->push_back({"DCGM_FI_DRIVER_VERSION", "label", "", 4});
   EXPECT_NE(render_gpu_metrics(r, info, 0).find("Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"580.95.05\"}"),
             std::string::npos);
+}
+
+// export -f: the lines of a counters CSV (decide/export/counters_csv.h) that
+// gpuenv cannot serve.
+TEST(DcgmCounters, WhatGpuenvCannotServeIsNamedWithWhy) {
+  std::vector<DcgmCounter> c;
+  std::string err;
+  ASSERT_TRUE(parse_dcgm_counters(
+      "DCGM_FI_DEV_GPU_TEMP, gauge, t\nDCGM_FI_DEV_FAN_SPEED, gauge, f\nDCGM_FI_DRIVER_VERSION, label, v\n"
+      "DCGM_FI_DEV_COUNT, label, n\nDCGM_FI_DEV_POWER_USAGE, histogram, p\nDCGM_FI_DEV_GPU_TEMP, counter, again\n",
+      &c, &err))
+      << err;
+  EXPECT_EQ(dcgm_unservable(c),
+            (std::vector<std::string>{
+                "DCGM_FI_DEV_FAN_SPEED (line 2): not a field gpuenv serves (docs/metrics.md, \"dcgm-exporter's "
+                "names\", lists them)",
+                "DCGM_FI_DEV_COUNT (line 4): a label field: gpuenv adds DCGM_FI_DRIVER_VERSION only",
+                "DCGM_FI_DEV_POWER_USAGE (line 5): type histogram: gpuenv serves gauges and counters",
+                "DCGM_FI_DEV_GPU_TEMP (line 6): listed again (line 1 counts)"}));
 }
 
 TEST(GpuMetrics, NvlinkBandwidthIsDcgmsTruncatedRateAndAbsentWithoutOne) {

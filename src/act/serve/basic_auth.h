@@ -22,7 +22,7 @@ bool bcrypt_matches(const std::string& hash, const std::string& password);
 
 class BasicAuth {
  public:
-  /// `users`: name -> bcrypt hash (web_config.h). Empty: every request passes.
+  /// `users`: name -> bcrypt hash (decide/export/web_config.h). Empty: every request passes.
   explicit BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {}
   bool enabled() const { return !users_.empty(); }
   /// Whether the Authorization header's value (nullptr: none) names a user

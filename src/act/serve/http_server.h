@@ -47,8 +47,8 @@ using HttpHandler = std::function<HttpResponse(const std::string& path)>;
 class BasicAuth;
 class TlsServer;
 
-/// What guards the server (from the web config, web_config.h): TLS on every
-/// connection, and basic auth on every path but `open_paths`.
+/// What guards the server (from the web config, decide/export/web_config.h):
+/// TLS on every connection, and basic auth on every path but `open_paths`.
 struct HttpSecurity {
   const TlsServer* tls = nullptr;  // nullptr: plain HTTP
   BasicAuth* auth = nullptr;       // nullptr or none enabled: no auth

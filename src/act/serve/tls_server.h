@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "act/serve/web_config.h"
+#include "decide/export/web_config.h"
 
 struct bufferevent;
 struct event_base;

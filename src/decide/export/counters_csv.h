@@ -1,6 +1,7 @@
 // dcgm-exporter's counters CSV (its -f/--collectors FILE, the format of its
 // etc/default-counters.csv), which `gpuenv export -f` reads to choose the
-// DCGM_FI_* series it serves (docs/metrics.md, "Counters CSV"). Pure.
+// DCGM_FI_* series it serves (docs/metrics.md, "Counters CSV"). Pure: the
+// file is read by act/export_files.h's load_dcgm_counters.
 #pragma once
 
 #include <string>
@@ -19,8 +20,5 @@ namespace gpuenv {
 /// whether gpuenv can serve a field is not judged here
 /// (act/render/gpu_metrics.h dcgm_unservable).
 bool parse_dcgm_counters(std::string_view text, std::vector<DcgmCounter>* out, std::string* err);
-
-/// Reads `path` (at most 1 MiB) and parses it; *err names the file.
-bool load_dcgm_counters(const std::string& path, std::vector<DcgmCounter>* out, std::string* err);
 
 }  // namespace gpuenv

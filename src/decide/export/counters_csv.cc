@@ -1,14 +1,11 @@
-#include "act/dcgm_counters.h"
+#include "decide/export/counters_csv.h"
 
 #include <algorithm>
 #include <array>
 
-#include "sys/fs.h"
-
 namespace gpuenv {
 namespace {
 
-constexpr std::size_t kMaxFileBytes = 1 << 20;
 constexpr std::array<std::string_view, 5> kTypes = {"gauge", "counter", "histogram", "summary", "label"};
 
 std::string_view trim(std::string_view s) {
@@ -102,16 +99,6 @@ bool parse_dcgm_counters(std::string_view text, std::vector<DcgmCounter>* out, s
     counters.push_back(std::move(c));
   }
   *out = std::move(counters);
-  return true;
-}
-
-bool load_dcgm_counters(const std::string& path, std::vector<DcgmCounter>* out, std::string* err) {
-  std::string text, why;
-  if (!fs::read_head(path, kMaxFileBytes + 1, &text, &why)) return *err = "-f " + path + ": " + why, false;
-  if (text.size() > kMaxFileBytes) return *err = "-f " + path + ": larger than 1 MiB; is it a counters CSV?", false;
-  if (!parse_dcgm_counters(text, out, &why))
-    return *err = "-f " + path + ": " + why + " (dcgm-exporter's counters CSV: `FIELD, TYPE, HELP` a line, # comments)",
-           false;
   return true;
 }
 

@@ -1,17 +1,17 @@
-#include "act/serve/web_config.h"
+#include "decide/export/web_config.h"
 
 #include <yaml.h>
 
 #include <algorithm>
 #include <array>
 #include <memory>
-
-#include "sys/fs.h"
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace gpuenv {
 namespace {
 
-constexpr std::size_t kMaxFileBytes = 1 << 20;
 constexpr std::array<std::string_view, 5> kClientAuthTypes = {
     "NoClientCert", "RequestClientCert", "RequireAnyClientCert", "VerifyClientCertIfGiven",
     "RequireAndVerifyClientCert"};
@@ -178,17 +178,6 @@ bool parse_web_config(std::string_view yaml, const std::string& dir, WebConfig* 
   WebConfig c;
   if (!parse_top(&d.doc, dir, &c, err)) return false;
   *out = std::move(c);
-  return true;
-}
-
-bool load_web_config(const std::string& path, WebConfig* out, std::string* err) {
-  const std::string prefix = "--web-config-file " + path + ": ";
-  std::string text, why;
-  if (!fs::read_head(path, kMaxFileBytes + 1, &text, &why)) return *err = prefix + why, false;
-  if (text.size() > kMaxFileBytes) return *err = prefix + "larger than 1 MiB", false;
-  std::size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : path.substr(0, std::max<std::size_t>(slash, 1));
-  if (!parse_web_config(text, dir, out, &why)) return *err = prefix + why, false;
   return true;
 }
 

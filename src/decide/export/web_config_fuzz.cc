@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "act/serve/web_config.h"
+#include "decide/export/web_config.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,8 +1,8 @@
 // The Prometheus exporter-toolkit web configuration file that `gpuenv
 // export --web-config-file` reads, as dcgm-exporter and node_exporter read
 // it (https://prometheus.io/docs/prometheus/latest/configuration/https/):
-// TLS and basic auth. YAML through libyaml (Debian's libyaml-dev). Pure but
-// for load_web_config's read.
+// TLS and basic auth. YAML through libyaml (Debian's libyaml-dev). Pure: the
+// file is read by act/export_files.h's load_web_config.
 #pragma once
 
 #include <map>
@@ -33,8 +33,5 @@ struct WebConfig {
 /// never silently dropped. False with *err naming the key and what is
 /// wanted.
 bool parse_web_config(std::string_view yaml, const std::string& dir, WebConfig* out, std::string* err);
-
-/// Reads `path` and parses it; *err starts with "--web-config-file PATH: ".
-bool load_web_config(const std::string& path, WebConfig* out, std::string* err);
 
 }  // namespace gpuenv

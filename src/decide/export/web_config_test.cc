@@ -1,4 +1,4 @@
-#include "act/serve/web_config.h"
+#include "decide/export/web_config.h"
 
 #include <gtest/gtest.h>
 
@@ -64,13 +64,6 @@ TEST(WebConfig, WhatIsWrongIsNamed) {
   EXPECT_EQ(error("a: [\n").rfind("not YAML: ", 0), 0u);
   EXPECT_EQ(error("basic_auth_users:\n  u: " + std::string(kHash) + "\n  u: " + kHash + "\n"),
             "basic_auth_users: u is given twice");
-}
-
-TEST(WebConfig, LoadNamesTheFile) {
-  WebConfig c;
-  std::string err;
-  EXPECT_FALSE(load_web_config("/nonexistent/web.yml", &c, &err));
-  EXPECT_EQ(err.rfind("--web-config-file /nonexistent/web.yml: ", 0), 0u) << err;
 }
 
 }  // namespace

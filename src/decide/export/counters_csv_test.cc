@@ -1,8 +1,6 @@
-#include "act/dcgm_counters.h"
+#include "decide/export/counters_csv.h"
 
 #include <gtest/gtest.h>
-
-#include "act/render/gpu_metrics.h"
 
 namespace gpuenv {
 namespace {
@@ -53,26 +51,6 @@ TEST(DcgmCounters, ABadLineIsNamedByNumberAndWhy) {
   EXPECT_EQ(error("A, gauge, \"x\"y\n"), "line 1: text after a quoted field's closing quote");
   EXPECT_EQ(error("A, gauge, x\"y\n"), "line 1: a quote inside an unquoted field");
   EXPECT_EQ(error(std::string_view("A, gauge, x\0y\n", 14)), "line 1: a control character");
-}
-
-TEST(DcgmCounters, LoadNamesTheFile) {
-  std::vector<DcgmCounter> out;
-  std::string err;
-  EXPECT_FALSE(load_dcgm_counters("/nonexistent/counters.csv", &out, &err));
-  EXPECT_EQ(err.rfind("-f /nonexistent/counters.csv: ", 0), 0u) << err;
-}
-
-TEST(DcgmCounters, WhatGpuenvCannotServeIsNamedWithWhy) {
-  auto c = parsed(
-      "DCGM_FI_DEV_GPU_TEMP, gauge, t\nDCGM_FI_DEV_FAN_SPEED, gauge, f\nDCGM_FI_DRIVER_VERSION, label, v\n"
-      "DCGM_FI_DEV_COUNT, label, n\nDCGM_FI_DEV_POWER_USAGE, histogram, p\nDCGM_FI_DEV_GPU_TEMP, counter, again\n");
-  EXPECT_EQ(dcgm_unservable(c),
-            (std::vector<std::string>{
-                "DCGM_FI_DEV_FAN_SPEED (line 2): not a field gpuenv serves (docs/metrics.md, \"dcgm-exporter's "
-                "names\", lists them)",
-                "DCGM_FI_DEV_COUNT (line 4): a label field: gpuenv adds DCGM_FI_DRIVER_VERSION only",
-                "DCGM_FI_DEV_POWER_USAGE (line 5): type histogram: gpuenv serves gauges and counters",
-                "DCGM_FI_DEV_GPU_TEMP (line 6): listed again (line 1 counts)"}));
 }
 
 }  // namespace
