@@ -7,9 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include "act/render/bench/bench_report.h"
+#include "act/render/bench/check_report.h"
 #include "act/render/doctor_report.h"
+#include "act/render/fleet_job_report.h"
 #include "act/render/inspect_report.h"
+#include "act/render/job_report.h"
 #include "act/render/machine_report.h"
+#include "act/render/memory_report.h"
 #include "builders.h"
 #include "decide/decide.h"
 #include "sys/fs.h"
@@ -25,6 +30,14 @@ static_assert(Report<CheckListReport>);
 static_assert(Report<DetectReport>);
 static_assert(Report<ExplainReport>);
 static_assert(Report<InspectReport>);
+static_assert(Report<MemoryPlanReport>);
+static_assert(Report<PresetsReport>);
+static_assert(Report<JobReport>);
+static_assert(Report<JobsReport>);
+static_assert(Report<FleetJobReport>);
+static_assert(Report<bench::ResultsReport>);
+static_assert(Report<bench::HistoryReport>);
+static_assert(Report<bench::CheckReport>);
 
 // A report of one number, whose text face shows the style it was given.
 struct Tiny {
