@@ -1,5 +1,6 @@
 // detect, env, explain, run.
 #include "act/render/env_format.h"
+#include "act/render/report.h"
 #include "act/run.h"
 #include "cli/cmd_run.h"
 #include "cli/context.h"
@@ -7,7 +8,6 @@
 #include "model/exit_codes.h"
 #include "decide/decide.h"
 #include "decide/health.h"
-#include "model/snapshot.h"
 
 namespace gpuenv {
 namespace {
@@ -39,7 +39,7 @@ std::function<int()> setup_detect(CLI::App* sub, Context* ctx) {
     // The summary shows no measurements: it leaves the store unread (about 1 ms after NVML's queries).
     Machine m;
     if (!(*json ? ctx->load_machine(&m) : ctx->load_machine_without_store(&m))) return int(kExitBadInput);
-    std::string out = *json ? machine_to_json(m) : render_detect(m, ctx->style(stdout));
+    std::string out = format_report(DetectReport{m}, format_of(*json), ctx->style(stdout));
     std::fputs(out.c_str(), stdout);
     for (const auto& e : problem_events(m, ctx->style(stderr))) log_event(e);
     return int(driver_fails(m) ? kExitDriverFails : kExitOk);
@@ -96,8 +96,8 @@ std::function<int()> setup_explain(CLI::App* sub, Context* ctx) {
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     Plan plan = decide(m, ctx->plan_options(m));
     warn_notes(plan);
-    std::string out = *json ? plan_to_json(plan)
-                            : render_explain(plan, ctx->style(stdout), *wide ? 0 : terminal_columns(stdout));
+    ExplainReport report{plan, *wide ? 0 : terminal_columns(stdout)};
+    std::string out = format_report(report, format_of(*json), ctx->style(stdout));
     if (!*json) out += feedback_section(ctx, *f, ctx->command);
     std::fputs(out.c_str(), stdout);
     return int(kExitOk);

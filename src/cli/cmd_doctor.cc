@@ -1,28 +1,16 @@
 // doctor: sense everything doctor's checks read (cuInit, GPU health,
 // libtorch_cuda's kernels), run the checks, print findings with fixes.
 #include <exception>
-#include <nlohmann/json.hpp>
 
 #include "act/render/doctor_report.h"
+#include "act/render/report.h"
 #include "cli/context.h"
 #include "cli/commands.h"
 #include "model/exit_codes.h"
 #include "diagnose/doctor.h"
-#include "model/json_text.h"
 
 namespace gpuenv {
 namespace {
-
-// --list: "NAME<TAB>SUMMARY" lines; with --json [{"name", "summary"}, ...].
-std::string list_checks(bool json) {
-  std::string out;
-  nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const Check& c : all_checks()) {
-    out += std::string(c.name) + "\t" + c.summary + "\n";
-    j.push_back({{"name", c.name}, {"summary", c.summary}});
-  }
-  return json ? json_document(j) : out;
-}
 
 int exit_code(Status s, bool nagios) {
   switch (s) {
@@ -48,7 +36,7 @@ int run_doctor(Context* ctx, const Flags& f) {
   Machine m;
   if (!ctx->load_machine(&m)) return f.nagios() ? kNagiosUnknown : int(kExitBadInput);
   std::vector<Finding> findings = diagnose(m, ctx->plan_options(m));
-  std::string out = f.json ? doctor_to_json(findings) : render_doctor(findings, ctx->style(stdout));
+  std::string out = format_report(DoctorReport{findings}, format_of(f.json), ctx->style(stdout));
   std::fputs(out.c_str(), stdout);
   return exit_code(worst(findings), f.nagios());
 }
@@ -86,7 +74,7 @@ std::function<int()> setup_doctor(CLI::App* sub, Context* ctx) {
   ctx->add_common_flags(sub, kFlagMachine | kFlagCacheRoot | kFlagPython | kFlagNoColor);
   return [ctx, f] {
     if (f->list) {
-      std::fputs(list_checks(f->json).c_str(), stdout);
+      std::fputs(format_report(CheckListReport{all_checks()}, format_of(f->json), ctx->style(stdout)).c_str(), stdout);
       return int(kExitOk);
     }
     return run_guarded(ctx, *f);

@@ -10,6 +10,7 @@
 
 #include "act/render/job_report.h"
 #include "act/render/memory_report.h"
+#include "act/render/report.h"
 #include "flow/command_history.h"
 #include "decide/memory/presets.h"
 #include "sys/text.h"
@@ -158,7 +159,7 @@ int shape_from_file(Flags* f, std::string* warning) {
     const Preset* p = find_preset(f->model);
     if (!p) {
       if (f->model == "list") {
-        std::fputs((f->json ? presets_to_json() : render_presets()).c_str(), stdout);
+        std::fputs(format_report(PresetsReport{presets()}, format_of(f->json), Style{}).c_str(), stdout);
         return kExitOk;
       }
       std::string names;
@@ -286,8 +287,7 @@ int run(Context* ctx, Flags* f) {
                 "--seq, --batch or model)");
     return kExitUsage;
   }
-  std::string out = f->json ? memory_plan_to_json(p) : render_memory_plan(p);
-  std::fputs(out.c_str(), stdout);
+  std::fputs(format_report(MemoryPlanReport{p}, format_of(f->json), Style{}).c_str(), stdout);
   return record_plan(ctx, *f, p);
 }
 

@@ -4,10 +4,10 @@
 #include <cstdlib>
 
 #include "act/render/job_report.h"
+#include "act/render/report.h"
 #include "act/log.h"
 #include "cli/context.h"
 #include "cli/commands.h"
-#include "model/json_text.h"
 #include "store/store.h"
 #include "model/exit_codes.h"
 #include "decide/verdict.h"
@@ -72,9 +72,7 @@ int show_one(const Job& job, const ReportFlags& f, const FirstRuns& firsts, cons
     }
   }
   bool utf8 = utf8_locale(std::getenv("LC_ALL"), std::getenv("LC_CTYPE"), std::getenv("LANG"));
-  std::string out = f.json ? json_document(job_report_json(job, verdicts, firsts, plans))
-                           : render_job(job, verdicts, utf8, firsts, plans);
-  std::fputs(out.c_str(), stdout);
+  std::fputs(format_report(JobReport{job, verdicts, firsts, plans, utf8}, format_of(f.json), Style{}).c_str(), stdout);
   return kExitOk;
 }
 
@@ -165,9 +163,8 @@ int run_report(Context* ctx, ReportFlags f) {
   }
   if (one) return show_one(*one, f, first_runs(db.get(), {*one}), planned_peaks(db.get(), {*one}));
   FirstRuns firsts = first_runs(db.get(), jobs);
-  std::string out = f.json ? json_document(jobs_json(jobs, firsts, planned_peaks(db.get(), jobs)))
-                           : render_jobs_table(jobs, firsts);
-  std::fputs(out.c_str(), stdout);
+  PlannedPeaks plans = f.json ? planned_peaks(db.get(), jobs) : PlannedPeaks{};  // the table shows none
+  std::fputs(format_report(JobsReport{jobs, firsts, plans}, format_of(f.json), Style{}).c_str(), stdout);
   return kExitOk;
 }
 

@@ -1,6 +1,7 @@
 #include "flow/bench.h"
 
 #include "act/render/bench/bench_report.h"
+#include "act/render/report.h"
 #include "model/exit_codes.h"
 #include "store/fingerprint.h"
 
@@ -28,7 +29,7 @@ int show_history(const BenchRequest& req, const BenchEnv& env) {
     return kExitFailure;
   }
   std::string machine = store::describe_machine(m);
-  env.print(req.json ? bench::history_json(machine, fp, rows) : bench::render_history(machine, rows));
+  env.print(format_report(bench::HistoryReport{machine, fp, rows}, format_of(req.json), env.style));
   return kExitOk;
 }
 
@@ -76,7 +77,7 @@ int measure(const BenchRequest& req, const BenchEnv& env) {
                              req.json ? nullptr : env.progress);
   info.seconds = env.clock() - t0;
   keep(req, env, m, results, &info);
-  env.print(req.json ? bench::results_json(info, results) : bench::render_results(info, results, env.style));
+  env.print(format_report(bench::ResultsReport{info, results}, format_of(req.json), env.style));
   return any_failed(results) ? kExitFailure : kExitOk;
 }
 

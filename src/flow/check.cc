@@ -1,6 +1,7 @@
 #include "flow/check.h"
 
 #include "act/render/bench/check_report.h"
+#include "act/render/report.h"
 #include "bench/check.h"
 #include "decide/decide.h"
 #include "model/exit_codes.h"
@@ -95,8 +96,8 @@ int run_check(const CheckRequest& req, const CheckEnv& env) {
     run.passed = ok;
     store_results(env.store, run, gpu.results, env.log);
   }
-  env.print(req.json ? bench::check_json(items, req.long_check, seconds, gpu.results, gpu.watched)
-                     : bench::render_check(items, req.long_check, seconds, env.style));
+  bench::CheckReport report{items, req.long_check, seconds, gpu.results, gpu.watched};
+  env.print(format_report(report, format_of(req.json), env.style));
   return ok ? kExitOk : kExitFailure;
 }
 

@@ -6,9 +6,9 @@
 #include <ctime>
 
 #include "act/render/fleet_job_report.h"
+#include "act/render/report.h"
 #include "decide/fleet/job_summary.h"
 #include "model/exit_codes.h"
-#include "model/json_text.h"
 #include "sys/text.h"
 
 namespace gpuenv::flow {
@@ -141,7 +141,7 @@ int run_fleet_report(const FleetReportRequest& r, const FleetReportEnv& env) {
   std::optional<fleet::JobSummary> s = fleet::summarize_job(a);
   if (!s) return not_found(r, env, w);  // gone between the queries (retention)
   FleetReportSource source{r.prometheus, w.start, w.end};
-  env.print(r.json ? json_document(fleet_job_json(*s, source)) : render_fleet_job(*s, source));
+  env.print(format_report(FleetJobReport{*s, source}, format_of(r.json), Style{}));
   return kExitOk;
 }
 

@@ -21,6 +21,7 @@
 #include "flow/command_history.h"
 #include "flow/export_jobs.h"
 #include "model/exit_codes.h"
+#include "model/json_text.h"
 #include "sense/nvml/nvml_sampler.h"
 #include "sense/python/speed_report.h"
 #include "store/fingerprint.h"
@@ -179,7 +180,7 @@ Job new_job(const RunEnv& env, const Prepared& p, const std::vector<std::string>
   std::string content, err;
   if (!j.script_path.empty() && fs::read_file(j.script_path, &content, &err)) j.script_fp = store::text_fingerprint(content);
   j.machine_fp = store::fingerprint(p.m);
-  j.plan_json = plan_to_json(p.plan);
+  j.plan_json = json_document(plan_json(p.plan));
   j.started_at = env.utc_clock();
   j.rank = rank(env);
   j.local_rank = count(env, "LOCAL_RANK", "SLURM_LOCALID");

@@ -481,7 +481,7 @@ Machine read_machine(const Reader& r) {
 
 }  // namespace
 
-std::string machine_to_json(const Machine& m, int indent) {
+json machine_json(const Machine& m) {
   json gpus = json::array();
   for (const auto& g : m.gpus) gpus.push_back(gpu_json(g));
   json pairs = json::array();
@@ -522,9 +522,11 @@ std::string machine_to_json(const Machine& m, int indent) {
   if (!m.base_image_env.empty()) j["base_image_env"] = m.base_image_env;
   if (m.nvidia.dcgm_library) j["nvidia"]["dcgm_library"] = *m.nvidia.dcgm_library;  // only where doctor found it
   measurements_to_json(m.measurements, &j);
-  // ordered output keeps diffs of committed fixtures readable
-  return json_document(j, indent);
+  return j;
 }
+
+// ordered output keeps diffs of committed fixtures readable
+std::string machine_to_json(const Machine& m, int indent) { return json_document(machine_json(m), indent); }
 
 bool machine_from_json(const std::string& text, Machine* out, std::string* err) {
   json j;

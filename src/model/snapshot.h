@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "model/machine.h"
@@ -16,6 +17,8 @@ inline constexpr std::size_t kMaxSnapshotMigDevices = 4096;
 
 /// Serializes a Machine; unknown values are written as null.
 std::string machine_to_json(const Machine& m, int indent = 2);
+/// The same as a JSON value (machine_to_json is its json_document).
+nlohmann::json machine_json(const Machine& m);
 
 /// Parses a snapshot. On failure returns false and sets *err to a message
 /// naming the offending field ("gpus[1].compute_capability: ...").

@@ -1,5 +1,4 @@
 #include "act/render/doctor_report.h"
-#include "model/json_text.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -35,7 +34,8 @@ std::string plural(int n, const char* word) {
 
 }  // namespace
 
-std::string render_doctor(const std::vector<Finding>& findings, const Style& style) {
+std::string report_text(const DoctorReport& r, const Style& style) {
+  const std::vector<Finding>& findings = r.findings;
   std::vector<const Finding*> order;
   for (const auto& f : findings) order.push_back(&f);
   std::stable_sort(order.begin(), order.end(),
@@ -55,7 +55,8 @@ std::string render_doctor(const std::vector<Finding>& findings, const Style& sty
   return out;
 }
 
-std::string doctor_to_json(const std::vector<Finding>& findings) {
+nlohmann::json report_json(const DoctorReport& r) {
+  const std::vector<Finding>& findings = r.findings;
   nlohmann::json list = nlohmann::json::array();
   for (const auto& f : findings)
     list.push_back({{"check", f.check},
@@ -68,7 +69,19 @@ std::string doctor_to_json(const std::vector<Finding>& findings) {
                         {"warning", count(findings, Status::kWarning)},
                         {"ok", count(findings, Status::kOk)}}},
                       {"findings", list}};
-  return json_document(j);
+  return j;
+}
+
+nlohmann::ordered_json report_json(const CheckListReport& r) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const Check& c : r.checks) j.push_back({{"name", c.name}, {"summary", c.summary}});
+  return j;
+}
+
+std::string report_text(const CheckListReport& r, const Style&) {
+  std::string out;
+  for (const Check& c : r.checks) out += std::string(c.name) + "\t" + c.summary + "\n";
+  return out;
 }
 
 }  // namespace gpuenv

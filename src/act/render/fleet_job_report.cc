@@ -227,4 +227,7 @@ json fleet_job_json(const JobSummary& s, const FleetReportSource& source) {
   return j;
 }
 
+nlohmann::json report_json(const FleetJobReport& r) { return fleet_job_json(r.summary, r.source); }
+std::string report_text(const FleetJobReport& r, const Style&) { return render_fleet_job(r.summary, r.source); }
+
 }  // namespace gpuenv

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "act/render/machine_report.h"
 #include "decide/fleet/job_summary.h"
 
 namespace gpuenv {
@@ -24,5 +25,13 @@ std::string render_fleet_job(const fleet::JobSummary& s, const FleetReportSource
 /// The same as one JSON object; times are unix seconds, an unknown figure is
 /// null (never 0).
 nlohmann::json fleet_job_json(const fleet::JobSummary& s, const FleetReportSource& source);
+
+/// `gpuenv report --job ID --prometheus URL`: the job and where its figures came from.
+struct FleetJobReport {
+  const fleet::JobSummary& summary;
+  const FleetReportSource& source;
+};
+nlohmann::json report_json(const FleetJobReport& r);
+std::string report_text(const FleetJobReport& r, const Style& style);
 
 }  // namespace gpuenv

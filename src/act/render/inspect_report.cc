@@ -7,7 +7,7 @@
 
 #include "act/render/machine_report.h"
 #include "decide/arch.h"
-#include "model/json_text.h"
+#include "model/exit_codes.h"
 #include "sys/text.h"
 
 namespace gpuenv {
@@ -189,10 +189,25 @@ std::string render_inspect(const std::vector<InspectedFile>& files, const Machin
   return out;
 }
 
-std::string inspect_to_json(const std::vector<InspectedFile>& files, int exit_code) {
+int inspect_exit_code(const std::vector<InspectedFile>& files) {
+  bool bad = false, cannot = false, jit = false;
+  for (const auto& r : files) {
+    bad |= !r.error.empty();
+    std::optional<KernelVerdict> worst = worst_verdict(r.verdict);
+    cannot |= worst == KernelVerdict::kCannotRun;
+    jit |= worst == KernelVerdict::kPtxJit;
+  }
+  if (bad) return kExitBadInput;
+  return cannot ? kExitFailure : jit ? kExitInspectPtxJit : kExitOk;
+}
+
+json inspect_json(const std::vector<InspectedFile>& files, int exit_code) {
   json j = {{"files", json::array()}, {"exit_code", exit_code}};
   for (const auto& r : files) j["files"].push_back(file_json(r));
-  return json_document(j);
+  return j;
 }
+
+json report_json(const InspectReport& r) { return inspect_json(r.files, inspect_exit_code(r.files)); }
+std::string report_text(const InspectReport& r, const Style&) { return render_inspect(r.files, r.machine); }
 
 }  // namespace gpuenv

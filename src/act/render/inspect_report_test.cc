@@ -35,7 +35,7 @@ TEST(InspectReport, UnknownCapabilityAndPtxOnlyFatbins) {
             "  GPU 0 NVIDIA H200 (Hopper, 9.0): native: runs the sm_90 cubin natively\n"
             "      1 of 2 fatbins have only PTX for 9.0: JIT-compiled when first loaded\n"
             "  GPU 1 NVIDIA H200 (cc unknown): unknown: the compute capability was not sensed\n");
-  auto j = nlohmann::json::parse(inspect_to_json(files, 3));
+  nlohmann::json j = inspect_json(files, 3);
   EXPECT_EQ(j["exit_code"], 3);
   EXPECT_EQ(j["files"][0]["verdicts"][0]["fatbins_jit"], 1);
   EXPECT_EQ(j["files"][0]["verdicts"][1], nlohmann::json({{"gpu", 1},

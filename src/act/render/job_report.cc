@@ -337,4 +337,12 @@ json job_report_json(const Job& job, const std::vector<Verdict>& verdicts, const
   return j;
 }
 
+nlohmann::json report_json(const JobReport& r) { return job_report_json(r.job, r.verdicts, r.firsts, r.plans); }
+std::string report_text(const JobReport& r, const Style&) {
+  return render_job(r.job, r.verdicts, r.utf8, r.firsts, r.plans);
+}
+
+nlohmann::json report_json(const JobsReport& r) { return jobs_json(r.jobs, r.firsts, r.plans); }
+std::string report_text(const JobsReport& r, const Style&) { return render_jobs_table(r.jobs, r.firsts); }
+
 }  // namespace gpuenv

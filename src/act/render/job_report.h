@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "act/render/machine_report.h"
 #include "decide/verdict.h"
 #include "model/job.h"
 
@@ -55,6 +56,27 @@ nlohmann::json jobs_json(const std::vector<Job>& jobs, const FirstRuns& firsts =
 /// The job with its timeline and every verdict (and the plan, as jobs_json).
 nlohmann::json job_report_json(const Job& job, const std::vector<Verdict>& verdicts, const FirstRuns& firsts = {},
                                const PlannedPeaks& plans = {});
+
+/// `gpuenv report JOB`: one job, as render_job and job_report_json show it.
+struct JobReport {
+  const Job& job;
+  const std::vector<Verdict>& verdicts;
+  const FirstRuns& firsts;
+  const PlannedPeaks& plans;
+  bool utf8 = true;  // the text's sparklines in Unicode blocks, or ASCII
+};
+nlohmann::json report_json(const JobReport& r);
+std::string report_text(const JobReport& r, const Style& style);
+
+/// `gpuenv report`: the recent jobs, as render_jobs_table (which shows no
+/// plans) and jobs_json show them.
+struct JobsReport {
+  const std::vector<Job>& jobs;
+  const FirstRuns& firsts;
+  const PlannedPeaks& plans;
+};
+nlohmann::json report_json(const JobsReport& r);
+std::string report_text(const JobsReport& r, const Style& style);
 
 /// "1 h 02 min", "3 min 05 s", "12.3 s".
 std::string human_duration(double seconds);

@@ -8,7 +8,7 @@
 #include "decide/arch.h"
 #include "decide/launcher_env.h"
 #include "decide/health.h"
-#include "model/json_text.h"
+#include "model/snapshot.h"
 
 namespace gpuenv {
 namespace {
@@ -283,7 +283,7 @@ std::string render_explain(const Plan& plan, const Style& st, std::size_t column
   return out;
 }
 
-std::string plan_to_json(const Plan& plan) {
+nlohmann::ordered_json plan_json(const Plan& plan) {
   using nlohmann::ordered_json;
   ordered_json settings = ordered_json::array();
   for (const auto& s : plan.settings) {
@@ -301,7 +301,13 @@ std::string plan_to_json(const Plan& plan) {
   if (plan.binding) binding = {{"cpus", plan.binding->cpus}, {"reason", plan.binding->reason}};
   ordered_json j = {{"settings", settings}, {"notes", notes}, {"cpu_binding", binding},
                     {"launcher", launcher_json(plan.launch)}};
-  return json_document(j);
+  return j;
 }
+
+nlohmann::json report_json(const DetectReport& r) { return machine_json(r.machine); }
+std::string report_text(const DetectReport& r, const Style& style) { return render_detect(r.machine, style); }
+
+nlohmann::ordered_json report_json(const ExplainReport& r) { return plan_json(r.plan); }
+std::string report_text(const ExplainReport& r, const Style& style) { return render_explain(r.plan, style, r.columns); }
 
 }  // namespace gpuenv

@@ -1,6 +1,7 @@
 // Human-readable and JSON renderings of a Machine and a Plan.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,7 +48,25 @@ std::string render_explain(const Plan& plan, const Style& style, std::size_t col
 /// no limit. Runs of spaces where a line breaks are dropped.
 std::vector<std::string> wrap_words(std::string_view text, std::size_t first, std::size_t width);
 
-/// `gpuenv explain --json`: settings with reasons and origins, notes, binding.
-std::string plan_to_json(const Plan& plan);
+/// The plan as JSON: settings with reasons and origins, notes, binding,
+/// launcher (`explain --json`, and the plan a watched job keeps).
+nlohmann::ordered_json plan_json(const Plan& plan);
+
+/// `gpuenv detect`: the machine; its JSON face is the snapshot
+/// (model/snapshot.h), its text render_detect's summary.
+struct DetectReport {
+  const Machine& machine;
+};
+nlohmann::json report_json(const DetectReport& r);
+std::string report_text(const DetectReport& r, const Style& style);
+
+/// `gpuenv explain`: the plan; its text is render_explain's table at
+/// `columns` (0: every value whole), its JSON plan_json.
+struct ExplainReport {
+  const Plan& plan;
+  std::size_t columns = 0;
+};
+nlohmann::ordered_json report_json(const ExplainReport& r);
+std::string report_text(const ExplainReport& r, const Style& style);
 
 }  // namespace gpuenv

@@ -1,4 +1,5 @@
 #include "act/render/machine_report.h"
+#include "act/render/report.h"
 
 #include <gtest/gtest.h>
 
@@ -152,7 +153,7 @@ TEST(Report, ExplainWrapsWhyToTheTerminal) {
 TEST(Report, PlanJson) {
   Plan p;
   p.settings.push_back(setting("A", "1", "why", "tf32", Origin::kOverridden, "0"));
-  std::string j = plan_to_json(p);
+  std::string j = format_report(ExplainReport{p}, Format::kJson, {});
   EXPECT_NE(j.find("\"origin\": \"overridden\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"user_value\": \"0\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"cpu_binding\": null"), std::string::npos) << j;

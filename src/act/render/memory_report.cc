@@ -7,7 +7,6 @@
 
 #include "act/render/machine_report.h"
 #include "decide/memory/presets.h"
-#include "model/json_text.h"
 
 namespace gpuenv {
 namespace {
@@ -101,7 +100,8 @@ std::string fit_lines(const memory::MemoryPlan& p) {
 
 }  // namespace
 
-std::string render_memory_plan(const memory::MemoryPlan& p) {
+std::string report_text(const MemoryPlanReport& r, const Style&) {
+  const memory::MemoryPlan& p = r.plan;
   const memory::Estimate& e = p.estimate;
   const memory::Phase& peak = e.peak_phase();
   std::string out = printable(model_line(p, e.parameters)) + "\n";
@@ -148,7 +148,8 @@ ordered_json model_json(const memory::MemoryPlan& p, double params) {
 
 }  // namespace
 
-std::string memory_plan_to_json(const memory::MemoryPlan& p) {
+ordered_json report_json(const MemoryPlanReport& r) {
+  const memory::MemoryPlan& p = r.plan;
   const memory::Estimate& e = p.estimate;
   ordered_json j;
   j["model"] = model_json(p, e.parameters);
@@ -183,22 +184,22 @@ std::string memory_plan_to_json(const memory::MemoryPlan& p) {
                       {"fits", c.fits}, {"cost", c.cost}});
   j["advice"] = advice;
   j["notes"] = p.notes;
-  return json_document(j);
+  return j;
 }
 
-std::string render_presets() {
+std::string report_text(const PresetsReport& r, const Style&) {
   std::string out;
-  for (const auto& p : memory::presets()) out += std::string("  ") + p.name + "\n";
+  for (const auto& p : r.presets) out += std::string("  ") + p.name + "\n";
   return out;
 }
 
-std::string presets_to_json() {
+ordered_json report_json(const PresetsReport& r) {
   ordered_json models = ordered_json::array();
-  for (const auto& p : memory::presets()) {
+  for (const auto& p : r.presets) {
     ordered_json config = ordered_json::parse(p.config);  // the table's own text: tested to parse
     models.push_back({{"name", p.name}, {"model_type", config.value("model_type", "")}, {"config", config}});
   }
-  return json_document(ordered_json{{"models", models}});
+  return ordered_json{{"models", models}};
 }
 
 }  // namespace gpuenv

@@ -1,24 +1,35 @@
 // `gpuenv plan-memory`: the plan as text and as JSON (docs/memory.md).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "act/render/machine_report.h"
 #include "decide/memory/memory_plan.h"
+#include "decide/memory/presets.h"
 
 namespace gpuenv {
 
+/// The plan a plan-memory run made.
+struct MemoryPlanReport {
+  const memory::MemoryPlan& plan;
+};
+/// loop ("keeps-logits" or "frees-logits"), loop_assumed (neither flag
+/// given), peak_bytes_per_gpu, components, phases, gpu, fits, margin_bytes,
+/// largest_batch, advice, notes.
+nlohmann::ordered_json report_json(const MemoryPlanReport& r);
 /// The model line, the loop planned, the peak with its components, the GPU
 /// budget, fit, largest batch and, when it does not fit, the changes in order.
-std::string render_memory_plan(const memory::MemoryPlan& p);
+std::string report_text(const MemoryPlanReport& r, const Style& style);
 
-/// The same as JSON: loop ("keeps-logits" or "frees-logits"), loop_assumed
-/// (neither flag given), peak_bytes_per_gpu, components, phases, gpu, fits,
-/// margin_bytes, largest_batch, advice, notes.
-std::string memory_plan_to_json(const memory::MemoryPlan& p);
-
-/// `--model list`: the presets' names, one a line; as JSON, {"models":
-/// [{"name", "model_type", "config"}]} with each preset's config.json fields.
-std::string render_presets();
-std::string presets_to_json();
+/// `--model list`: the presets plan-memory knows (memory::presets()).
+struct PresetsReport {
+  const std::vector<memory::Preset>& presets;
+};
+/// {"models": [{"name", "model_type", "config"}]} with each preset's config.json fields.
+nlohmann::ordered_json report_json(const PresetsReport& r);
+/// The presets' names, one a line.
+std::string report_text(const PresetsReport& r, const Style& style);
 
 }  // namespace gpuenv

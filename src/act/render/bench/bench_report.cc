@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/stats.h"
-#include "model/json_text.h"
 #include "model/measurement_json.h"
 
 namespace gpuenv::bench {
@@ -114,7 +113,7 @@ std::string render_results(const RunInfo& info, const std::vector<Result>& resul
   return out + "\n";
 }
 
-std::string results_json(const RunInfo& info, const std::vector<Result>& results) {
+json results_json(const RunInfo& info, const std::vector<Result>& results) {
   json devices = json::array(), rs = json::array();
   for (const auto& d : info.devices)
     devices.push_back({{"ordinal", d.ordinal},
@@ -133,8 +132,11 @@ std::string results_json(const RunInfo& info, const std::vector<Result>& results
             {"run_id", info.run_id ? json(*info.run_id) : json(nullptr)},
             {"devices", devices},
             {"results", rs}};
-  return json_document(j);
+  return j;
 }
+
+json report_json(const ResultsReport& r) { return results_json(r.info, r.results); }
+std::string report_text(const ResultsReport& r, const Style& style) { return render_results(r.info, r.results, style); }
 
 std::string render_history(const std::string& machine, const std::vector<store::HistoryRow>& rows) {
   if (rows.empty())
@@ -157,18 +159,18 @@ std::string render_history(const std::string& machine, const std::vector<store::
   return out;
 }
 
-std::string history_json(const std::string& machine, const std::string& fingerprint,
-                         const std::vector<store::HistoryRow>& rows) {
+json report_json(const HistoryReport& h) {
   json a = json::array();
-  for (const auto& r : rows) {
+  for (const auto& r : h.rows) {
     json m = measurement_json(r.m);
     m["run_id"] = r.run_id;
     m["command"] = r.command;
     a.push_back(std::move(m));
   }
-  json j = {{"machine", machine}, {"fingerprint", fingerprint}, {"measurements", a}};
-  return json_document(j);
+  return {{"machine", h.machine}, {"fingerprint", h.fingerprint}, {"measurements", a}};
 }
+
+std::string report_text(const HistoryReport& h, const Style&) { return render_history(h.machine, h.rows); }
 
 std::string progress_line(size_t index, size_t count, const Planned& p) {
   std::string where = p.c.scope == CaseScope::kAll

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,12 +29,29 @@ struct RunInfo {
 std::string render_results(const RunInfo& info, const std::vector<Result>& results, const Style& style);
 
 /// The results as JSON, every sample included.
-std::string results_json(const RunInfo& info, const std::vector<Result>& results);
+nlohmann::json results_json(const RunInfo& info, const std::vector<Result>& results);
+
+/// `gpuenv bench`: a run's results.
+struct ResultsReport {
+  const RunInfo& info;
+  const std::vector<Result>& results;
+};
+nlohmann::json report_json(const ResultsReport& r);
+std::string report_text(const ResultsReport& r, const Style& style);
 
 /// `gpuenv bench --history`: each case's figures over time, oldest first.
 std::string render_history(const std::string& machine, const std::vector<store::HistoryRow>& rows);
-std::string history_json(const std::string& machine, const std::string& fingerprint,
-                         const std::vector<store::HistoryRow>& rows);
+
+/// `gpuenv bench --history`: a machine's stored figures.
+struct HistoryReport {
+  const std::string& machine;      // store::describe_machine()
+  const std::string& fingerprint;  // store::fingerprint()
+  const std::vector<store::HistoryRow>& rows;
+};
+/// {"machine", "fingerprint", "measurements": [...]}, each with its run_id and command.
+nlohmann::json report_json(const HistoryReport& r);
+/// render_history's.
+std::string report_text(const HistoryReport& r, const Style& style);
 
 /// The line shown on stderr while case `index` of `count` runs.
 std::string progress_line(size_t index, size_t count, const Planned& p);

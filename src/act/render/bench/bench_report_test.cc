@@ -46,7 +46,7 @@ TEST(BenchReport, TableWithP2pMatrixAndSkips) {
   EXPECT_NE(t.find(matrix), std::string::npos) << t;
   EXPECT_NE(t.find("skipped:\n  1     gemm_fp8_8192      no fp8"), std::string::npos) << t;
   EXPECT_NE(t.find("took 17.4 s; stored as run 3 in /db"), std::string::npos) << t;
-  auto j = nlohmann::json::parse(results_json(info, {gemm}));
+  nlohmann::json j = results_json(info, {gemm});
   EXPECT_EQ(j["results"][0]["percent_of_peak"].get<double>(), 100 * 703.4 / 989.4);
   EXPECT_EQ(j["devices"].size(), 3u);
   EXPECT_EQ(j["run_id"], 3);

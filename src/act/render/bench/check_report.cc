@@ -7,7 +7,6 @@
 #include "act/render/bench/bench_report.h"
 #include "model/hardware/clock_events.h"
 #include "model/json_opt.h"
-#include "model/json_text.h"
 
 namespace gpuenv::bench {
 namespace {
@@ -35,8 +34,8 @@ std::string render_check(const std::vector<CheckItem>& items, bool long_check, d
   return out;
 }
 
-std::string check_json(const std::vector<CheckItem>& items, bool long_check, double seconds,
-                       const std::vector<Result>& results, const std::vector<WatchedGpu>& watched) {
+json check_json(const std::vector<CheckItem>& items, bool long_check, double seconds,
+                const std::vector<Result>& results, const std::vector<WatchedGpu>& watched) {
   json checks = json::array(), ws = json::array();
   for (const auto& i : items)
     checks.push_back({{"name", i.name}, {"verdict", verdict_name(i.verdict)}, {"message", i.message}});
@@ -54,11 +53,16 @@ std::string check_json(const std::vector<CheckItem>& items, bool long_check, dou
                   {"remapping_pending", opt(g.remapping_pending)},
                   {"remapping_failed", opt(g.remapping_failed)}});
   RunInfo info;
-  json rs = json::parse(results_json(info, results))["results"];
+  json rs = results_json(info, results)["results"];
   json j = {{"passed", passed(items)}, {"nothing_checked", items.empty()}, {"level", long_check ? "long" : "quick"},
             {"seconds", seconds},      {"checks", checks},
             {"results", rs},           {"watch", ws}};
-  return json_document(j);
+  return j;
+}
+
+json report_json(const CheckReport& r) { return check_json(r.items, r.long_check, r.seconds, r.results, r.watched); }
+std::string report_text(const CheckReport& r, const Style& style) {
+  return render_check(r.items, r.long_check, r.seconds, style);
 }
 
 }  // namespace gpuenv::bench

@@ -2,6 +2,7 @@
 // verdict and the outcome, or JSON with the figures and what NVML watched.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,19 @@ namespace gpuenv::bench {
 /// --quick: passed in 2.5 s" (FAILED; "FAILED (nothing was checked)" for none).
 std::string render_check(const std::vector<CheckItem>& items, bool long_check, double seconds, const Style& style);
 /// The verdicts, the results (as bench's JSON shows them) and the watched GPUs.
-std::string check_json(const std::vector<CheckItem>& items, bool long_check, double seconds,
-                       const std::vector<Result>& results, const std::vector<WatchedGpu>& watched);
+nlohmann::json check_json(const std::vector<CheckItem>& items, bool long_check, double seconds,
+                          const std::vector<Result>& results, const std::vector<WatchedGpu>& watched);
+
+/// `gpuenv check`: its verdicts, the GPU tests' results and what NVML watched.
+struct CheckReport {
+  const std::vector<CheckItem>& items;
+  bool long_check = false;
+  double seconds = 0;
+  const std::vector<Result>& results;
+  const std::vector<WatchedGpu>& watched;
+};
+nlohmann::json report_json(const CheckReport& r);
+/// render_check's: the results and the watch show only through their verdicts.
+std::string report_text(const CheckReport& r, const Style& style);
 
 }  // namespace gpuenv::bench

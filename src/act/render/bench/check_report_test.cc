@@ -13,11 +13,11 @@ TEST(CheckReport, NothingCheckedSaysSo) {
   std::string text = render_check({}, false, 0.1, Style{});
   EXPECT_NE(text.find("nothing was checked"), std::string::npos) << text;
   EXPECT_NE(text.find("gpuenv check --quick: FAILED (nothing was checked)"), std::string::npos) << text;
-  auto j = nlohmann::json::parse(check_json({}, false, 0.1, {}, {}));
+  nlohmann::json j = check_json({}, false, 0.1, {}, {});
   EXPECT_EQ(j["passed"], false);
   EXPECT_EQ(j["nothing_checked"], true);
   EXPECT_TRUE(j["checks"].empty());
-  auto some = nlohmann::json::parse(check_json({{"plan mig", CheckOutcome::kWarn, "hm"}}, false, 0.1, {}, {}));
+  nlohmann::json some = check_json({{"plan mig", CheckOutcome::kWarn, "hm"}}, false, 0.1, {}, {});
   EXPECT_EQ(some["passed"], true);
   EXPECT_EQ(some["nothing_checked"], false);
 }
@@ -34,7 +34,7 @@ TEST(CheckReport, RenderAndJson) {
   failed.target.devices = {{0, "NVIDIA H200", "GPU-x", {9, 0}, 132, 1}};
   WatchedGpu watched;
   watched.uuid = "GPU-x", watched.samples = 10, watched.sm_mhz_min = 1755;
-  auto j = nlohmann::json::parse(check_json(items, true, 1, {failed}, {watched}));
+  nlohmann::json j = check_json(items, true, 1, {failed}, {watched});
   EXPECT_EQ(j["passed"], false);
   EXPECT_EQ(j["level"], "long");
   EXPECT_EQ(j["checks"][2]["verdict"], "fail");
