@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "job_builders.h"
 #include "process.h"
 #include "report_json.h"
 #include "wait_until.h"
@@ -250,21 +251,7 @@ void store_input_bound(const std::string& db_path, const std::vector<std::string
   std::string err;
   auto db = store::Store::open(db_path, &err);
   ASSERT_TRUE(db) << err;
-  Job j;
-  j.argv = argv;
-  j.cwd = std::filesystem::current_path().string();
-  j.command_fp = store::command_fingerprint(argv, j.cwd);
-  j.started_at = "2025-01-01T00:00:00Z";
-  j.duration_s = duration_s;
-  j.plan_json = "{}";
-  j.context.cpus_per_gpu = 16;
-  j.context.gpus.push_back({"GPU-a", "NVIDIA H200", 143771.0, 5, 16, 1980.0, 700.0});
-  for (int i = 0; i < 30; ++i) {
-    JobSample s;
-    s.t = i;
-    s.v[kUtilPct] = 8, s.v[kMemMib] = 7000, s.v[kTopCpuCores] = 1.0, s.v[kCpuCores] = 1.0, s.v[kWorkers] = 0;
-    j.timeline.add(s);
-  }
+  Job j = input_bound_job(argv, std::filesystem::current_path().string(), duration_s);
   std::int64_t id = 0;
   ASSERT_TRUE(db->add_job(j, &id, &err)) << err;
 }
@@ -438,6 +425,45 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
   args.push_back("--");
   args.insert(args.end(), cmd.begin(), cmd.end());
   return args;
+}
+
+// issue 37: explain --json carried no feedback. After a watched run, its
+// "feedback" holds the job as `report --json ID` prints it, verdict and all;
+// the plan's keys come first, as before.
+TEST(Explain, JsonCarriesTheFeedback) {
+  std::string root = temp_dir();
+  ProcessOptions o = tune_env(root);
+  std::vector<std::string> cmd = {"python3", kHook + "/steps.py"};
+  ProcessResult r = run_gpuenv(with({"run"}, cmd), o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NE(r.err.find("job 1: "), std::string::npos) << r.err;
+  json job = report_json({"1"}, o);
+  ASSERT_TRUE(job["verdict"].is_object()) << job;
+  r = run_gpuenv(with({"explain", "--json"}, cmd), o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json plan = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(plan.is_object()) << r.out;
+  EXPECT_TRUE(plan.contains("settings")) << r.out;
+  json fb = plan["feedback"];
+  EXPECT_EQ(fb["command_asked"], true) << fb;
+  EXPECT_EQ(fb["last_job"]["id"], 1) << fb;
+  EXPECT_EQ(fb["last_job"]["verdict"], job["verdict"]) << fb;
+  EXPECT_EQ(fb["last_job"], job) << "the job as report --json 1 prints it";
+  EXPECT_TRUE(fb.contains("tune_would_change")) << fb;
+  EXPECT_EQ(r.out.rfind("\n  \"feedback\": {"), r.out.find("\n  \"feedback\"")) << "one key, the last";
+  EXPECT_GT(r.out.find("\n  \"feedback\""), r.out.find("\n  \"settings\"")) << r.out;
+  // The text face: the same section as before.
+  r = run_gpuenv(with({"explain"}, cmd), o);
+  EXPECT_NE(r.out.find("Feedback from job 1 (python3 "), std::string::npos) << r.out;
+  // A command that never ran: asked, no job; no command and a store with no job would be null.
+  r = run_gpuenv({"explain", "--json", "--", "python3", "never-ran.py"}, o);
+  fb = json::parse(r.out, nullptr, false)["feedback"];
+  EXPECT_EQ(fb["command_asked"], true) << r.out;
+  EXPECT_TRUE(fb["last_job"].is_null()) << r.out;
+  r = run_gpuenv({"explain", "--json"}, tune_env(temp_dir()));
+  json empty = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(empty.contains("feedback")) << r.out;
+  EXPECT_TRUE(empty["feedback"].is_null()) << "no command, no job stored: null";
 }
 
 // issue 24, 1-3: the second --tune applied nothing (its verdict had no settings), plain runs forgot the tuning.

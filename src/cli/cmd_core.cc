@@ -96,9 +96,9 @@ std::function<int()> setup_explain(CLI::App* sub, Context* ctx) {
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
     Plan plan = decide(m, ctx->plan_options(m));
     warn_notes(plan);
-    ExplainReport report{plan, *wide ? 0 : terminal_columns(stdout)};
+    Feedback feedback = read_feedback(ctx, *f, ctx->command);
+    ExplainReport report{plan, *wide ? 0 : terminal_columns(stdout), &feedback};
     std::string out = format_report(report, format_of(*json), ctx->style(stdout));
-    if (!*json) out += feedback_section(ctx, *f, ctx->command);
     std::fputs(out.c_str(), stdout);
     return int(kExitOk);
   };

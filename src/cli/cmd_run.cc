@@ -37,8 +37,8 @@ int run_command(Context* ctx, const RunFlags& f, const std::function<void(const 
   return flow::run_job(r, flow::process_run_env(sense, warn));
 }
 
-std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv) {
-  return flow::feedback_section(store::chosen_path(f.db, ctx->cache_root()), f.tune_spec(), argv, ctx->store_patience);
+Feedback read_feedback(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv) {
+  return flow::read_feedback(store::chosen_path(f.db, ctx->cache_root()), f.tune_spec(), argv, ctx->store_patience);
 }
 
 }  // namespace gpuenv

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "act/render/feedback_report.h"
 #include "cli/context.h"
 
 namespace gpuenv {
@@ -27,8 +28,8 @@ void add_run_flags(CLI::App* sub, RunFlags* f);
 /// Returns the command's exit code.
 int run_command(Context* ctx, const RunFlags& f, const std::function<void(const Plan&)>& warn);
 
-/// explain's "Feedback" section for `argv` (empty: the newest watched job):
-/// the last verdict and what --tune would change; "" when none was stored.
-std::string feedback_section(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv);
+/// explain's feedback for `argv` (empty: the newest watched job): the last
+/// verdict and what --tune would change (flow/command_history.h read_feedback).
+Feedback read_feedback(Context* ctx, const RunFlags& f, const std::vector<std::string>& argv);
 
 }  // namespace gpuenv

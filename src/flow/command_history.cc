@@ -36,7 +36,7 @@ std::optional<int> launcher_count(const std::function<std::string(const char*)>&
 }
 
 CommandHistory read_history(const std::string& store, const std::string& fp, std::optional<int> rank,
-                            const store::Patience& patience, const MessageSink& log) {
+                            const store::Patience& patience, const MessageSink& log, bool for_report) {
   CommandHistory h;
   std::string err;
   auto db = store::Store::open_existing(store, &err, patience);
@@ -52,6 +52,13 @@ CommandHistory read_history(const std::string& store, const std::string& fp, std
   std::string profile_fp = fp.empty() && h.last ? h.last->command_fp : fp;
   if (!profile_fp.empty()) db->profile(profile_fp, &h.profile, &err);
   say(log, err, "the tuning profile is left out");
+  if (!for_report || !h.last) return h;
+  err.clear();
+  db->first_job(h.last->command_fp, &h.first, &err);
+  say(log, err, "the speed-up over the first run is left out");
+  err.clear();
+  db->planned_peak(h.last->command_fp, h.last->started_at, &h.plan, &err);
+  say(log, err, "the memory plan is left out");
   return h;
 }
 
@@ -63,16 +70,21 @@ bool record_planned_peak(const std::string& store, const std::vector<std::string
   return db && db->add_planned_peak(plan, err);
 }
 
-std::string feedback_section(const std::string& store, const std::optional<std::string>& tune,
-                             const std::vector<std::string>& argv, const store::Patience& patience) {
+Feedback read_feedback(const std::string& store, const std::optional<std::string>& tune,
+                       const std::vector<std::string>& argv, const store::Patience& patience) {
   auto get = [](const char* name) { return env_or(name, ""); };
   std::string fp = argv.empty() ? "" : command_fingerprint_here(argv);
-  CommandHistory h = read_history(store, fp, launcher_count(get), patience);
-  if (!h.last) return render_feedback(h.last, !argv.empty(), std::nullopt, TuneChoice{});
-  TuneChoice choice;
+  CommandHistory h = read_history(store, fp, launcher_count(get), patience, log_message, true);
+  Feedback f;
+  f.asked = !argv.empty();
+  if (!h.last) return f;
+  f.last = std::move(h.last);
+  f.profile = std::move(h.profile);
+  if (h.first) f.firsts.emplace(f.last->command_fp, std::move(*h.first));
+  if (h.plan) f.plans.emplace(f.last->id, std::move(*h.plan));
   std::string err;
-  parse_tune(tune, env_or(kTuneSkipVar, ""), &choice, &err, env_or(kTuneAddVar, ""));
-  return render_feedback(h.last, !argv.empty(), h.profile, choice);
+  parse_tune(tune, env_or(kTuneSkipVar, ""), &f.choice, &err, env_or(kTuneAddVar, ""));
+  return f;
 }
 
 }  // namespace gpuenv::flow

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "act/log.h"
+#include "act/render/feedback_report.h"
 #include "model/job.h"
 #include "model/tune_profile.h"
 #include "store/store.h"
@@ -35,15 +36,20 @@ std::optional<int> launcher_count(const std::function<std::string(const char*)>&
 struct CommandHistory {
   std::optional<Job> last;             // its newest job (preferring the rank's); nullopt: none
   std::optional<TuneProfile> profile;  // its tuning profile; nullopt: none
+  std::optional<Job> first;            // with `for_report`: the last job's command's first measured run
+  std::optional<PlannedPeak> plan;     // with `for_report`: the last job's memory plan
 };
 
 /// The newest job of the command `fp` by `rank` (else any rank) and its
 /// tuning profile, read in one open of the store at `store` (never created);
 /// with `fp` "", the newest watched job of any command and its profile. A
 /// store error is said on `log` and leaves out what it hid (none once
-/// `patience` found the store locked: said then).
+/// `patience` found the store locked: said then). `for_report`: also what
+/// `gpuenv report ID` shows the last job with (its command's first run and
+/// its memory plan).
 CommandHistory read_history(const std::string& store, const std::string& fp, std::optional<int> rank,
-                            const store::Patience& patience, const MessageSink& log = log_message);
+                            const store::Patience& patience, const MessageSink& log = log_message,
+                            bool for_report = false);
 
 /// `gpuenv plan-memory FLAGS -- CMD`: keeps `plan` (its command_fp and
 /// planned_at are filled here) against the command `gpuenv run -- command`
@@ -51,10 +57,10 @@ CommandHistory read_history(const std::string& store, const std::string& fp, std
 bool record_planned_peak(const std::string& store, const std::vector<std::string>& command, PlannedPeak plan,
                          const store::Patience& patience, std::string* err);
 
-/// explain's "Feedback" section for `argv` (act/render/feedback_report.h;
-/// empty: the newest watched job), read from the store; "" when nothing was
+/// explain's feedback for `argv` (act/render/feedback_report.h; empty: the
+/// newest watched job), read from the store in one open; no job when none was
 /// stored (or it was locked). `tune`: --tune's value, nullopt when not given.
-std::string feedback_section(const std::string& store, const std::optional<std::string>& tune,
-                             const std::vector<std::string>& argv, const store::Patience& patience);
+Feedback read_feedback(const std::string& store, const std::optional<std::string>& tune,
+                       const std::vector<std::string>& argv, const store::Patience& patience);
 
 }  // namespace gpuenv::flow

@@ -6,6 +6,29 @@
 
 namespace gpuenv {
 
+nlohmann::json report_json(const Feedback& f) {
+  using nlohmann::json;
+  if (!f.last && !f.asked) return nullptr;
+  json j = {{"command_asked", f.asked}, {"last_job", nullptr}, {"tuning_profile", nullptr},
+            {"tune_would_change", nullptr}};
+  if (!f.last) return j;
+  std::vector<Verdict> verdicts = verdicts_of(*f.last);
+  j["last_job"] = job_report_json(*f.last, verdicts, f.firsts, f.plans);
+  if (f.profile) {
+    j["tuning_profile"] = profile_to_json(*f.profile);
+    return j;
+  }
+  json changes = json::array();
+  for (const auto& c : tune_changes(verdicts, f.choice))
+    changes.push_back({{"name", c.name}, {"value", c.value}, {"refused", c.refused}});
+  j["tune_would_change"] = changes;
+  return j;
+}
+
+std::string report_text(const Feedback& f, const Style&) {
+  return render_feedback(f.last, f.asked, f.profile, f.choice);
+}
+
 std::string refuse_hint(const std::string& name) {
   return "refuse: --tune=-" + name + " or " + kTuneSkipVar + "=" + name;
 }

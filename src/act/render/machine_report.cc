@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "act/render/feedback_report.h"
 #include "decide/arch.h"
 #include "decide/launcher_env.h"
 #include "decide/health.h"
@@ -307,7 +308,13 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
 nlohmann::json report_json(const DetectReport& r) { return machine_json(r.machine); }
 std::string report_text(const DetectReport& r, const Style& style) { return render_detect(r.machine, style); }
 
-nlohmann::ordered_json report_json(const ExplainReport& r) { return plan_json(r.plan); }
-std::string report_text(const ExplainReport& r, const Style& style) { return render_explain(r.plan, style, r.columns); }
+nlohmann::ordered_json report_json(const ExplainReport& r) {
+  nlohmann::ordered_json j = plan_json(r.plan);
+  if (r.feedback) j["feedback"] = nlohmann::ordered_json(report_json(*r.feedback));
+  return j;
+}
+std::string report_text(const ExplainReport& r, const Style& style) {
+  return render_explain(r.plan, style, r.columns) + (r.feedback ? report_text(*r.feedback, style) : "");
+}
 
 }  // namespace gpuenv

@@ -60,11 +60,16 @@ struct DetectReport {
 nlohmann::json report_json(const DetectReport& r);
 std::string report_text(const DetectReport& r, const Style& style);
 
+struct Feedback;  // act/render/feedback_report.h
+
 /// `gpuenv explain`: the plan; its text is render_explain's table at
-/// `columns` (0: every value whole), its JSON plan_json.
+/// `columns` (0: every value whole), its JSON plan_json. With `feedback`,
+/// the text ends with its section and the JSON has it as "feedback", the
+/// plan's last key (null where the text has no section).
 struct ExplainReport {
   const Plan& plan;
   std::size_t columns = 0;
+  const Feedback* feedback = nullptr;
 };
 nlohmann::ordered_json report_json(const ExplainReport& r);
 std::string report_text(const ExplainReport& r, const Style& style);

@@ -10,6 +10,7 @@
 #include "act/render/bench/bench_report.h"
 #include "act/render/bench/check_report.h"
 #include "act/render/doctor_report.h"
+#include "act/render/feedback_report.h"
 #include "act/render/fleet_job_report.h"
 #include "act/render/inspect_report.h"
 #include "act/render/job_report.h"
@@ -29,6 +30,7 @@ static_assert(Report<DoctorReport>);
 static_assert(Report<CheckListReport>);
 static_assert(Report<DetectReport>);
 static_assert(Report<ExplainReport>);
+static_assert(Report<Feedback>);
 static_assert(Report<InspectReport>);
 static_assert(Report<MemoryPlanReport>);
 static_assert(Report<PresetsReport>);
