@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "builders.h"
 #include "fake_bench_backend.h"
+#include "process.h"
+#include "said.h"
 #include "flow/bench_session.h"
 #include "store/fingerprint.h"
 #include "store/store.h"
@@ -49,6 +52,35 @@ class RecordedProgress : public flow::ProgressSink {
     shown.push_back(std::to_string(index) + "/" + std::to_string(count) + " " + planned.c.key);
   }
   void done() override { ++done_calls; }
+};
+
+/// What the bench and check sequence tests share: one H200, its CUDA device
+/// the plugin's; the clocks start at 10 s and step 2.5 s a call, at
+/// 2026-01-02T03:04:05Z; a store in a fresh directory named by `prefix`;
+/// stdout and the log kept in strings.
+struct SessionFakes {
+  Machine m = machine::h200();
+  FakeSession session;
+  RecordedProgress progress;
+  Said said;
+  std::string out;
+  double now = 10;
+  bool sensed = true;
+  std::string store_path;
+  explicit SessionFakes(const std::string& prefix) : store_path(make_temp_dir(prefix) + "/gpuenv.db") {
+    session.backend.gpus = devices_of(m);
+  }
+  /// Fills what both sequences are handed with the fakes above.
+  void fill(flow::SessionEnv* e) {
+    e->session = &session;
+    e->store.path = store_path;
+    e->utc_clock = [] { return std::string("2026-01-02T03:04:05Z"); };
+    e->clock = [this] { return (now += 2.5) - 2.5; };
+    e->progress = &progress;
+    e->print = [this](const std::string& s) { out += s; };
+    e->log = said.sink();
+  }
+  std::vector<store::HistoryRow> stored() { return stored_history(store_path, m); }
 };
 
 }  // namespace gpuenv::testing

@@ -31,18 +31,10 @@ struct BenchRequest {
 };
 
 /// What the sequence is handed: the real ones in a command, fakes in a test.
-struct BenchEnv {
+struct BenchEnv : SessionEnv {
   /// This machine (with --history and --machine, the snapshot's); false
   /// when it cannot be read (the reason already said).
   std::function<bool(Machine*)> sense;
-  BenchSession* session = nullptr;  // the backend the cases run on
-  StoreAt store;
-  std::function<std::string()> utc_clock = utc_now;  // a run's start, RFC 3339
-  std::function<double()> clock = steady_seconds;    // seconds: how long the cases took
-  ProgressSink* progress = nullptr;                  // nullptr: none shown
-  std::function<void(const std::string&)> print = [](const std::string& s) { std::fputs(s.c_str(), stdout); };
-  Style style;                    // stdout's: the table's colours
-  MessageSink log = log_message;  // stderr: usage errors, the plugin, the store
 };
 
 /// Runs `gpuenv bench`. Exit status: kExitOk every case that ran was right

@@ -7,16 +7,21 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "act/log.h"
+#include "act/render/machine_report.h"
 #include "bench/bench.h"
 #include "bench/plugin_backend.h"
 #include "sense/cuda/bench_plugin.h"
+#include "sense/nvml/nvml_sampler.h"
 #include "store/store.h"
+#include "sys/text.h"
 
 namespace gpuenv::flow {
 
@@ -74,6 +79,19 @@ std::vector<bench::Result> run_planned(bench::Backend& backend, const bench::Ben
 struct StoreAt {
   std::string path;
   store::Patience patience;
+};
+
+/// What bench and check are both handed beside their own (BenchEnv,
+/// CheckEnv): the real ones in a command, fakes in a test.
+struct SessionEnv {
+  BenchSession* session = nullptr;  // the backend the cases run on
+  StoreAt store;
+  std::function<std::string()> utc_clock = utc_now;  // a run's start, RFC 3339
+  std::function<double()> clock = steady_seconds;    // seconds: how long the cases took
+  ProgressSink* progress = nullptr;                  // nullptr: none shown
+  std::function<void(const std::string&)> print = [](const std::string& s) { std::fputs(s.c_str(), stdout); };
+  Style style;                    // stdout's: the report's colours
+  MessageSink log = log_message;  // stderr: usage errors, the plugin, the store
 };
 
 /// Stores the results that ran (not the skipped) as one run; the run id, or

@@ -25,31 +25,14 @@ using gpuenv::testing::Said;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// One H200, its CUDA device the plugin's; the clocks start at 10 s and
-// step 2.5 s a call, at 2026-01-02T03:04:05Z; a store in a fresh directory.
-struct Fakes {
-  Machine m = machine::h200();
-  FakeSession session;
-  RecordedProgress progress;
-  Said said;
-  std::string out;
-  double now = 10;
-  bool sensed = true;
-  std::string store_path = testing::make_temp_dir("gpuenv-flow-bench") + "/gpuenv.db";
-  Fakes() { session.backend.gpus = testing::devices_of(m); }
+struct Fakes : testing::SessionFakes {
+  Fakes() : SessionFakes("gpuenv-flow-bench") {}
   BenchEnv env() {
     BenchEnv e;
     e.sense = [this](Machine* got) { return *got = m, sensed; };
-    e.session = &session;
-    e.store.path = store_path;
-    e.utc_clock = [] { return std::string("2026-01-02T03:04:05Z"); };
-    e.clock = [this] { return (now += 2.5) - 2.5; };
-    e.progress = &progress;
-    e.print = [this](const std::string& s) { out += s; };
-    e.log = said.sink();
+    fill(&e);
     return e;
   }
-  std::vector<store::HistoryRow> stored() { return testing::stored_history(store_path, m); }
 };
 
 BenchRequest gemm_copy_p2p() {

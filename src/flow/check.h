@@ -46,20 +46,12 @@ class GpuWatch {
 };
 
 /// What the sequence is handed: the real ones in a command, fakes in a test.
-struct CheckEnv {
+struct CheckEnv : SessionEnv {
   /// The machine with GPU health and its stored measurements (or the
   /// --machine snapshot), and the options its plan is decided with; false
   /// when it cannot be read (the reason already said).
   std::function<bool(Machine*, Options*)> sense;
-  BenchSession* session = nullptr;  // the backend the GPU tests run on
-  GpuWatch* watch = nullptr;        // --long only
-  StoreAt store;
-  std::function<std::string()> utc_clock = utc_now;  // the run's start, RFC 3339
-  std::function<double()> clock = steady_seconds;    // seconds: how long the check took
-  ProgressSink* progress = nullptr;                  // nullptr: none shown
-  std::function<void(const std::string&)> print = [](const std::string& s) { std::fputs(s.c_str(), stdout); };
-  Style style;                    // stdout's: the verdicts' colours
-  MessageSink log = log_message;  // stderr: usage errors, nothing checked, the store
+  GpuWatch* watch = nullptr;  // --long only
 };
 
 /// Runs `gpuenv check`. Exit status: kExitOk something was checked and

@@ -63,37 +63,18 @@ WatchedGpu healthy() {
   return g;
 }
 
-// One H200, its CUDA device the plugin's; the clocks start at 10 s and
-// step 2.5 s a call; a store in a fresh directory.
-struct Fakes {
-  Machine m = machine::h200();
-  FakeSession session;
+// The shared fakes, a fake NVML watch that sees a healthy GPU, and how often the machine was sensed.
+struct Fakes : testing::SessionFakes {
   FakeWatch watch;
-  RecordedProgress progress;
-  Said said;
-  std::string out;
-  double now = 10;
-  bool sensed = true;
   int sense_calls = 0;
-  std::string store_path = testing::make_temp_dir("gpuenv-flow-check") + "/gpuenv.db";
-  Fakes() {
-    session.backend.gpus = testing::devices_of(m);
-    watch.seen = healthy();
-  }
+  Fakes() : SessionFakes("gpuenv-flow-check") { watch.seen = healthy(); }
   CheckEnv env() {
     CheckEnv e;
     e.sense = [this](Machine* got, Options*) { return ++sense_calls, *got = m, sensed; };
-    e.session = &session;
     e.watch = &watch;
-    e.store.path = store_path;
-    e.utc_clock = [] { return std::string("2026-01-02T03:04:05Z"); };
-    e.clock = [this] { return (now += 2.5) - 2.5; };
-    e.progress = &progress;
-    e.print = [this](const std::string& s) { out += s; };
-    e.log = said.sink();
+    fill(&e);
     return e;
   }
-  std::vector<store::HistoryRow> stored() { return testing::stored_history(store_path, m); }
 };
 
 std::vector<std::string> called_ops(const testing::FakeBackend& b) {
