@@ -131,7 +131,7 @@ fp8() {
 for s in $SECTIONS; do
   case $s in
     export) export_ ;;
-    core|timing|train|compile|doctor|inspect|bench|fleet|gpm|precision|feedback|plan_memory|memory|workloads|multi|fp8) $s ;;
+    core|timing|train|compile|doctor|inspect|bench|fleet|fleet_jobs|gpm|precision|feedback|plan_memory|memory|workloads|multi|fp8) $s ;;
     *) echo "unknown section: $s (sections: $ALL)" >&2; exit 2 ;;
   esac
 done
