@@ -13,6 +13,7 @@
 #include "model/snapshot.h"
 #include "process.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv {
 namespace {
@@ -23,7 +24,7 @@ using testing::write_temp_file;
 
 std::string snapshot(const Machine& m) { return write_temp_file("machine.json", machine_to_json(m)); }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 TEST(Cli, VersionAndHelp) {
   auto r = run_gpuenv({"--version"});
@@ -423,7 +424,7 @@ TEST(Cli, OnlyTheSnapshotAndDoctorReadTheDetails) {
 namespace gpuenv::testing {
 namespace {
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 // A FIFO with no writer: opening it to read blocks until one comes.
 std::string fifo_at(const std::string& path) {
@@ -452,13 +453,13 @@ TEST(Cli, InspectAndMachineRefuseAFifoWithoutHanging) {
   auto r = run_gpuenv({"inspect", fifo, "--machine", (test_paths::tests_dir() + "/machines/h200.json")}, quick());
   expect_finished(r, "inspect FIFO");
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_TRUE(has(r.err, fifo + ": not a regular file (a FIFO)")) << r.err;
+  EXPECT_TRUE(contains(r.err, fifo + ": not a regular file (a FIFO)")) << r.err;
   std::string snap = fifo_at(temp_dir() + "/machine.json");
   for (const char* cmd : {"env", "explain", "detect"}) {
     auto m = run_gpuenv({cmd, "--machine", snap}, quick());
     expect_finished(m, std::string(cmd) + " --machine FIFO");
     EXPECT_EQ(m.exit_code, 3) << cmd;
-    EXPECT_TRUE(has(m.err, "cannot read the snapshot: " + snap + ": not a regular file (a FIFO)"))
+    EXPECT_TRUE(contains(m.err, "cannot read the snapshot: " + snap + ": not a regular file (a FIFO)"))
         << cmd << ": " << m.err;
   }
 }
@@ -497,7 +498,7 @@ TEST(Cli, TorchFilesThatAreFifosAreReportedNotWaitedOn) {
       }
     }
     auto d = run_gpuenv({"detect"}, v.env());
-    EXPECT_TRUE(has(d.err, fifo + ": not a regular file (a FIFO)")) << which << ": " << d.err;  // problems: stderr
+    EXPECT_TRUE(contains(d.err, fifo + ": not a regular file (a FIFO)")) << which << ": " << d.err;  // problems: stderr
   }
 }
 
@@ -507,7 +508,7 @@ TEST(Cli, LibtorchCudaAsAFifoIsReportedByDoctor) {
   std::string fifo = fifo_at(v.site() + "/torch/lib/libtorch_cuda.so");
   auto r = run_gpuenv({"doctor"}, v.env());
   expect_finished(r, "doctor with libtorch_cuda.so a FIFO");
-  EXPECT_TRUE(has(r.out + r.err, fifo + ": not a regular file (a FIFO)")) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out + r.err, fifo + ": not a regular file (a FIFO)")) << r.out << r.err;
 }
 
 TEST(Cli, SnapshotsOverTheLimitsOrWithARepeatedKeyExit3) {
@@ -515,11 +516,11 @@ TEST(Cli, SnapshotsOverTheLimitsOrWithARepeatedKeyExit3) {
   for (int i = 0; i <= 4096; ++i) many += (i ? "," : "") + std::string(R"({"index": )") + std::to_string(i) + "}";
   auto r = run_gpuenv({"env", "--machine", write_temp_file("many.json", many + "]}")});
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_TRUE(has(r.err, "gpus: 4097 GPUs, more than the 4096 a snapshot may hold")) << r.err;
+  EXPECT_TRUE(contains(r.err, "gpus: 4097 GPUs, more than the 4096 a snapshot may hold")) << r.err;
   auto d = run_gpuenv({"env", "--machine",
                        write_temp_file("dup.json", R"({"schema_version": 1, "gpus": [{"index": 0, "index": 1}]})")});
   EXPECT_EQ(d.exit_code, 3);
-  EXPECT_TRUE(has(d.err, R"(gpus[0]: the key "index" is given twice)")) << d.err;
+  EXPECT_TRUE(contains(d.err, R"(gpus[0]: the key "index" is given twice)")) << d.err;
 }
 
 TEST(Cli, RunNamesAScriptsMissingInterpreter) {
@@ -530,16 +531,16 @@ TEST(Cli, RunNamesAScriptsMissingInterpreter) {
   const std::string says = "its interpreter /nonexistent/python (the #! line of ";
   auto r = run_gpuenv({"run", "--machine", file, "--", script});
   EXPECT_EQ(r.exit_code, 126);
-  EXPECT_TRUE(has(r.err, "cannot run " + script + ": " + says + script + ") is missing")) << r.err;
-  EXPECT_FALSE(has(r.err, "not found on PATH")) << r.err;
+  EXPECT_TRUE(contains(r.err, "cannot run " + script + ": " + says + script + ") is missing")) << r.err;
+  EXPECT_FALSE(contains(r.err, "not found on PATH")) << r.err;
   ProcessOptions on_path;  // found on $PATH by name
   on_path.env["PATH"] = dir + ":/usr/bin:/bin";
   auto p = run_gpuenv({"run", "--machine", file, "--", "train.py"}, on_path);
   EXPECT_EQ(p.exit_code, 126);
-  EXPECT_TRUE(has(p.err, says + script + ") is missing")) << p.err;
+  EXPECT_TRUE(contains(p.err, says + script + ") is missing")) << p.err;
   auto missing = run_gpuenv({"run", "--machine", file, "--", "no-such-command-gpuenv"});
   EXPECT_EQ(missing.exit_code, 127);
-  EXPECT_TRUE(has(missing.err, "(not found on PATH)")) << missing.err;
+  EXPECT_TRUE(contains(missing.err, "(not found on PATH)")) << missing.err;
 }
 
 }  // namespace

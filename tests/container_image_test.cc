@@ -15,6 +15,7 @@
 #include "container_support.h"
 #include "process.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv {
 namespace {
@@ -22,18 +23,13 @@ namespace {
 using testing::ProcessResult;
 using testing::run_process;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 std::string repo() { return testing::tests_dir() + "/.."; }
 std::string script() { return repo() + "/docker/setup-image.sh"; }
 std::string healthcheck() { return repo() + "/docker/healthcheck.py"; }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream b;
-  b << in.rdbuf();
-  return b.str();
-}
+using testing::slurp;
 
 ProcessResult step(const std::vector<std::string>& args, const std::string& root = "") {
   std::vector<std::string> argv = {"sh", script()};

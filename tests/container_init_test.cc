@@ -16,6 +16,7 @@
 #include "process.h"
 #include "wait_until.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv {
 namespace {
@@ -24,14 +25,9 @@ using testing::Background;
 using testing::run_gpuenv;
 using testing::wait_until;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream b;
-  b << in.rdbuf();
-  return b.str();
-}
+using testing::slurp;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 class InitTest : public ::testing::Test {
  protected:

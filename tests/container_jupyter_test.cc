@@ -14,6 +14,7 @@
 #include "container_support.h"
 #include "process.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv {
 namespace {
@@ -28,14 +29,9 @@ constexpr const char* kSystemPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/u
 // A chosen token long enough to be accepted (32 characters or more).
 const std::string kChosen = "from-env-0123456789abcdef01234567";
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream b;
-  b << in.rdbuf();
-  return b.str();
-}
+using testing::slurp;
 
 // The token gpuenv printed: "...?token=HEX\n".
 std::string printed_token(const std::string& log) {

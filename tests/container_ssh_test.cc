@@ -14,6 +14,7 @@
 #include "container_support.h"
 #include "process.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv {
 namespace {
@@ -23,7 +24,7 @@ using testing::ProcessResult;
 using testing::run_gpuenv;
 using testing::run_process;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 // A name no other test (nor another run of this one) is using.
 std::string unique_user(const char* tag) {
@@ -39,7 +40,7 @@ std::map<std::string, std::string> parse_env(const std::string& out) {
   return env;
 }
 
-std::string slurp(const std::string& path) {
+std::string cat_file(const std::string& path) {
   std::string out;
   ProcessResult r = run_process({"cat", path});
   return r.out;
@@ -190,7 +191,7 @@ TEST_F(SshTest, HostKeyIsMadeOnceAndKept) {
   std::string first_key;
   {
     auto b = start();
-    first_key = slurp(host_key());
+    first_key = cat_file(host_key());
     ASSERT_FALSE(first_key.empty());
   }
   struct stat st;
@@ -204,12 +205,12 @@ TEST_F(SshTest, HostKeyIsMadeOnceAndKept) {
   EXPECT_EQ(st.st_uid, geteuid());
   EXPECT_EQ(st.st_gid, getpwnam(user_->name().c_str())->pw_gid);
   auto again = start();
-  EXPECT_EQ(slurp(host_key()), first_key);
+  EXPECT_EQ(cat_file(host_key()), first_key);
   EXPECT_FALSE(contains(again->log(), "generating")) << again->log();
 }
 
 TEST_F(SshTest, KeysFromTheEnvironment) {
-  std::string pub = slurp(key_ + ".pub");
+  std::string pub = cat_file(key_ + ".pub");
   auto b = start({{"GPUENV_SSH_AUTHORIZED_KEYS", pub}}, false);
   ProcessResult r = ssh(user_->name(), "echo in");
   EXPECT_EQ(r.out, "in\n") << r.err << b->log();
@@ -273,12 +274,12 @@ TEST_F(SshTest, LinesThatAreNotPublicKeysAreNeitherCopiedNorShown) {
   r = serve_with_keys(key_);
   EXPECT_EQ(r.exit_code, 78);
   EXPECT_TRUE(contains(r.err, "line 1: not an OpenSSH public key: a PEM line")) << r.err;
-  std::string secret = slurp(key_);
+  std::string secret = cat_file(key_);
   std::string second_line = secret.substr(secret.find('\n') + 1, 40);
   EXPECT_FALSE(contains(r.err, second_line)) << r.err;
   EXPECT_NE(access((run_dir() + "/authorized_keys").c_str(), F_OK), 0);
   // Mixed: the key goes in, the rest is named by line and left out.
-  std::string pub = slurp(key_ + ".pub");
+  std::string pub = cat_file(key_ + ".pub");
   std::string mixed = dir_->path() + "/mixed";
   std::ofstream(mixed) << "root:$y$SECRET:1::\n" << pub;
   std::vector<std::string> argv = {test_paths::gpuenv_bin()};
@@ -288,7 +289,7 @@ TEST_F(SshTest, LinesThatAreNotPublicKeysAreNeitherCopiedNorShown) {
   ASSERT_TRUE(b.wait_for_log("Server listening on 127.0.0.1 port", 20000)) << b.log();
   EXPECT_TRUE(contains(b.log(), mixed + " line 1: not an OpenSSH public key")) << b.log();
   EXPECT_TRUE(contains(b.log(), "(1 authorized keys)")) << b.log();
-  EXPECT_EQ(slurp(run_dir() + "/authorized_keys"), pub);
+  EXPECT_EQ(cat_file(run_dir() + "/authorized_keys"), pub);
   EXPECT_EQ(ssh(user_->name(), "echo in").out, "in\n") << b.log();
 }
 

@@ -22,18 +22,14 @@
 
 #include "process.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv::testing {
 namespace {
 
 void sleep_ms(int ms) { usleep(static_cast<useconds_t>(ms) * 1000); }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
+using testing::slurp;
 
 std::vector<std::string> clean_env(const std::map<std::string, std::string>& extra) {
   std::map<std::string, std::string> env;

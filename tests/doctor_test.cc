@@ -13,6 +13,7 @@
 #include "model/snapshot.h"
 #include "process.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -68,7 +69,7 @@ bool any_has(const std::vector<std::string>& lines, const std::string& fragment)
 // Issue 27's two cases, as the binary reads them from the committed
 // machines: a build of the user's own torch, and on Volta the CUDA 12 build
 // in place of a driver upgrade that would not help.
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::contains;
 
 std::string fix_of(const std::string& machine, const std::string& check) {
   ProcessResult r = run_gpuenv({"doctor", "--json", "--machine",

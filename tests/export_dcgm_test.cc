@@ -20,20 +20,20 @@
 namespace gpuenv::testing {
 namespace {
 
-constexpr const char* kListening = "listening on http://127.0.0.1:";
+constexpr const char* kDcgmListening = "listening on http://127.0.0.1:";
 constexpr const char* kNoDcgm =
     "DCGM_FI_PROF_*: NVML GPM needs Hopper or newer; install DCGM (libdcgm.so.4) to serve them on this A100";
 
 std::string stand_in_dcgm() { return test_paths::fake_dir() + "/libdcgm.so.4"; }
 
 // `gpuenv export` over a scenario, with `env` on top of the stand-ins'.
-class Exporter {
+class DcgmExporter {
  public:
-  Exporter(const std::string& scenario, const std::map<std::string, std::string>& env)
+  DcgmExporter(const std::string& scenario, const std::map<std::string, std::string>& env)
       : bg_({test_paths::gpuenv_bin(), "export", "--listen", "127.0.0.1:0", "--interval", "0.2"}, with(scenario, env)) {
-    if (!bg_.wait_for_log(kListening, 30000)) return;
+    if (!bg_.wait_for_log(kDcgmListening, 30000)) return;
     std::string log = bg_.log();
-    port_ = std::atoi(log.c_str() + log.find(kListening) + std::string(kListening).size());
+    port_ = std::atoi(log.c_str() + log.find(kDcgmListening) + std::string(kDcgmListening).size());
   }
   int port() const { return port_; }
   std::string log() const { return bg_.log(); }
@@ -46,7 +46,7 @@ class Exporter {
   /// The listening line.
   std::string start_line() const {
     std::string log = bg_.log();
-    std::size_t at = log.find(kListening);
+    std::size_t at = log.find(kDcgmListening);
     if (at == std::string::npos) return "";
     return log.substr(at, log.find('\n', at) - at);
   }
@@ -78,7 +78,7 @@ std::string value_of(const std::string& body, const std::string& metric, int gpu
 }
 
 TEST(ExportDcgm, AnA100ServesTheProfilingFieldsFromDcgm) {
-  Exporter e("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}});
+  DcgmExporter e("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}});
   ASSERT_GT(e.port(), 0) << e.log();
   std::string body;
   ASSERT_TRUE(wait_until([&] { return samples(body = e.metrics(), "DCGM_FI_PROF_GR_ENGINE_ACTIVE").size() == 8; }))
@@ -103,7 +103,7 @@ TEST(ExportDcgm, AnA100ServesTheProfilingFieldsFromDcgm) {
 }
 
 TEST(ExportDcgm, WithoutDcgmTheStartLineSaysWhichFieldsAndWhy) {
-  Exporter e("a100_nvlink_8", {});
+  DcgmExporter e("a100_nvlink_8", {});
   ASSERT_GT(e.port(), 0) << e.log();
   EXPECT_NE(e.start_line().find(kNoDcgm), std::string::npos) << e.start_line();
   std::string body = e.metrics();
@@ -113,7 +113,7 @@ TEST(ExportDcgm, WithoutDcgmTheStartLineSaysWhichFieldsAndWhy) {
 }
 
 TEST(ExportDcgm, ADcgmThatFailsIsSaidAndTheRestIsServed) {
-  Exporter start("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "start=-33"}});
+  DcgmExporter start("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "start=-33"}});
   ASSERT_GT(start.port(), 0) << start.log();
   EXPECT_NE(start.start_line().find("DCGM_FI_PROF_*: NVML GPM needs Hopper or newer, and DCGM (libdcgm.so.4) cannot "
                                     "serve them on this A100: dcgmStartEmbedded_v2 returned -33 (This request is "
@@ -124,11 +124,11 @@ TEST(ExportDcgm, ADcgmThatFailsIsSaidAndTheRestIsServed) {
   EXPECT_FALSE(samples(body, "DCGM_FI_DEV_FB_USED").empty()) << body;
   EXPECT_TRUE(samples(body, "DCGM_FI_PROF_GR_ENGINE_ACTIVE").empty()) << body;
 
-  Exporter watch("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "watch=-2"}});
+  DcgmExporter watch("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "watch=-2"}});
   ASSERT_GT(watch.port(), 0) << watch.log();
   EXPECT_NE(watch.start_line().find("dcgmWatchFields returned -2"), std::string::npos) << watch.start_line();
 
-  Exporter read("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "latest=-6"}});
+  DcgmExporter read("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "latest=-6"}});
   ASSERT_GT(read.port(), 0) << read.log();
   EXPECT_NE(read.start_line().find("dcgmEntitiesGetLatestValues returned -6"), std::string::npos) << read.start_line();
   body = read.metrics();
@@ -139,7 +139,7 @@ TEST(ExportDcgm, ADcgmThatFailsIsSaidAndTheRestIsServed) {
 TEST(ExportDcgm, OnHopperGpmStaysTheSource) {
   ScratchDir dir;
   std::string trace = dir.path() + "/dcgm-calls";
-  Exporter e("h200_8_busy", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_TRACE", trace}});
+  DcgmExporter e("h200_8_busy", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_TRACE", trace}});
   ASSERT_GT(e.port(), 0) << e.log();
   std::string body;
   ASSERT_TRUE(wait_until([&] { return value_of(body = e.metrics(), "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 6) == "0.94"; }))

@@ -17,12 +17,14 @@
 #include "process.h"
 #include "wait_until.h"
 #include "test_paths.h"
+#include "text_files.h"
+#include "metric_lines.h"
 
 namespace gpuenv::testing {
 namespace {
 
-constexpr const char* kListening = "listening on http://127.0.0.1:";
-const std::string kGpu6 = "GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d16";
+constexpr const char* kPodsListening = "listening on http://127.0.0.1:";
+const std::string kPodsGpu6 = "GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d16";
 
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -57,14 +59,14 @@ class Kubelet {
   bool ready_ = false;
 };
 
-class Exporter {
+class PodsExporter {
  public:
-  Exporter(const std::string& scenario, const std::string& socket,
+  PodsExporter(const std::string& scenario, const std::string& socket,
            const std::vector<std::string>& more = {"--interval", "0.2"})
       : bg_(argv(socket, more), stand_in_env(scenario)) {
-    bool ready = bg_.wait_for_log(kListening, 30000);
+    bool ready = bg_.wait_for_log(kPodsListening, 30000);
     std::string log = bg_.log();
-    if (ready) port_ = std::atoi(log.c_str() + log.find(kListening) + std::string(kListening).size());
+    if (ready) port_ = std::atoi(log.c_str() + log.find(kPodsListening) + std::string(kPodsListening).size());
   }
   bool ready() const { return port_ > 0; }
   Background& process() { return bg_; }
@@ -94,21 +96,14 @@ class Exporter {
   int port_ = 0;
 };
 
-std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(prefix, 0) == 0) out.push_back(line);
-  return out;
-}
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::contains;
 
 // How many lines of `text` hold `part`.
 std::size_t count(const std::string& text, const std::string& part) {
   std::size_t n = 0;
   std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) n += has(line, part);
+  for (std::string line; std::getline(in, line);) n += contains(line, part);
   return n;
 }
 
@@ -117,31 +112,31 @@ const std::string kTrainer = "pod=\"train-0\",namespace=\"ml\",container=\"train
 TEST(ExportPods, TheAssignedGpusSeriesCarryThePodAndTheOthersNone) {
   std::string dir = make_temp_dir("gpuenv-kubelet");
   write_file(dir + "/pods.json",
-             "[" + pod_json("train-0", "ml", "trainer", "nvidia.com/gpu", "\"" + kGpu6 + "\"") + ", " +
+             "[" + pod_json("train-0", "ml", "trainer", "nvidia.com/gpu", "\"" + kPodsGpu6 + "\"") + ", " +
                  pod_json("web-1", "web", "nginx", "example.com/fpga", "\"GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d15\"") +
                  "]");
   Kubelet kubelet(dir, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  Exporter e("h200_8_busy", kubelet.socket());
+  PodsExporter e("h200_8_busy", kubelet.socket());
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body = e.scrape_until(kTrainer);
   std::vector<std::string> temp = lines_starting(body, "DCGM_FI_DEV_GPU_TEMP{");
   ASSERT_EQ(temp.size(), 8u) << body;
   for (const std::string& line : temp)
-    EXPECT_EQ(has(line, kTrainer), has(line, "UUID=\"" + kGpu6 + "\"")) << line;
-  EXPECT_FALSE(has(body, "pod=\"web-1\"")) << "not an NVIDIA resource";
+    EXPECT_EQ(contains(line, kTrainer), contains(line, "UUID=\"" + kPodsGpu6 + "\"")) << line;
+  EXPECT_FALSE(contains(body, "pod=\"web-1\"")) << "not an NVIDIA resource";
   for (const std::string& line : lines_starting(body, "gpuenv_gpu_up{"))
-    EXPECT_EQ(has(line, kTrainer), has(line, "uuid=\"" + kGpu6 + "\"")) << line;
+    EXPECT_EQ(contains(line, kTrainer), contains(line, "uuid=\"" + kPodsGpu6 + "\"")) << line;
   EXPECT_TRUE(e.process().wait_for_log("pod labels from the kubelet at " + kubelet.socket() + " (1 GPU", 30000))
       << e.process().log();
 
   // The pod ends and another takes GPU 6 as a time-sliced replica.
   write_file(dir + "/pods.json",
-             "[" + pod_json("eval-3", "ml", "eval", "nvidia.com/gpu", "\"" + kGpu6 + "::2\"") + "]");
+             "[" + pod_json("eval-3", "ml", "eval", "nvidia.com/gpu", "\"" + kPodsGpu6 + "::2\"") + "]");
   body = e.scrape_until("pod=\"eval-3\"");
-  EXPECT_FALSE(has(body, kTrainer)) << body;
+  EXPECT_FALSE(contains(body, kTrainer)) << body;
   EXPECT_EQ(lines_starting(body, "DCGM_FI_DEV_GPU_TEMP{gpu=\"6\"").size(), 1u);
-  EXPECT_TRUE(has(lines_starting(body, "DCGM_FI_DEV_GPU_TEMP{gpu=\"6\"")[0],
+  EXPECT_TRUE(contains(lines_starting(body, "DCGM_FI_DEV_GPU_TEMP{gpu=\"6\"")[0],
                   "pod=\"eval-3\",namespace=\"ml\",container=\"eval\"")) << body;
 }
 
@@ -153,26 +148,26 @@ TEST(ExportPods, AMigDeviceCarriesItsPodAndItsGpuDoesNot) {
                                      "]");
   Kubelet kubelet(dir, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  Exporter e("a100_mig", kubelet.socket());
+  PodsExporter e("a100_mig", kubelet.socket());
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body = e.scrape_until(kTrainer);
   std::vector<std::string> fb = lines_starting(body, "DCGM_FI_DEV_FB_USED{");
   ASSERT_EQ(fb.size(), 4u) << body;  // the GPU and its three MIG devices
-  for (const std::string& line : fb) EXPECT_EQ(has(line, kTrainer), has(line, "GPU_I_ID=\"4\"")) << line;
+  for (const std::string& line : fb) EXPECT_EQ(contains(line, kTrainer), contains(line, "GPU_I_ID=\"4\"")) << line;
   for (const std::string& line : lines_starting(body, "DCGM_FI_DEV_GPU_TEMP{"))
-    EXPECT_FALSE(has(line, "pod=")) << "the whole GPU is no one's: " << line;
+    EXPECT_FALSE(contains(line, "pod=")) << "the whole GPU is no one's: " << line;
   for (const std::string& line : lines_starting(body, "gpuenv_gpu_up{"))
-    EXPECT_EQ(has(line, kTrainer), has(line, "mig=\"1\"")) << line;
+    EXPECT_EQ(contains(line, kTrainer), contains(line, "mig=\"1\"")) << line;
 }
 
 // Scrapes until the exporter's log holds `line`: every scrape is answered
 // meanwhile. (That a List in flight never holds a scrape is
 // PodResourcesWatcher.AHangingListNeverHoldsLatest's proof.)
-bool scrapes_answer_until(Exporter& e, const std::string& line) {
+bool scrapes_answer_until(PodsExporter& e, const std::string& line) {
   bool all = true;
   bool came = wait_until([&] {
-    all = all && has(e.scrape(), "gpuenv_gpu_up{");
-    return has(e.process().log(), line);
+    all = all && contains(e.scrape(), "gpuenv_gpu_up{");
+    return contains(e.process().log(), line);
   });
   EXPECT_TRUE(all) << "a scrape went unanswered";
   return came;
@@ -182,7 +177,7 @@ TEST(ExportPods, AHangingKubeletIsWarnedOfAndNeverHoldsAScrape) {
   std::string dir = make_temp_dir("gpuenv-kubelet");
   Kubelet kubelet(dir, "hang");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  Exporter e("h200", kubelet.socket());
+  PodsExporter e("h200", kubelet.socket());
   ASSERT_TRUE(e.ready()) << e.process().log();
   // Each List waits out its 1 s deadline, scrape after scrape meanwhile.
   EXPECT_TRUE(scrapes_answer_until(
@@ -191,7 +186,7 @@ TEST(ExportPods, AHangingKubeletIsWarnedOfAndNeverHoldsAScrape) {
   std::string log = e.process().log();
   std::size_t first = log.find("no pod labels");
   EXPECT_EQ(log.find("no pod labels", first + 1), std::string::npos) << "one line, not one a refresh: " << log;
-  EXPECT_FALSE(has(e.scrape(), "pod="));
+  EXPECT_FALSE(contains(e.scrape(), "pod="));
 }
 
 TEST(ExportPods, ARefusedSocketIsWarnedOfAndAMissingOneIsSilent) {
@@ -203,25 +198,25 @@ TEST(ExportPods, ARefusedSocketIsWarnedOfAndAMissingOneIsSilent) {
   std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s", dead.c_str());
   ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
   close(fd);
-  Exporter refused("h200", dead);
+  PodsExporter refused("h200", dead);
   ASSERT_TRUE(refused.ready()) << refused.process().log();
   EXPECT_TRUE(scrapes_answer_until(refused, "unavailable")) << refused.process().log();
-  EXPECT_TRUE(has(refused.process().log(), "no pod labels: v1.PodResourcesLister/List on " + dead));
+  EXPECT_TRUE(contains(refused.process().log(), "no pod labels: v1.PodResourcesLister/List on " + dead));
 
   // No socket: silent, refresh after refresh, until a kubelet comes.
   std::string later = dir + "/not-mounted";
-  Exporter missing("h200", later + "/kubelet.sock");
+  PodsExporter missing("h200", later + "/kubelet.sock");
   ASSERT_TRUE(missing.ready()) << missing.process().log();
   std::string body = missing.scrape();
-  EXPECT_TRUE(has(body, "gpuenv_gpu_up{")) << body;
-  EXPECT_FALSE(has(body, "pod=")) << body;
+  EXPECT_TRUE(contains(body, "gpuenv_gpu_up{")) << body;
+  EXPECT_FALSE(contains(body, "pod=")) << body;
   ASSERT_EQ(mkdir(later.c_str(), 0700), 0);
   write_file(later + "/pods.json", "[]");
   Kubelet kubelet(later, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
   EXPECT_TRUE(missing.process().wait_for_log("pod labels from the kubelet at " + kubelet.socket(), 30000))
       << missing.process().log();
-  EXPECT_FALSE(has(missing.process().log(), "no pod labels")) << missing.process().log();
+  EXPECT_FALSE(contains(missing.process().log(), "no pod labels")) << missing.process().log();
 }
 
 // Kubernetes allows 253 bytes for a pod's name: a longer one is no label,
@@ -230,17 +225,17 @@ TEST(ExportPods, NamesLongerThanKubernetesAllowsAreDroppedWithOneWarning) {
   std::string dir = make_temp_dir("gpuenv-kubelet");
   std::string gpu5 = "GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d15";
   write_file(dir + "/pods.json", "[" + pod_json(std::string(254, 'p'), "ml", "trainer", "nvidia.com/gpu",
-                                                "\"" + kGpu6 + "\"") +
+                                                "\"" + kPodsGpu6 + "\"") +
                                      ", " + pod_json("train-0", "ml", "trainer", "nvidia.com/gpu", "\"" + gpu5 + "\"") +
                                      "]");
   Kubelet kubelet(dir, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  Exporter e("h200_8_busy", kubelet.socket());
+  PodsExporter e("h200_8_busy", kubelet.socket());
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body = e.scrape_until(kTrainer);
   for (const std::string& line : lines_starting(body, "gpuenv_gpu_up{"))
-    EXPECT_EQ(has(line, kTrainer), has(line, "uuid=\"" + gpu5 + "\"")) << line;
-  EXPECT_FALSE(has(body, "ppppppppp")) << body;
+    EXPECT_EQ(contains(line, kTrainer), contains(line, "uuid=\"" + gpu5 + "\"")) << line;
+  EXPECT_FALSE(contains(body, "ppppppppp")) << body;
   EXPECT_TRUE(e.process().wait_for_log("1 GPU and MIG devices left without pod labels: a pod name of 254 bytes, "
                                        "over the 253 Kubernetes allows",
                                        5000))
@@ -253,19 +248,19 @@ TEST(ExportPods, NamesLongerThanKubernetesAllowsAreDroppedWithOneWarning) {
 TEST(ExportPods, AnAnswerOverTheCapIsRefusedAndTheMetricsStaySmall) {
   std::string dir = make_temp_dir("gpuenv-kubelet");
   write_file(dir + "/pods.json", "[" + pod_json(std::string(3 << 20, 'p'), "ml", "trainer", "nvidia.com/gpu",
-                                                "\"" + kGpu6 + "\"") +
+                                                "\"" + kPodsGpu6 + "\"") +
                                      "]");
   Kubelet kubelet(dir, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  Exporter e("h200_8_busy", kubelet.socket());
+  PodsExporter e("h200_8_busy", kubelet.socket());
   ASSERT_TRUE(e.ready()) << e.process().log();
   EXPECT_TRUE(e.process().wait_for_log("no pod labels: v1.PodResourcesLister/List on " + kubelet.socket() +
                                            ": an answer over the 1048576 bytes gpuenv takes",
                                        10000))
       << e.process().log().substr(0, 2000);
   std::string body = e.scrape();
-  EXPECT_TRUE(has(body, "gpuenv_gpu_up{")) << body.substr(0, 2000);
-  EXPECT_FALSE(has(body, "pod=")) << body.substr(0, 2000);
+  EXPECT_TRUE(contains(body, "gpuenv_gpu_up{")) << body.substr(0, 2000);
+  EXPECT_FALSE(contains(body, "pod=")) << body.substr(0, 2000);
   EXPECT_LT(body.size(), 256u * 1024);
 }
 
@@ -274,10 +269,10 @@ TEST(ExportPods, AnAnswerOverTheCapIsRefusedAndTheMetricsStaySmall) {
 TEST(ExportPods, ANameNotUtf8IsLoggedAsJsonAndNotEveryRefresh) {
   std::string dir = make_temp_dir("gpuenv-kubelet");
   write_file(dir + "/pods.json",
-             "[" + pod_json("train-<invalid-utf8>", "ml", "trainer", "nvidia.com/gpu", "\"" + kGpu6 + "\"") + "]");
+             "[" + pod_json("train-<invalid-utf8>", "ml", "trainer", "nvidia.com/gpu", "\"" + kPodsGpu6 + "\"") + "]");
   Kubelet kubelet(dir, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  Exporter e("h200", kubelet.socket(), {"--interval", "0.1", "--log-format", "json"});
+  PodsExporter e("h200", kubelet.socket(), {"--interval", "0.1", "--log-format", "json"});
   ASSERT_TRUE(e.ready()) << e.process().log();
   ASSERT_TRUE(kubelet.wait_for_lists(20, 15000)) << kubelet.log();
   ASSERT_TRUE(e.process().wait_for_log("libprotobuf", 5000)) << e.process().log();
@@ -287,7 +282,7 @@ TEST(ExportPods, ANameNotUtf8IsLoggedAsJsonAndNotEveryRefresh) {
     EXPECT_FALSE(nlohmann::json::parse(line, nullptr, false).is_discarded()) << "not JSON: " << line;
   EXPECT_EQ(count(log, "libprotobuf"), 1u) << log;
   EXPECT_EQ(count(log, "no pod labels"), 1u) << log;
-  EXPECT_FALSE(has(e.scrape(), "pod="));
+  EXPECT_FALSE(contains(e.scrape(), "pod="));
 }
 
 // A kubelet whose error text differs every time is the same failure.
@@ -295,7 +290,7 @@ TEST(ExportPods, AFailureWhoseTextChangesIsWarnedOfOnceAMinute) {
   std::string dir = make_temp_dir("gpuenv-kubelet");
   Kubelet kubelet(dir, "fail");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  Exporter e("h200", kubelet.socket(), {"--interval", "0.1"});
+  PodsExporter e("h200", kubelet.socket(), {"--interval", "0.1"});
   ASSERT_TRUE(e.ready()) << e.process().log();
   ASSERT_TRUE(kubelet.wait_for_lists(20, 15000)) << kubelet.log();
   EXPECT_TRUE(e.process().wait_for_log("kubelet failure 1", 5000)) << e.process().log();

@@ -21,6 +21,7 @@
 #include "process.h"
 #include "wait_until.h"
 #include "test_paths.h"
+#include "metric_lines.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -84,13 +85,6 @@ std::string exchange(int port, const std::string& request, int timeout_ms = 5000
   return got;
 }
 
-std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(prefix, 0) == 0) out.push_back(line);
-  return out;
-}
 
 bool has_line(const std::string& text, const std::string& line) {
   return ("\n" + text).find("\n" + line + "\n") != std::string::npos;

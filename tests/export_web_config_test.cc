@@ -57,9 +57,9 @@ class Pki {
 };
 
 // A running `gpuenv export` on a port the kernel picked, on the stand-in H200s.
-class Exporter {
+class WebExporter {
  public:
-  Exporter(std::vector<std::string> extra, const std::string& scheme)
+  WebExporter(std::vector<std::string> extra, const std::string& scheme)
       : bg_(argv(std::move(extra)), env()), listening_("listening on " + scheme + "://127.0.0.1:") {
     if (bg_.wait_for_log(listening_, 30000)) {
       std::string log = bg_.log();
@@ -97,7 +97,7 @@ HttpReply curl(const std::vector<std::string>& args) {
 TEST(ExportWebConfig, ServesHttpsWithBasicAuthAndRefusesPlaintext) {
   Pki pki;
   ASSERT_TRUE(pki.ok());
-  Exporter e({"--web-config-file", pki.web_config()}, "https");
+  WebExporter e({"--web-config-file", pki.web_config()}, "https");
   ASSERT_GT(e.port(), 0) << e.log();
   EXPECT_NE(e.log().find(", basic auth"), std::string::npos) << e.log();
   const std::string ca = pki.at("ca.crt"), metrics = e.url("https", "/metrics");
@@ -153,7 +153,7 @@ TEST(ExportWebConfig, ABadWebConfigExitsThreeBeforeServing) {
 }
 
 TEST(ExportWebConfig, HealthIsDcgmExportersAnswerOverPlainHttpToo) {
-  Exporter e({}, "http");
+  WebExporter e({}, "http");
   ASSERT_GT(e.port(), 0) << e.log();
   HttpReply health = curl({e.url("http", "/health")});
   EXPECT_EQ(health.status, 200);
@@ -167,7 +167,7 @@ TEST(ExportCounters, ACountersCsvChoosesTheDcgmSeriesAndNamesWhatItCannotServe) 
       "counters.csv",
       "# Format\n# DCGM FIELD, Prometheus metric type, help message\n\nDCGM_FI_DEV_GPU_TEMP, gauge, Temp here.\n"
       "DCGM_FI_DEV_FB_TOTAL, gauge, Framebuffer total.\nDCGM_FI_DEV_FAN_SPEED, gauge, Fan.\n");
-  Exporter e({"-f", csv, "--hostname-label", "Hostname"}, "http");
+  WebExporter e({"-f", csv, "--hostname-label", "Hostname"}, "http");
   ASSERT_GT(e.port(), 0) << e.log();
   EXPECT_NE(e.log().find("DCGM_FI_DEV_FAN_SPEED (line 6): not a field gpuenv serves"), std::string::npos) << e.log();
   HttpReply r = curl({e.url("http", "/metrics")});
@@ -194,7 +194,7 @@ TEST(ExportWebConfig, ARealPrometheusScrapesItOverTlsWithBasicAuth) {
   ASSERT_EQ(access("/usr/bin/prometheus", X_OK), 0) << "no /usr/bin/prometheus: run `make deps`";
   Pki pki;
   ASSERT_TRUE(pki.ok());
-  Exporter e({"--web-config-file", pki.web_config()}, "https");
+  WebExporter e({"--web-config-file", pki.web_config()}, "https");
   ASSERT_GT(e.port(), 0) << e.log();
   const std::string password_file = pki.dir().file("password", kPassword);
   const std::string config = pki.dir().file(

@@ -12,6 +12,7 @@
 #include "builders.h"
 #include "model/snapshot.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv {
 namespace {
@@ -25,12 +26,7 @@ bool updating() {
   return v && std::string(v) == "1";
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::slurp;
 
 void write(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
@@ -46,7 +42,7 @@ TEST(Fixture, CommittedSnapshotsMatchTheirBuilders) {
     fs::path path = machines_dir() / (std::string(f.name) + ".json");
     if (updating()) write(path, json);
     ASSERT_TRUE(fs::exists(path)) << path << " is missing; run with GPUENV_UPDATE_FIXTURES=1";
-    std::string committed = read(path);
+    std::string committed = slurp(path);
     EXPECT_EQ(committed, json) << path << " is stale; run with GPUENV_UPDATE_FIXTURES=1 and review the diff";
     Machine parsed;
     std::string err;

@@ -14,18 +14,14 @@
 #include "help_text.h"
 #include "process.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv::testing {
 namespace {
 
 using Names = std::set<std::string>;
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
 // A row's commands, and for a command that takes the flag only beside
 // another ("bench (with --history)"), that other flag.
@@ -84,7 +80,7 @@ Names common_flags() {
 TEST(FlagsReadme, TheFlagTableIsEachCommandsHelp) {
   Names every;
   for (const Command& c : commands()) every.insert(c.name);
-  std::map<std::string, Cell> table = readme_table(read((test_paths::tests_dir() + "/../README.md")), every);
+  std::map<std::string, Cell> table = readme_table(slurp((test_paths::tests_dir() + "/../README.md")), every);
   ASSERT_FALSE(table.empty()) << "README has no \"| flag | commands | meaning |\" table";
   Names common = common_flags();
   for (const auto& flag : common)
@@ -149,7 +145,7 @@ std::vector<std::string> quiet_args(const std::string& command, const std::strin
 TEST(FlagsReadme, EachCommandTakesExactlyTheFlagsItsRowNames) {
   Names every;
   for (const Command& c : commands()) every.insert(c.name);
-  std::map<std::string, Cell> table = readme_table(read((test_paths::tests_dir() + "/../README.md")), every);
+  std::map<std::string, Cell> table = readme_table(slurp((test_paths::tests_dir() + "/../README.md")), every);
   ASSERT_FALSE(table.empty());
   std::string dir = make_temp_dir("gpuenv-flags-readme");
   std::string snapshot = (test_paths::tests_dir() + "/machines/h200.json");
@@ -196,7 +192,7 @@ TEST(FlagsReadme, EachCommandTakesExactlyTheFlagsItsRowNames) {
 // the first lines of its output, up to "...": the binary's own. (Change
 // the plan and this fails until README shows the new lines.)
 TEST(FlagsReadme, TheSampleExplainIsTheBinarysOutput) {
-  std::vector<std::string> readme = lines_of(read((test_paths::tests_dir() + "/../README.md")));
+  std::vector<std::string> readme = lines_of(slurp((test_paths::tests_dir() + "/../README.md")));
   std::smatch m;
   static const std::regex prompt(R"(^\$ gpuenv explain --machine (tests/machines/[A-Za-z0-9_.-]+\.json)$)");
   size_t at = 0;

@@ -16,18 +16,14 @@
 #include "container_support.h"
 #include "process.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv::testing {
 namespace {
 
 using Labels = std::map<std::string, std::string>;
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -284,7 +280,7 @@ std::string markdown(const std::map<std::string, std::vector<std::string>>& tabl
 }
 
 TEST(GfdLabelsDoc, TheTableByProfileIsWhatTheBinaryWrites) {
-  std::string doc = read(test_paths::tests_dir() + "/../docs/cluster.md");
+  std::string doc = slurp(test_paths::tests_dir() + "/../docs/cluster.md");
   std::string want = markdown(generated_table());
   std::size_t at = doc.find(want.substr(0, want.find('\n') + 1));
   ASSERT_NE(at, std::string::npos) << "docs/cluster.md lacks the table; it should read:\n" << want;
@@ -296,7 +292,7 @@ TEST(GfdLabelsDoc, TheTableByProfileIsWhatTheBinaryWrites) {
 // label users set by hand for the device plugin's Helm chart), not GFD's.
 TEST(GfdLabelsDoc, GpuPresentIsNotCalledAGfdLabel) {
   for (const char* file : {"/docs/cluster.md", "/deploy/kubernetes/daemonset.yaml"}) {
-    std::istringstream in(read(test_paths::tests_dir() + "/.." + file));
+    std::istringstream in(slurp(test_paths::tests_dir() + "/.." + file));
     int n = 0;
     for (std::string line; std::getline(in, line);) {
       ++n;

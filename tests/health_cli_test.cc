@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "process.h"
+#include "text_files.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 const std::string kHealthy = "GPU-14000000-0000-4000-8000-000000000000,GPU-14000002-0000-4000-8000-000000000002";
 
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 int lines_with(const std::string& s, const std::string& part) {
   int n = 0;
@@ -26,41 +27,41 @@ TEST(HealthCli, RunLeavesTheLostGpuOutAndWarns) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, kHealthy + "\n");
   EXPECT_EQ(lines_with(r.err, "GPU 1: "), 1) << r.err;
-  EXPECT_TRUE(has(r.err, "fix: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "fix: ")) << r.err;
 }
 
 TEST(HealthCli, EnvAndExplainWarnOnStderr) {
   auto e = run_gpuenv({"env"}, stand_ins("gpu_lost"));
   EXPECT_EQ(e.exit_code, 0) << e.err;
-  EXPECT_TRUE(has(e.out, "CUDA_VISIBLE_DEVICES='" + kHealthy + "'")) << e.out;
+  EXPECT_TRUE(contains(e.out, "CUDA_VISIBLE_DEVICES='" + kHealthy + "'")) << e.out;
   EXPECT_EQ(lines_with(e.err, "GPU 1: "), 1) << e.err;
   auto x = run_gpuenv({"explain", "--json"}, stand_ins("gpu_lost"));
-  EXPECT_TRUE(has(x.err, "GPU 1: ")) << x.err;
+  EXPECT_TRUE(contains(x.err, "GPU 1: ")) << x.err;
   auto j = nlohmann::json::parse(x.out);
   bool said = false;
   for (const auto& s : j["settings"])
     if (s["name"] == "CUDA_VISIBLE_DEVICES")
-      said = s["value"] == kHealthy && has(s["reason"].get<std::string>(), "GPU 1 failed");
+      said = s["value"] == kHealthy && contains(s["reason"].get<std::string>(), "GPU 1 failed");
   EXPECT_TRUE(said) << x.out;
   auto m = run_gpuenv({"env"}, stand_ins("init_version_mismatch"));
   EXPECT_EQ(m.exit_code, 0);
-  EXPECT_TRUE(has(m.err, "fix: ")) << m.err;
+  EXPECT_TRUE(contains(m.err, "fix: ")) << m.err;
 }
 
 TEST(HealthCli, DetectFailsWhenTheDriverFails) {
   auto r = run_gpuenv({"detect"}, stand_ins("init_version_mismatch"));
   EXPECT_EQ(r.exit_code, 5) << r.err;
-  EXPECT_FALSE(has(r.out, "problem:")) << r.out;
-  EXPECT_FALSE(has(r.out, "No NVIDIA GPU found")) << r.out;  // they are there, unreadable (issue 37)
-  EXPECT_TRUE(has(r.out, "NVIDIA GPUs unreadable")) << r.out;
-  EXPECT_TRUE(has(r.out, "until a reboot or a reload of the nvidia modules")) << r.out;
-  EXPECT_TRUE(has(r.err, "problem:")) << r.err;
+  EXPECT_FALSE(contains(r.out, "problem:")) << r.out;
+  EXPECT_FALSE(contains(r.out, "No NVIDIA GPU found")) << r.out;  // they are there, unreadable (issue 37)
+  EXPECT_TRUE(contains(r.out, "NVIDIA GPUs unreadable")) << r.out;
+  EXPECT_TRUE(contains(r.out, "until a reboot or a reload of the nvidia modules")) << r.out;
+  EXPECT_TRUE(contains(r.err, "problem:")) << r.err;
   auto j = run_gpuenv({"detect", "--json"}, stand_ins("init_version_mismatch"));
   EXPECT_EQ(j.exit_code, 5);
   EXPECT_FALSE(nlohmann::json::parse(j.out)["nvidia"]["problems"].empty()) << j.out;
   auto lost = run_gpuenv({"detect"}, stand_ins("gpu_lost"));
   EXPECT_EQ(lost.exit_code, 5);
-  EXPECT_TRUE(has(lost.err, "GPU 1: problem:")) << lost.err;
+  EXPECT_TRUE(contains(lost.err, "GPU 1: problem:")) << lost.err;
   EXPECT_EQ(run_gpuenv({"detect"}, stand_ins("h200")).exit_code, 0);
 }
 

@@ -9,6 +9,7 @@
 #include "fatbin_builders.h"
 #include "process.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv {
 namespace {
@@ -19,7 +20,7 @@ using testing::write_temp_file;
 std::string fixture(const std::string& name) { return (test_paths::tests_dir() + "/fatbins/") + name; }
 std::string machine(const std::string& name) { return (test_paths::tests_dir() + "/machines/") + name + ".json"; }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 testing::ProcessResult inspect(std::vector<std::string> args, const std::string& m = "") {
   args.insert(args.begin(), "inspect");

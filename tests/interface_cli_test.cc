@@ -13,22 +13,18 @@
 #include "model/snapshot.h"
 #include "process.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv::testing {
 namespace {
 
 using nlohmann::json;
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 std::string snapshot_file(const Machine& m) { return write_temp_file("machine.json", machine_to_json(m)); }
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
 // Command (with what it needs to get as far as judging flags) x a common
 // flag it does not read. Each is a bad command line, and says which flag.
@@ -77,7 +73,7 @@ TEST(Interface, AFlagThatMeansNothingIsRefused) {
     SCOPED_TRACE(args[0] + " " + row.flag[0]);
     auto r = run_gpuenv(args);
     EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_TRUE(has(r.err, row.flag[0])) << r.err;
+    EXPECT_TRUE(contains(r.err, row.flag[0])) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
 }
@@ -95,7 +91,7 @@ TEST(Interface, TheFlagsACommandReadsAreTaken) {
     SCOPED_TRACE(args[0]);
     auto r = run_gpuenv(args);
     EXPECT_NE(r.exit_code, 2) << r.err;
-    EXPECT_FALSE(has(r.err, "not expected")) << r.err;
+    EXPECT_FALSE(contains(r.err, "not expected")) << r.err;
   }
 }
 
@@ -173,8 +169,8 @@ TEST(Interface, ExplainPipedPrintsWholeLines) {
 
 // Every code in model/exit_codes.h is in the README's "Exit codes" table.
 TEST(Interface, EveryExitCodeIsDocumented) {
-  std::string header = read((test_paths::tests_dir() + "/../src/model/exit_codes.h"));
-  std::string readme = read((test_paths::tests_dir() + "/../README.md"));
+  std::string header = slurp((test_paths::tests_dir() + "/../src/model/exit_codes.h"));
+  std::string readme = slurp((test_paths::tests_dir() + "/../README.md"));
   auto at = readme.find("### Exit codes");
   ASSERT_NE(at, std::string::npos);
   std::string table = readme.substr(at, readme.find("\n## ", at) - at);

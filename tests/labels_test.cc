@@ -17,6 +17,7 @@
 #include "process.h"
 #include "wait_until.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -25,12 +26,7 @@ namespace stdfs = std::filesystem;
 
 
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
 std::vector<std::string> entries(const std::string& dir) {
   std::vector<std::string> out;
@@ -76,7 +72,7 @@ TEST(LabelsCli, OnceWritesTheFeatureFileAtomically) {
   struct stat st{};
   ASSERT_EQ(stat(out.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0644u);
-  std::string file = read(out);
+  std::string file = slurp(out);
   EXPECT_LT(file.size(), kFeatureFileLimit);
   expect_expiry_ahead(file, 180);
   auto labels = parse_labels(file);
@@ -163,7 +159,7 @@ TEST(LabelsCli, LoopRewritesEachRoundUntilSigterm) {
   ino_t first = inode_of(out);
   ASSERT_TRUE(wait_until([&] { return inode_of(out) != first && inode_of(out) != 0; }))
       << "not rewritten: " << b.log();
-  EXPECT_EQ(parse_labels(read(out))["gpu.count"], "1");
+  EXPECT_EQ(parse_labels(slurp(out))["gpu.count"], "1");
   kill(b.pid(), SIGTERM);
   int code = -1;
   ASSERT_TRUE(b.wait_exit(10000, &code)) << "SIGTERM did not end the loop: " << b.log();

@@ -17,6 +17,7 @@
 #include "process.h"
 #include "store/store.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -34,7 +35,7 @@ struct JournalMode {
 
 std::string test_name(const ::testing::TestParamInfo<JournalMode>& info) { return info.param.name; }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 std::size_t count(const std::string& s, const std::string& part) {
   std::size_t n = 0;

@@ -11,13 +11,14 @@
 #include "builders.h"
 #include "model/snapshot.h"
 #include "process.h"
+#include "text_files.h"
 
 namespace gpuenv::testing {
 namespace {
 
 using nlohmann::json;
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 std::vector<std::string> lines_of(const std::string& s) {
   std::vector<std::string> out;
@@ -118,8 +119,8 @@ TEST(LogCli, EveryStderrLineIsJsonAndStdoutIsUnchanged) {
     EXPECT_EQ(js.exit_code, text.exit_code) << js.err;
     if (c.args[0] != "detect" || c.args.size() < 2) EXPECT_EQ(js.out, text.out);  // detect --json: a timestamp
     EXPECT_FALSE(text.err.empty() && c.msg != "");
-    EXPECT_FALSE(has(text.err, "{\"time\"")) << text.err;
-    if (!c.text_line.empty()) EXPECT_TRUE(has(text.err, c.text_line)) << text.err;
+    EXPECT_FALSE(contains(text.err, "{\"time\"")) << text.err;
+    if (!c.text_line.empty()) EXPECT_TRUE(contains(text.err, c.text_line)) << text.err;
     expect_json_lines(c, js.err);
     // The environment asks the same.
     ProcessOptions env = options(c);
@@ -143,12 +144,12 @@ TEST(LogCli, TheFlagWinsOverTheEnvironment) {
 TEST(LogCli, ABadFormatIsAUsageErrorNamingIt) {
   auto flag = run_gpuenv({"detect", "--log-format", "yaml"});
   EXPECT_EQ(flag.exit_code, 2);
-  EXPECT_TRUE(has(flag.err, "--log-format yaml: expected text or json")) << flag.err;
+  EXPECT_TRUE(contains(flag.err, "--log-format yaml: expected text or json")) << flag.err;
   ProcessOptions o;
   o.env["GPUENV_LOG_FORMAT"] = "xml";
   auto env = run_gpuenv({"detect"}, o);
   EXPECT_EQ(env.exit_code, 2);
-  EXPECT_TRUE(has(env.err, "GPUENV_LOG_FORMAT=xml: expected text or json")) << env.err;
+  EXPECT_TRUE(contains(env.err, "GPUENV_LOG_FORMAT=xml: expected text or json")) << env.err;
   EXPECT_TRUE(env.out.empty()) << env.out;
 }
 
@@ -174,10 +175,10 @@ TEST(LogCli, RunLeavesTheProgramsArgumentsAlone) {
 TEST(LogCli, EveryCommandTakesTheFlag) {
   for (const char* cmd : {"detect", "env", "explain", "run", "init", "doctor", "labels", "inspect", "bench", "check"}) {
     auto h = run_gpuenv({cmd, "--help"});
-    EXPECT_TRUE(has(h.out, "--log-format")) << cmd;
+    EXPECT_TRUE(contains(h.out, "--log-format")) << cmd;
   }
   auto serve = run_gpuenv({"serve", "jupyter", "--help"});
-  EXPECT_TRUE(has(serve.out, "--log-format")) << serve.out;
+  EXPECT_TRUE(contains(serve.out, "--log-format")) << serve.out;
 }
 
 }  // namespace

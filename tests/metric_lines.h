@@ -18,4 +18,13 @@ inline std::vector<std::string> lines_of(const std::string& text, const std::str
   return out;
 }
 
+/// The lines of `text` that start with `prefix`, in order.
+inline std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(prefix, 0) == 0) out.push_back(line);
+  return out;
+}
+
 }  // namespace gpuenv::testing

@@ -16,6 +16,7 @@
 #include "wait_until.h"
 #include "store/store.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv::testing {
 namespace {
@@ -24,14 +25,9 @@ namespace stdfs = std::filesystem;
 
 constexpr uid_t kNobody = 65534;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
 // A job in a store of its own, for `report 1 --db FILE`.
 std::string store_with_a_job(const std::string& dir) {
@@ -133,7 +129,7 @@ TEST(OutputFiles, APlantedDirectoryLinkIsNotFollowedAsRoot) {
   r = run_gpuenv({"labels", "--once", "--cache-root", dir.path() + "/cache", "--output", up + "/features.d/gpuenv"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(contains(r.err, up + "/features.d is a symbolic link owned by uid 65534")) << r.err;
-  EXPECT_EQ(read(root_only + "/gpuenv"), "precious");
+  EXPECT_EQ(slurp(root_only + "/gpuenv"), "precious");
 }
 
 // Item 3: with no --output on a machine that is no NFD node, say so at once

@@ -17,12 +17,12 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kH200 = (test_paths::tests_dir() + "/machines/h200.json");
+const std::string kH200File = (test_paths::tests_dir() + "/machines/h200.json");
 const std::string kHook = (test_paths::tests_dir() + "/tune_hook");
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // GPT-2 small, batch 8 of 1024 tokens.
-const std::vector<std::string> kPlanFlags = {"--machine", kH200,   "--arch",  "gpt2",  "--hidden", "768",
+const std::vector<std::string> kPlanFlags = {"--machine", kH200File,   "--arch",  "gpt2",  "--hidden", "768",
                                              "--layers",  "12",    "--heads", "12",    "--vocab",  "50257",
                                              "--seq",     "1024",  "--batch", "8"};
 
@@ -100,7 +100,7 @@ TEST(PlannedPeak, PlanMemoryKeepsThePlanForTheCommandAndReportComparesIt) {
   EXPECT_NEAR(one["plan_error_pct"].get<double>(), 100 * (8589934592 - planned) / planned, 1e-9);
   EXPECT_EQ(one["memory_plan"]["gpu"], "NVIDIA H200");
   EXPECT_EQ(one["memory_plan"]["flags"], "--arch gpt2 --hidden 768 --layers 12 --heads 12 --vocab 50257 --seq 1024 "
-                                         "--batch 8 --machine " + kH200);
+                                         "--batch 8 --machine " + kH200File);
   json two = report_json({"2"}, o);
   EXPECT_EQ(two["peak_memory_source"], "nvml");
   EXPECT_TRUE(two["planned_peak_bytes"].is_null()) << two["planned_peak_bytes"];

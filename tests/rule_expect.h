@@ -19,6 +19,9 @@ namespace gpuenv::testing {
 
 using Env = std::map<std::string, std::string>;
 
+// The severities a rule's table expects, short enough for a row.
+constexpr Severity kInfo = Severity::kInfo, kWarn = Severity::kWarning;
+
 struct ExpectedNote {
   Severity severity;
   std::string contains;  // a part of the message

@@ -9,6 +9,7 @@
 
 #include "process.h"
 #include "test_paths.h"
+#include "text_files.h"
 
 namespace gpuenv {
 namespace {
@@ -18,7 +19,7 @@ using testing::ProcessOptions;
 using testing::run_gpuenv;
 using testing::run_process;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 ProcessOptions fake_gpu(std::map<std::string, std::string> extra = {}) {
   std::string tmpl = (fs::temp_directory_path() / "gpuenv-bench-XXXXXX").string();

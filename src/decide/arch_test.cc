@@ -7,7 +7,7 @@
 namespace gpuenv {
 namespace {
 
-struct Row {
+struct ArchRow {
   ComputeCapability cc;
   std::string family;
   std::string formats;  // tensor-core formats, space-separated
@@ -22,7 +22,7 @@ const std::string kBw = "fp16 bf16 tf32 fp8 fp4";
 
 // Every compute capability 5.0..12.1 that exists. docs/architectures.md.
 // clang-format off
-const std::vector<Row> kRows = {
+const std::vector<ArchRow> kRows = {
     {{5, 0},  "Maxwell",      "",     {},                     "",     "12.9", false, "GTX 750 Ti"},
     {{5, 2},  "Maxwell",      "",     {},                     "",     "12.9", false, "M40"},
     {{5, 3},  "Maxwell",      "",     {},                     "",     "12.9", true,  "Jetson Nano"},
@@ -70,7 +70,7 @@ TEST(Arch, TableHasExactlyTheseCapabilitiesAscending) {
 }
 
 TEST(Arch, EveryRow) {
-  for (const Row& r : kRows) {
+  for (const ArchRow& r : kRows) {
     SCOPED_TRACE(cc_string(r.cc));
     const ArchInfo* a = arch_info(r.cc);
     ASSERT_NE(a, nullptr);

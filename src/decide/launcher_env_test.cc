@@ -14,7 +14,7 @@ Options with(Env env) {
   return o;
 }
 
-struct Row {
+struct LauncherRow {
   std::string description;
   Env env;
   Engine engine;
@@ -34,7 +34,7 @@ Env plus(Env a, const Env& b) {
   return a;
 }
 
-std::vector<Row> rows() {
+std::vector<LauncherRow> rows() {
   const Env torchrun = {{"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"}, {"RANK", "3"}, {"WORLD_SIZE", "4"},
                         {"GROUP_RANK", "1"}, {"GROUP_WORLD_SIZE", "2"}, {"TORCHELASTIC_RUN_ID", "j"}};
   const std::string torchrun_summary =
@@ -113,7 +113,7 @@ std::vector<Row> rows() {
 }
 
 TEST(Launch, RecognisesEachEngineAndReadsItsRanks) {
-  for (const Row& r : rows()) {
+  for (const LauncherRow& r : rows()) {
     SCOPED_TRACE(r.description);
     LaunchEnv l = launch_env(with(r.env));
     EXPECT_EQ(l.engine, r.engine);

@@ -95,7 +95,7 @@ Machine version_mismatch() {
   return m;
 }
 
-struct Row {
+struct NodeLabelRow {
   std::string description;
   Machine machine;
   std::optional<std::string> doctor;
@@ -103,7 +103,7 @@ struct Row {
 };
 
 TEST(NodeLabels, WholeMapPerMachine) {
-  const std::vector<Row> rows = {
+  const std::vector<NodeLabelRow> rows = {
       {"no NVIDIA software: count 0 and nothing else", none(), "error",
        {{"gpu.count", "0"}, {"doctor", "error"}}},
       {"a driver/library mismatch: the GPUs are unreadable, so no GPU label, not a false count 0",
@@ -200,7 +200,7 @@ TEST(NodeLabels, WholeMapPerMachine) {
         {"fp4", "false"},
         {"torch.wheel", "2.14.0-cu126"}, {"torch.wheel.as-of", "2026-09-18"}}},
   };
-  for (const Row& r : rows) {
+  for (const NodeLabelRow& r : rows) {
     NodeLabels got = node_labels(r.machine, r.doctor);
     EXPECT_EQ(got, r.expected) << r.description;
     for (const auto& [name, value] : got)
@@ -258,12 +258,12 @@ TEST(NodeLabels, AFullNodeFitsNfdsLimit) {
 // Issue 21: stored bench figures are input like any file; a value that is
 // no label value is left out, and said.
 TEST(NodeLabels, AStoredFigureThatIsNoLabelValueIsDroppedAndSaid) {
-  struct Row {
+  struct NodeLabelRow {
     double bf16, h2d;
     std::vector<std::string> dropped;
   };
   const double nan = std::nan(""), inf = HUGE_VAL;
-  std::vector<Row> rows = {
+  std::vector<NodeLabelRow> rows = {
       {-5, 55.4, {"bench.bf16-tflops=-5: not a Kubernetes label value"}},
       {-9223372036854775808.0, 1e300,
        {"bench.bf16-tflops=-9223372036854775808: not a Kubernetes label value",
@@ -271,7 +271,7 @@ TEST(NodeLabels, AStoredFigureThatIsNoLabelValueIsDroppedAndSaid) {
       {nan, inf, {"bench.bf16-tflops=nan: not a finite figure", "bench.h2d-gbps=inf: not a finite figure"}},
       {780, -0.4, {"bench.h2d-gbps=-0: not a Kubernetes label value"}},
   };
-  for (const Row& r : rows) {
+  for (const NodeLabelRow& r : rows) {
     Machine m = h200();
     m.measurements.push_back(figure(m.gpus[0], "gemm_bf16_8192", r.bf16, "TFLOP/s"));
     m.measurements.push_back(figure(m.gpus[0], "h2d_pinned", r.h2d, "GB/s"));

@@ -5,7 +5,7 @@
 namespace gpuenv {
 namespace {
 
-struct Row {
+struct TorchRow {
   std::string text;
   bool parses;
   int major, minor, patch;
@@ -14,7 +14,7 @@ struct Row {
 };
 
 TEST(TorchVersion, Parses) {
-  const std::vector<Row> rows = {
+  const std::vector<TorchRow> rows = {
       {"2.11.0+cu130", true, 2, 11, 0, "", "cu130", true},
       {"2.8.0", true, 2, 8, 0, "", "", true},
       {"2.9.0a0+gitabc1234", true, 2, 9, 0, "a0", "gitabc1234", false},
@@ -32,7 +32,7 @@ TEST(TorchVersion, Parses) {
       {"2.x", false, 0, 0, 0, "", "", false},
       {"99999999999.1", false, 0, 0, 0, "", "", false},
   };
-  for (const Row& r : rows) {
+  for (const TorchRow& r : rows) {
     SCOPED_TRACE(r.text);
     auto t = parse_torch_version(r.text);
     ASSERT_EQ(t.has_value(), r.parses);

@@ -37,15 +37,15 @@ std::vector<std::string> names(const std::vector<Verdict>& vs) {
 
 // Each recorded timeline (tests/timelines/make.py), the verdicts it gets in
 // order, and words its first verdict's evidence and fix must hold.
-struct Row {
+struct VerdictRow {
   const char* file;
   std::vector<std::string> verdicts;
   std::vector<std::string> evidence, fix;
   std::map<std::string, std::string> tune;
 };
 
-const std::vector<Row>& rows() {
-  static const std::vector<Row> kRows = {
+const std::vector<VerdictRow>& rows() {
+  static const std::vector<VerdictRow> kRows = {
       {"input_bound", {"input-bound"}, {"busy 9%", "0.99 cores", "0 worker"},
        {"num_workers=15", "pin_memory=True", "persistent_workers=True", "16 CPUs per GPU"},
        {{"num_workers", "15"}, {"pin_memory", "True"}, {"persistent_workers", "True"}}},

@@ -11,7 +11,7 @@ namespace {
 
 using namespace testing;
 
-struct Row {
+struct VisibleRow {
   std::string description;
   std::optional<std::string> cvd;     // nullopt: unset
   std::vector<std::string> expected;  // "1" for GPU 1, "0/2" for MIG device 2 of GPU 0
@@ -25,7 +25,7 @@ std::vector<std::string> labels(const Visibility& v) {
   return out;
 }
 
-void run(const Machine& m, const std::vector<Row>& rows) {
+void run(const Machine& m, const std::vector<VisibleRow>& rows) {
   for (const auto& row : rows) {
     SCOPED_TRACE(row.description + " (CUDA_VISIBLE_DEVICES=" + row.cvd.value_or("<unset>") + ")");
     Visibility v = visible_devices(m, row.cvd ? &*row.cvd : nullptr);

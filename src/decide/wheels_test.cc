@@ -15,14 +15,14 @@ namespace gpuenv {
 namespace {
 
 // One row of the README's "Which base tag" table, parsed.
-struct Row {
+struct WheelRow {
   std::string torch, variant, cuda, min_driver;
   std::set<std::string> sass;  // "7.5"
   std::string ptx;             // "12.0", or "" for none
-  friend bool operator==(const Row&, const Row&) = default;
+  friend bool operator==(const WheelRow&, const WheelRow&) = default;
 };
 
-std::ostream& operator<<(std::ostream& os, const Row& r) {
+std::ostream& operator<<(std::ostream& os, const WheelRow& r) {
   os << r.torch << "+" << r.variant << " CUDA " << r.cuda << " driver " << r.min_driver << " sass";
   for (const auto& s : r.sass) os << " " << s;
   return os << " ptx " << (r.ptx.empty() ? "-" : r.ptx);
@@ -37,13 +37,13 @@ std::vector<std::string> cells(const std::string& line) {
 }
 
 // | `2.9.1-cuda12.8-cudnn9-runtime` (default) | 12.8.1 | Volta 7.0, ... (+PTX). No ... | ≥ 525.60.13; ... |
-std::optional<Row> parse_row(const std::string& line) {
+std::optional<WheelRow> parse_row(const std::string& line) {
   static const std::regex tag(R"(`(\d+\.\d+\.\d+)-cuda(\d+)\.(\d+)-)");
   std::smatch t;
   if (line.rfind("| `", 0) != 0 || !std::regex_search(line, t, tag)) return std::nullopt;
   std::vector<std::string> c = cells(line);
   if (c.size() < 4) return std::nullopt;
-  Row r{t[1].str(), "cu" + t[2].str() + t[3].str(), std::regex_replace(c[1], std::regex(" "), ""), "", {}, ""};
+  WheelRow r{t[1].str(), "cu" + t[2].str() + t[3].str(), std::regex_replace(c[1], std::regex(" "), ""), "", {}, ""};
   std::string gpus = c[2].substr(0, c[2].find(". No"));
   static const std::regex cc(R"((\d+\.\d+)( \(\+PTX\))?)");
   for (auto it = std::sregex_iterator(gpus.begin(), gpus.end(), cc); it != std::sregex_iterator(); ++it) {
@@ -55,11 +55,11 @@ std::optional<Row> parse_row(const std::string& line) {
   return r;
 }
 
-std::vector<Row> readme_rows() {
+std::vector<WheelRow> readme_rows() {
   std::ifstream in(test_paths::tests_dir() + "/../README.md");
   std::string line;
   bool in_section = false;
-  std::vector<Row> out;
+  std::vector<WheelRow> out;
   while (std::getline(in, line)) {
     if (line.find("**Which base tag.**") != std::string::npos) in_section = true;
     if (!in_section) continue;
@@ -69,8 +69,8 @@ std::vector<Row> readme_rows() {
   return out;
 }
 
-Row row_of(const TorchBuild& b) {
-  Row r{b.torch, b.variant, b.cuda, b.min_driver, {}, b.ptx ? cc_string(*b.ptx) : ""};
+WheelRow row_of(const TorchBuild& b) {
+  WheelRow r{b.torch, b.variant, b.cuda, b.min_driver, {}, b.ptx ? cc_string(*b.ptx) : ""};
   for (auto cc : b.sass) r.sass.insert(cc_string(cc));
   return r;
 }
@@ -78,7 +78,7 @@ Row row_of(const TorchBuild& b) {
 // One source for both: the README's table and image_builds() hold the
 // same rows, value for value, in both directions.
 TEST(WheelsTest, ReadmeTableIsTheImageBuilds) {
-  std::vector<Row> readme = readme_rows(), code;
+  std::vector<WheelRow> readme = readme_rows(), code;
   for (const TorchBuild* b : image_builds()) code.push_back(row_of(*b));
   ASSERT_FALSE(readme.empty()) << "no \"Which base tag\" table in README.md";
   EXPECT_EQ(readme, code);
@@ -89,7 +89,7 @@ TEST(WheelsTest, ReadmeRowParser) {
   auto r = parse_row("| `2.9.1-cuda13.0-cudnn9-runtime` | 13.0.0 | Turing 7.5, Ampere 8.0/8.6, "
                      "Blackwell 10.0/12.0 (+PTX). No Volta 7.0 | ≥ 580.65.06; x 570 |");
   ASSERT_TRUE(r);
-  EXPECT_EQ(*r, (Row{"2.9.1", "cu130", "13.0.0", "580.65.06", {"7.5", "8.0", "8.6", "10.0", "12.0"},
+  EXPECT_EQ(*r, (WheelRow{"2.9.1", "cu130", "13.0.0", "580.65.06", {"7.5", "8.0", "8.6", "10.0", "12.0"},
                      "12.0"}));
   EXPECT_FALSE(parse_row("| tag | CUDA | GPUs | driver |"));
 }

@@ -14,6 +14,7 @@
 #include "process.h"
 #include "said.h"
 #include "store/fingerprint.h"
+#include "text_files.h"
 
 namespace gpuenv::flow {
 namespace {
@@ -23,7 +24,7 @@ using gpuenv::testing::FakeSession;
 using gpuenv::testing::RecordedProgress;
 using gpuenv::testing::Said;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 struct Fakes : testing::SessionFakes {
   Fakes() : SessionFakes("gpuenv-flow-bench") {}

@@ -16,6 +16,7 @@
 #include "process.h"
 #include "said.h"
 #include "store/fingerprint.h"
+#include "text_files.h"
 
 namespace gpuenv::flow {
 namespace {
@@ -25,7 +26,7 @@ using gpuenv::testing::FakeSession;
 using gpuenv::testing::RecordedProgress;
 using gpuenv::testing::Said;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 // Sees each GPU it is started on as `seen` says, or refuses to start.
 class FakeWatch : public GpuWatch {
@@ -64,10 +65,10 @@ WatchedGpu healthy() {
 }
 
 // The shared fakes, a fake NVML watch that sees a healthy GPU, and how often the machine was sensed.
-struct Fakes : testing::SessionFakes {
+struct CheckFakes : testing::SessionFakes {
   FakeWatch watch;
   int sense_calls = 0;
-  Fakes() : SessionFakes("gpuenv-flow-check") { watch.seen = healthy(); }
+  CheckFakes() : SessionFakes("gpuenv-flow-check") { watch.seen = healthy(); }
   CheckEnv env() {
     CheckEnv e;
     e.sense = [this](Machine* got, Options*) { return ++sense_calls, *got = m, sensed; };
@@ -84,7 +85,7 @@ std::vector<std::string> called_ops(const testing::FakeBackend& b) {
 }
 
 TEST(CheckFlow, QuickPassesAndKeepsItsFigures) {
-  Fakes f;
+  CheckFakes f;
   EXPECT_EQ(run_check({}, f.env()), kExitOk) << f.out;
   EXPECT_TRUE(contains(f.out, "PASS  GPU 0 check_gemm")) << f.out;
   EXPECT_TRUE(contains(f.out, "PASS  GPU 0 check_copy")) << f.out;
@@ -103,7 +104,7 @@ TEST(CheckFlow, QuickPassesAndKeepsItsFigures) {
 }
 
 TEST(CheckFlow, AWrongResultFails) {
-  Fakes f;
+  CheckFakes f;
   f.session.backend.status["copy_kernel"] = GPUENV_BENCH_WRONG;
   CheckRequest r;
   r.json = r.no_store = true;
@@ -123,7 +124,7 @@ TEST(CheckFlow, AWrongResultFails) {
 
 // What doctor calls broken fails the check, however well the GPU tests went.
 TEST(CheckFlow, ASickGpuFails) {
-  Fakes f;
+  CheckFakes f;
   f.m.gpus[0].fabric_state = "not_started";  // NVLink fabric not set up
   EXPECT_EQ(run_check({}, f.env()), kExitFailure);
   EXPECT_TRUE(contains(f.out, "FAIL  GPU 0 fabric")) << f.out;
@@ -133,7 +134,7 @@ TEST(CheckFlow, ASickGpuFails) {
 }
 
 TEST(CheckFlow, LongRunsTheLongTestsWatched) {
-  Fakes f;
+  CheckFakes f;
   CheckRequest r;
   r.long_check = r.json = true;
   r.duration_s = 7;
@@ -156,7 +157,7 @@ TEST(CheckFlow, LongRunsTheLongTestsWatched) {
 }
 
 TEST(CheckFlow, LongFailsOnWhatTheWatchSaw) {
-  Fakes f;
+  CheckFakes f;
   f.watch.seen.clock_events = clock_event::kHwSlowdown;
   f.watch.seen.ecc_uncorrected_after = 3;
   CheckRequest r;
@@ -171,7 +172,7 @@ TEST(CheckFlow, LongFailsOnWhatTheWatchSaw) {
 
 // A watch that cannot start is a warning: the long tests still run.
 TEST(CheckFlow, LongUnwatchedWarns) {
-  Fakes f;
+  CheckFakes f;
   f.watch.refusal = Problem{"nvml", "nvml_library_not_found", "cannot load libnvidia-ml.so.1", ""};
   CheckRequest r;
   r.long_check = true;
@@ -184,7 +185,7 @@ TEST(CheckFlow, LongUnwatchedWarns) {
 
 // The plugin missing is a failed verdict (docs/bench.md, "Exit codes": 1).
 TEST(CheckFlow, WithoutThePluginTheGpuChecksFail) {
-  Fakes f;
+  CheckFakes f;
   f.session.refusal = "cannot load the CUDA plugin libgpuenv-bench.so; set GPUENV_BENCH_PLUGIN";
   EXPECT_EQ(run_check({}, f.env()), kExitFailure);
   EXPECT_TRUE(contains(f.out, "FAIL  GPU checks                   cannot load the CUDA plugin")) << f.out;
@@ -195,7 +196,7 @@ TEST(CheckFlow, WithoutThePluginTheGpuChecksFail) {
 // With --machine the GPU tests do not run; a healthy snapshot with nothing
 // to judge is a check that checked nothing, and that does not pass.
 TEST(CheckFlow, NothingCheckedDoesNotPass) {
-  Fakes f;
+  CheckFakes f;
   CheckRequest r;
   r.machine_file = "h200.json";
   EXPECT_EQ(run_check(r, f.env()), kExitFailure) << f.out;
@@ -214,7 +215,7 @@ TEST(CheckFlow, NothingCheckedDoesNotPass) {
 }
 
 TEST(CheckFlow, UsageAndAMachineThatCannotBeRead) {
-  Fakes f;
+  CheckFakes f;
   CheckRequest both;
   both.quick = both.long_check = true;
   EXPECT_EQ(run_check(both, f.env()), kExitUsage);

@@ -111,7 +111,7 @@ class NoProcesses : public ProcessSource {
   bool hpc_jobs(HpcJobMap* out, std::string*) override { return out->clear(), true; }
 };
 
-struct Fakes {
+struct ExportFakes {
   FakeGpus gpus;
   FakePods pods;
   NoProcesses processes;
@@ -145,7 +145,7 @@ ExportRequest on_any_port() {
 // stopped by a signal to that thread once it serves.
 class Running {
  public:
-  Running(const ExportRequest& request, Fakes* fakes)
+  Running(const ExportRequest& request, ExportFakes* fakes)
       : fakes_(fakes), thread_([this, request, env = fakes->env()] {
           status_ = run_export(request, env);
           done_ = true;
@@ -168,13 +168,13 @@ class Running {
   }
 
  private:
-  Fakes* fakes_;
+  ExportFakes* fakes_;
   std::atomic<int> status_{-1};
   std::atomic<bool> done_{false};
   std::thread thread_;  // last: it starts once the rest is there
 };
 
-int run_to_end(const ExportRequest& request, Fakes* fakes) {
+int run_to_end(const ExportRequest& request, ExportFakes* fakes) {
   int status = -1;
   std::thread([&] { status = run_export(request, fakes->env()); }).join();
   return status;
@@ -215,7 +215,7 @@ bool has_line(const std::string& text, const std::string& line) {
 }
 
 TEST(ExportFlow, ServesTheReadingsAndEndsOnSigterm) {
-  Fakes fakes;
+  ExportFakes fakes;
   Running exporter(on_any_port(), &fakes);
   ASSERT_TRUE(wait_until([&] { return exporter.port() > 0; })) << "never said it listens";
   EXPECT_EQ(fakes.gpus.interval_.load(), std::chrono::milliseconds(250));
@@ -266,7 +266,7 @@ TEST(ExportFlow, ServesTheReadingsAndEndsOnSigterm) {
 // The jobs wait for the kubelet's first answer: before it, a pod's
 // processes would be taken by their cgroup as a second job.
 TEST(ExportFlow, TheJobsWaitForTheKubeletsFirstAnswer) {
-  Fakes fakes;
+  ExportFakes fakes;
   fakes.gpus.with_process = true;
   fakes.pods.answers = false;
   Running running(on_any_port(), &fakes);
@@ -284,7 +284,7 @@ TEST(ExportFlow, TheJobsWaitForTheKubeletsFirstAnswer) {
 }
 
 TEST(ExportFlow, SighupIsSaidAndServingGoesOn) {
-  Fakes fakes;
+  ExportFakes fakes;
   Running exporter(on_any_port(), &fakes);
   ASSERT_TRUE(wait_until([&] { return exporter.port() > 0; }));
   exporter.signal(SIGHUP);
@@ -297,7 +297,7 @@ TEST(ExportFlow, SighupIsSaidAndServingGoesOn) {
 }
 
 TEST(ExportFlow, ServesTheNameSetsAskedAndNoPodsWithoutASocket) {
-  Fakes fakes;
+  ExportFakes fakes;
   ExportRequest r = on_any_port();
   r.metrics = {"dcgm"};
   r.pod_resources_socket = "";
@@ -312,7 +312,7 @@ TEST(ExportFlow, ServesTheNameSetsAskedAndNoPodsWithoutASocket) {
 }
 
 TEST(ExportFlow, AFailingPodListIsAWarning) {
-  Fakes fakes;
+  ExportFakes fakes;
   fakes.pods.round = {PodListStatus::kFailed, 14, "connection refused", 0, 0, ""};
   Running exporter(on_any_port(), &fakes);
   ASSERT_TRUE(wait_until([&] { return exporter.port() > 0; }));
@@ -343,7 +343,7 @@ TEST(ExportFlow, EndsBeforeServingWithTheDocumentedStatus) {
       {"no NVML", "127.0.0.1:0", true, true, kExitFailure, "export: libnvidia-ml.so.1 not found; install the driver"},
   };
   for (const Row& row : rows) {
-    Fakes fakes;
+    ExportFakes fakes;
     fakes.sensed = row.sensed;
     if (row.nvml_fails) fakes.gpus.refusal = Problem{"nvml", "x", "libnvidia-ml.so.1 not found", "install the driver"};
     ExportRequest r = on_any_port();

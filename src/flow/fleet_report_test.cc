@@ -95,12 +95,12 @@ void add_job(FakePrometheus* p, Labels job = {{"job", "42"}}) {
   p->raws.push_back({"gpuenv_job_verdict", v, every15(T0, T0 + 3600, [](double) { return 1.0; })});
 }
 
-struct Said {
+struct FleetSaid {
   std::vector<std::string> printed;
   std::vector<std::pair<std::string, std::string>> logged;  // event, text
 };
 
-FleetReportEnv fake_env(FakePrometheus* p, Said* said) {
+FleetReportEnv fake_env(FakePrometheus* p, FleetSaid* said) {
   FleetReportEnv env;
   env.query_range = [p](const prom::RangeQuery& q, std::vector<prom::Series>* out, std::string* err) {
     return p->answer(q, out, err);
@@ -122,7 +122,7 @@ FleetReportRequest request(bool json = true) {
 TEST(FleetReport, ReportsAJobFoundInTheWindow) {
   FakePrometheus p;
   add_job(&p);
-  Said said;
+  FleetSaid said;
   ASSERT_EQ(run_fleet_report(request(), fake_env(&p, &said)), kExitOk);
   ASSERT_EQ(said.printed.size(), 1u);
   EXPECT_TRUE(said.logged.empty());
@@ -154,7 +154,7 @@ TEST(FleetReport, ReportsAJobFoundInTheWindow) {
 TEST(FleetReport, ReportsAsTextToo) {
   FakePrometheus p;
   add_job(&p);
-  Said said;
+  FleetSaid said;
   ASSERT_EQ(run_fleet_report(request(false), fake_env(&p, &said)), kExitOk);
   ASSERT_EQ(said.printed.size(), 1u);
   EXPECT_EQ(said.printed[0].rfind("Job 42 (slurm), user alice\n", 0), 0u) << said.printed[0];
@@ -164,7 +164,7 @@ TEST(FleetReport, ReportsAsTextToo) {
 TEST(FleetReport, FindsTheJobUnderExportedJob) {
   FakePrometheus p;
   add_job(&p, {{"job", "gpuenv"}, {"exported_job", "42"}});
-  Said said;
+  FleetSaid said;
   ASSERT_EQ(run_fleet_report(request(), fake_env(&p, &said)), kExitOk);
   auto j = nlohmann::json::parse(said.printed.at(0));
   EXPECT_DOUBLE_EQ(j["gpu_hours"].get<double>(), 1.0);
@@ -173,7 +173,7 @@ TEST(FleetReport, FindsTheJobUnderExportedJob) {
 TEST(FleetReport, AJobWithNoSeriesInTheWindowIsSaid) {
   FakePrometheus p;
   add_job(&p);
-  Said said;
+  FleetSaid said;
   FleetReportRequest r = request();
   r.end = T0 + 86400 * 30, r.since_s = 86400;  // a day, long after the job
   EXPECT_EQ(run_fleet_report(r, fake_env(&p, &said)), kExitBadInput);
@@ -193,7 +193,7 @@ TEST(FleetReport, PrometheusFailingIsSaid) {
     add_job(&p);
     p.fail = "Prometheus at http://prom:9090 (/api/v1/query_range): Failed to connect to prom port 9090";
     p.fail_from = from;
-    Said said;
+    FleetSaid said;
     EXPECT_EQ(run_fleet_report(request(), fake_env(&p, &said)), kExitFailure) << from;
     EXPECT_TRUE(said.printed.empty());
     ASSERT_EQ(said.logged.size(), 1u);

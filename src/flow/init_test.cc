@@ -68,7 +68,7 @@ struct Ended {
   int code;
 };
 
-struct Fakes {
+struct InitFakes {
   FakeUserSteps user;
   Machine machine = machine::h100(1);
   bool sensed = true;
@@ -145,7 +145,7 @@ Plan planned(const Machine& m) {
 }
 
 TEST(InitFlow, WritesThePlanBecomesTheUserAndReturnsTheCommandsStatus) {
-  Fakes f;
+  InitFakes f;
   EXPECT_EQ(run_init(f.request(), f.env()), 3);
   EXPECT_EQ(f.user.steps, (std::vector<std::string>{"env gpu", "as gpu", "sense", "back", "cache /cache to gpu",
                                                     "drop gpu", "run"}));
@@ -169,14 +169,14 @@ TEST(InitFlow, WritesThePlanBecomesTheUserAndReturnsTheCommandsStatus) {
 }
 
 TEST(InitFlow, NoCommandRunsTheDefaultOne) {
-  Fakes f;
+  InitFakes f;
   EXPECT_EQ(run_init(f.request({}), f.env()), 3);
   ASSERT_TRUE(f.ran);
   EXPECT_EQ(*f.ran, std::vector<std::string>{"/bin/sh"});
 }
 
 TEST(InitFlow, RootKeptSensesAsItselfAndLeavesTheCacheRootAndPipAlone) {
-  Fakes f;
+  InitFakes f;
   f.user.who = InitUser{InitUser::Kind::kRoot, Account{}, "GPUENV_RUN_AS_ROOT=1"};
   EXPECT_EQ(run_init(f.request(), f.env()), 3);
   EXPECT_EQ(f.user.steps, (std::vector<std::string>{"as self", "sense", "back", "cache /cache", "run"}));
@@ -185,7 +185,7 @@ TEST(InitFlow, RootKeptSensesAsItselfAndLeavesTheCacheRootAndPipAlone) {
 }
 
 TEST(InitFlow, SensingPastItsLimitEndsInitBeforeTheCommand) {
-  Fakes f;
+  InitFakes f;
   f.environ["GPUENV_SENSE_TIMEOUT_S"] = "5";
   f.cut_by = 0;
   try {
@@ -203,7 +203,7 @@ TEST(InitFlow, SensingPastItsLimitEndsInitBeforeTheCommand) {
 }
 
 TEST(InitFlow, ASignalWhileSensingEndsInitAsTheCommandWould) {
-  Fakes f;
+  InitFakes f;
   f.cut_by = SIGTERM;
   try {
     run_init(f.request(), f.env());
@@ -217,7 +217,7 @@ TEST(InitFlow, ASignalWhileSensingEndsInitAsTheCommandWould) {
 }
 
 TEST(InitFlow, AUserThatCannotBeUsedIsRefusedBeforeSensing) {
-  Fakes f;
+  InitFakes f;
   f.user.refusal = "GPUENV_USER=nobody2: no such user";
   EXPECT_EQ(run_init(f.request(), f.env()), kExitServeConfig);
   EXPECT_TRUE(f.user.steps.empty());
@@ -225,7 +225,7 @@ TEST(InitFlow, AUserThatCannotBeUsedIsRefusedBeforeSensing) {
 }
 
 TEST(InitFlow, AnUnreadableMachineStartsNothing) {
-  Fakes f;
+  InitFakes f;
   f.sensed = false;
   EXPECT_EQ(run_init(f.request(), f.env()), kExitBadInput);
   EXPECT_FALSE(f.ran);
@@ -233,7 +233,7 @@ TEST(InitFlow, AnUnreadableMachineStartsNothing) {
 }
 
 TEST(InitFlow, FailingToBecomeTheUserStartsNothing) {
-  Fakes f;
+  InitFakes f;
   f.user.drop_error = "setuid: Operation not permitted";
   EXPECT_EQ(run_init(f.request(), f.env()), kExitFailure);
   EXPECT_FALSE(f.ran);
@@ -241,7 +241,7 @@ TEST(InitFlow, FailingToBecomeTheUserStartsNothing) {
 }
 
 TEST(InitFlow, WhatGoesWrongOnTheWayIsSaidAndInitGoesOn) {
-  Fakes f;
+  InitFakes f;
   f.user.switch_error = "seteuid: Operation not permitted";
   f.user.cache_problems = {"chown /cache/x: Operation not permitted"};
   InitEnv env = f.env();
@@ -259,7 +259,7 @@ TEST(InitFlow, WhatGoesWrongOnTheWayIsSaidAndInitGoesOn) {
 }
 
 TEST(InitFlow, ACommandThatCannotStartIsSaidWithItsStatus) {
-  Fakes f;
+  InitFakes f;
   f.exit = ChildExit{false, kExitCommandNotFound, 0, false};
   f.run_error = "cannot run python: No such file or directory (not found on PATH)";
   EXPECT_EQ(run_init(f.request(), f.env()), kExitCommandNotFound);

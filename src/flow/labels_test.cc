@@ -13,6 +13,7 @@
 #include "builders.h"
 #include "container_support.h"
 #include "model/exit_codes.h"
+#include "text_files.h"
 
 namespace gpuenv::flow {
 namespace {
@@ -22,12 +23,7 @@ namespace machine = gpuenv::testing::machine;
 // 2026-01-01T00:00:00Z: the labels expire three intervals later.
 constexpr std::time_t kNow = 1767225600;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream b;
-  b << in.rdbuf();
-  return b.str();
-}
+using testing::slurp;
 
 // Stops once `rounds` waits have come; every wait calls `between` first, so
 // a test sees the file as each round left it.
@@ -55,7 +51,7 @@ class NoStop : public StopWait {
   bool wait(int) override { return ADD_FAILURE() << "waited after one round", true; }
 };
 
-struct Said {
+struct LabelsSaid {
   Severity level;
   std::string event, text;
 };
@@ -63,12 +59,12 @@ struct Said {
 // The fakes: the machines each round senses in turn (the last one again
 // after them), the fixed clock, every line said; the test's directory holds
 // features.d.
-struct Fakes {
+struct LabelsFakes {
   testing::ScratchDir dir;
   std::vector<Machine> machines = {machine::h100(1)};
   bool sensed = true;
   int senses = 0;
-  std::vector<Said> said;
+  std::vector<LabelsSaid> said;
   LabelsEnv env(StopWait* stop) {
     LabelsEnv e;
     e.stop = stop;
@@ -89,19 +85,19 @@ struct Fakes {
     r.interval_s = 30;
     return r;
   }
-  std::optional<Said> find(const std::string& event) const {
-    for (const Said& s : said)
+  std::optional<LabelsSaid> find(const std::string& event) const {
+    for (const LabelsSaid& s : said)
       if (s.event == event) return s;
     return std::nullopt;
   }
 };
 
-bool has_line(const std::string& file, const std::string& line) {
+bool has_file_line(const std::string& file, const std::string& line) {
   return file.find("\n" + line + "\n") != std::string::npos;
 }
 
 TEST(LabelsFlow, EachRoundRewritesTheFileWithWhatItSensed) {
-  Fakes f;
+  LabelsFakes f;
   f.machines = {machine::h100(1), machine::h100(2)};
   CountedStop stop(2);
   std::vector<std::string> files;
@@ -111,26 +107,26 @@ TEST(LabelsFlow, EachRoundRewritesTheFileWithWhatItSensed) {
   EXPECT_EQ(stop.holds, 1);
   EXPECT_EQ(stop.waited_s, (std::vector<int>{30, 30}));
   ASSERT_EQ(files.size(), 2u);
-  EXPECT_TRUE(has_line(files[0], "gpuenv.dev/gpu.count=1")) << files[0];
-  EXPECT_TRUE(has_line(files[1], "gpuenv.dev/gpu.count=2")) << files[1];
+  EXPECT_TRUE(has_file_line(files[0], "gpuenv.dev/gpu.count=1")) << files[0];
+  EXPECT_TRUE(has_file_line(files[1], "gpuenv.dev/gpu.count=2")) << files[1];
   EXPECT_NE(files[1].find("\ngpuenv.dev/doctor="), std::string::npos) << files[1];  // doctor's verdict
-  EXPECT_TRUE(has_line(files[1], "# +expiry-time=2026-01-01T00:01:30Z")) << files[1];
+  EXPECT_TRUE(has_file_line(files[1], "# +expiry-time=2026-01-01T00:01:30Z")) << files[1];
 }
 
 TEST(LabelsFlow, OnceWritesOneRoundAndWaitsForNothing) {
-  Fakes f;
+  LabelsFakes f;
   NoStop stop;
   LabelsRequest req = f.request();
   req.once = true;
   EXPECT_EQ(run_labels(req, f.env(&stop)), kExitOk);
   EXPECT_EQ(f.senses, 1);
-  EXPECT_TRUE(has_line(slurp(req.output), "gpuenv.dev/gpu.count=1"));
+  EXPECT_TRUE(has_file_line(slurp(req.output), "gpuenv.dev/gpu.count=1"));
 }
 
 // NVML 18: the driver was upgraded without a reboot, and nvmlInit fails
 // before any GPU is read; the GPUs are there, so no count of 0 is published.
 TEST(LabelsFlow, UnreadableGpusPublishNoGpuLabels) {
-  Fakes f;
+  LabelsFakes f;
   Machine m;
   m.nvidia.problems.push_back({"nvml", "nvml_version_mismatch", "nvmlInit_v2 failed: Driver/library version mismatch",
                                "reboot, or reload the nvidia kernel modules"});
@@ -146,7 +142,7 @@ TEST(LabelsFlow, UnreadableGpusPublishNoGpuLabels) {
 }
 
 TEST(LabelsFlow, AFailedWriteIsSaidAndTriedAgainNextRound) {
-  Fakes f;
+  LabelsFakes f;
   CountedStop stop(3);
   LabelsEnv env = f.env(&stop);
   int writes = 0;
@@ -160,7 +156,7 @@ TEST(LabelsFlow, AFailedWriteIsSaidAndTriedAgainNextRound) {
   req.output_given = true;
   EXPECT_EQ(run_labels(req, env), kExitOk);
   EXPECT_EQ(writes, 3);
-  std::optional<Said> said = f.find("write failed");
+  std::optional<LabelsSaid> said = f.find("write failed");
   ASSERT_TRUE(said);
   EXPECT_EQ(said->level, Severity::kError);
   EXPECT_EQ(said->text, "labels: cannot write " + req.output + ": read-only file system");
@@ -172,7 +168,7 @@ TEST(LabelsFlow, AFailedWriteIsSaidAndTriedAgainNextRound) {
 }
 
 TEST(LabelsFlow, AnUnreadableMachineEndsTheRounds) {
-  Fakes f;
+  LabelsFakes f;
   f.sensed = false;
   CountedStop stop(5);
   EXPECT_EQ(run_labels(f.request(), f.env(&stop)), kExitBadInput);
@@ -182,35 +178,35 @@ TEST(LabelsFlow, AnUnreadableMachineEndsTheRounds) {
 
 // Without --output, features.d's parent must exist: this is no NFD node.
 TEST(LabelsFlow, NoFeaturesParentEndsTheRoundsWithoutWriting) {
-  Fakes f;
+  LabelsFakes f;
   CountedStop stop(5);
   LabelsRequest req = f.request();
   req.features_dir = f.dir.path() + "/missing/features.d";
   req.output = req.features_dir + "/gpuenv";
   EXPECT_EQ(run_labels(req, f.env(&stop)), kExitFailure);
   EXPECT_TRUE(stop.waited_s.empty());
-  std::optional<Said> said = f.find("no features.d");
+  std::optional<LabelsSaid> said = f.find("no features.d");
   ASSERT_TRUE(said);
   EXPECT_NE(said->text.find(f.dir.path() + "/missing does not exist"), std::string::npos) << said->text;
 }
 
 // With GFD's own file beside it, nvidia.com/ is left to GFD, said once.
 TEST(LabelsFlow, GfdsFileKeepsTheNvidiaLabels) {
-  Fakes f;
+  LabelsFakes f;
   CountedStop stop(2);
   LabelsRequest req = f.request();
   req.ns = kNvidiaNamespace;
   req.once = true;  // without GFD's file, gpuenv writes them
   NoStop none;
   EXPECT_EQ(run_labels(req, f.env(&none)), kExitOk);
-  EXPECT_TRUE(has_line(slurp(req.output), "nvidia.com/gpu.count=1")) << slurp(req.output);
+  EXPECT_TRUE(has_file_line(slurp(req.output), "nvidia.com/gpu.count=1")) << slurp(req.output);
   req.once = false;
   f.dir.file("features.d/gfd", "nvidia.com/gpu.count=1\n");
   EXPECT_EQ(run_labels(req, f.env(&stop)), kExitOk);
   std::string file = slurp(req.output);
   EXPECT_EQ(file.find("nvidia.com/"), std::string::npos) << file;
   int yields = 0;
-  for (const Said& s : f.said) yields += s.event == "gfd present";
+  for (const LabelsSaid& s : f.said) yields += s.event == "gfd present";
   EXPECT_EQ(yields, 1);
 }
 

@@ -120,7 +120,7 @@ struct Line {
   std::string event, text;
 };
 
-struct Fakes {
+struct RunFakes {
   std::string dir = gpuenv::testing::make_temp_dir("gpuenv-flow-run");
   FakeEnvironment environment;
   double clock = 1000;
@@ -186,7 +186,7 @@ struct Fakes {
 };
 
 TEST(RunFlow, TuneConvergesOverThreeRuns) {
-  Fakes f;
+  RunFakes f;
   ASSERT_EQ(run_job(f.request(), f.env()), 0);  // untuned: the baseline, input-bound
   EXPECT_EQ(f.last("verdict"), "job 1: input-bound (gpuenv report 1)");
   EXPECT_FALSE(f.profile()) << "a plain run makes no profile";
@@ -239,7 +239,7 @@ TEST(RunFlow, TuneConvergesOverThreeRuns) {
 TEST(RunFlow, AScriptsOwnWorkersAreKnownFromTheFirstRun) {
   // Issue 40: the ImageNet loop passes num_workers=1 itself. The untuned run's fix must not say
   // --tune applies it, and --tune must not search it.
-  Fakes f;
+  RunFakes f;
   f.job.yours = "num_workers=1";
   ASSERT_EQ(run_job(f.request(), f.env()), 0);
   std::string err;
@@ -257,7 +257,7 @@ TEST(RunFlow, AScriptsOwnWorkersAreKnownFromTheFirstRun) {
 }
 
 TEST(RunFlow, TheVerdictLineAndTheLastVerdictNameTheJobsVerdict) {
-  Fakes f;
+  RunFakes f;
   ASSERT_EQ(run_job(f.request(), f.env()), 0);
   EXPECT_EQ(f.last("last verdict"), "") << "no run before";
   EXPECT_EQ(f.last("verdict"), "job 1: input-bound (gpuenv report 1)");
@@ -278,7 +278,7 @@ TEST(RunFlow, TheVerdictLineAndTheLastVerdictNameTheJobsVerdict) {
 
 // The last verdict line says the verdict stored with the job, not one judged again.
 TEST(RunFlow, TheLastVerdictIsTheStoredOne) {
-  Fakes f;
+  RunFakes f;
   ASSERT_EQ(run_job(f.request(), f.env()), 0);
   std::string err;
   {
@@ -295,7 +295,7 @@ TEST(RunFlow, TheLastVerdictIsTheStoredOne) {
 }
 
 TEST(RunFlow, NoWatchExecsWithThePlansEnvironment) {
-  Fakes f;
+  RunFakes f;
   RunRequest r = f.request();
   r.no_watch = true;
   EXPECT_EQ(run_job(r, f.env()), kExitCannotExecute);
@@ -310,7 +310,7 @@ TEST(RunFlow, NoWatchExecsWithThePlansEnvironment) {
 }
 
 TEST(RunFlow, GpuenvWatchZeroExecsToo) {
-  Fakes f;
+  RunFakes f;
   f.environment.vars["GPUENV_WATCH"] = "0";
   EXPECT_EQ(run_job(f.request(), f.env()), kExitCannotExecute);
   EXPECT_EQ(f.supervised, 0);
@@ -318,7 +318,7 @@ TEST(RunFlow, GpuenvWatchZeroExecsToo) {
 }
 
 TEST(RunFlow, ACommandThatCannotStartReturnsItsCode) {
-  Fakes f;
+  RunFakes f;
   f.job.starts = false;
   EXPECT_EQ(run_job(f.request(), f.env()), kExitCommandNotFound);
   EXPECT_EQ(f.last("error"), "cannot run python3: No such file or directory (not found on PATH)");
@@ -327,7 +327,7 @@ TEST(RunFlow, ACommandThatCannotStartReturnsItsCode) {
 }
 
 TEST(RunFlow, AStoreThatCannotBeOpenedStillPassesTheExitStatusOn) {
-  Fakes f;
+  RunFakes f;
   std::string err;
   ASSERT_TRUE(sys::write_file_atomic(f.dir + "/file", "", 0600, &err)) << err;
   f.job.exit_code = 6;
@@ -340,7 +340,7 @@ TEST(RunFlow, AStoreThatCannotBeOpenedStillPassesTheExitStatusOn) {
 }
 
 TEST(RunFlow, TuneAndNoTuneRefused) {
-  Fakes f;
+  RunFakes f;
   RunRequest r = f.request("");
   r.no_tune = true;
   EXPECT_EQ(run_job(r, f.env()), kExitUsage);

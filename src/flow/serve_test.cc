@@ -22,12 +22,12 @@ namespace machine = gpuenv::testing::machine;
 constexpr const char* kJupyter = "/opt/conda/bin/jupyter-lab";
 constexpr const char* kKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGAKxRVN75JGXWdJpikAmakeey1Stgj3SIv7vWn3Tqfz u@h";
 
-struct Said {
+struct ServeSaid {
   Severity level;
   std::string event, text;
 };
 
-struct Fakes {
+struct ServeFakes {
   testing::ScratchDir dir;
   Account account{"dev", 1000, 1000, "", "/bin/bash"};
   std::optional<std::string> refusal;  // the account cannot be used
@@ -41,9 +41,9 @@ struct Fakes {
   int exec_code = kExitCommandNotFound;         // exec returns only on failure
   std::string exec_error = "cannot run it: No such file or directory";
   int install_code = 0;
-  std::vector<Said> said;
+  std::vector<ServeSaid> said;
 
-  Fakes() { account.home = dir.path(); }
+  ServeFakes() { account.home = dir.path(); }
 
   ServeEnv env() {
     ServeEnv e;
@@ -105,7 +105,7 @@ struct Fakes {
   }
   std::vector<std::string> errors() const {
     std::vector<std::string> out;
-    for (const Said& s : said)
+    for (const ServeSaid& s : said)
       if (s.level == Severity::kError) out.push_back(s.text);
     return out;
   }
@@ -114,7 +114,7 @@ struct Fakes {
 Plan planned() { return decide(machine::h100(1), Options{}); }
 
 TEST(ServeFlow, JupyterGetsThePlanAndTheTokenFileButNoToken) {
-  Fakes f;
+  ServeFakes f;
   f.environ["JUPYTER_TOKEN"] = std::string(40, 'a');
   EXPECT_EQ(serve_jupyter(f.jupyter(), f.env()), kExitCommandNotFound);
   EXPECT_EQ(f.steps, (std::vector<std::string>{"account ", "become dev", "sense", "exec"}));
@@ -135,7 +135,7 @@ TEST(ServeFlow, JupyterGetsThePlanAndTheTokenFileButNoToken) {
 }
 
 TEST(ServeFlow, JupyterAsRootGetsAllowRootAndAGeneratedTokenShownOnce) {
-  Fakes f;
+  ServeFakes f;
   f.account = Account{"root", 0, 0, f.dir.path(), "/bin/bash"};
   JupyterOptions o = f.jupyter();
   o.allow_root = true;
@@ -151,7 +151,7 @@ TEST(ServeFlow, JupyterAsRootGetsAllowRootAndAGeneratedTokenShownOnce) {
 
 TEST(ServeFlow, JupyterRefusals) {
   {
-    Fakes f;
+    ServeFakes f;
     f.refusal = "GPUENV_USER is not set";
     EXPECT_EQ(serve_jupyter(f.jupyter(), f.env()), kExitServeConfig);
     EXPECT_EQ(f.errors(), std::vector<std::string>{"refusing to start Jupyter: GPUENV_USER is not set (Jupyter "
@@ -159,7 +159,7 @@ TEST(ServeFlow, JupyterRefusals) {
     EXPECT_FALSE(f.exec_argv);
   }
   {
-    Fakes f;
+    ServeFakes f;
     f.program = "";
     EXPECT_EQ(serve_jupyter(f.jupyter(), f.env()), kExitCommandNotFound);
     ASSERT_EQ(f.errors().size(), 1u);
@@ -168,7 +168,7 @@ TEST(ServeFlow, JupyterRefusals) {
     EXPECT_FALSE(f.exec_argv);
   }
   {
-    Fakes f;
+    ServeFakes f;
     f.environ["GPUENV_JUPYTER_TOKEN"] = "short";
     EXPECT_EQ(serve_jupyter(f.jupyter(), f.env()), kExitServeConfig);
     ASSERT_EQ(f.errors().size(), 1u);
@@ -176,14 +176,14 @@ TEST(ServeFlow, JupyterRefusals) {
     EXPECT_FALSE(f.exec_argv);
   }
   {
-    Fakes f;
+    ServeFakes f;
     JupyterOptions o = f.jupyter();
     o.root_dir = f.dir.path() + "/missing";
     EXPECT_EQ(serve_jupyter(o, f.env()), kExitServeConfig);
     EXPECT_EQ(f.errors(), std::vector<std::string>{"--root-dir " + o.root_dir + ": No such file or directory"});
   }
   {
-    Fakes f;
+    ServeFakes f;
     f.sensed = false;
     EXPECT_EQ(serve_jupyter(f.jupyter(), f.env()), kExitBadInput);
     EXPECT_TRUE(f.errors().empty()) << "sensing says its own reason";
@@ -192,7 +192,7 @@ TEST(ServeFlow, JupyterRefusals) {
 }
 
 TEST(ServeFlow, SshdGetsItsConfigForTheUser) {
-  Fakes f;
+  ServeFakes f;
   f.environ["GPUENV_SSH_AUTHORIZED_KEYS"] = kKey;
   EXPECT_EQ(serve_ssh(f.ssh(), f.env()), kExitCommandNotFound);
   std::string settings = std::to_string(planned().settings.size());
@@ -206,7 +206,7 @@ TEST(ServeFlow, SshdGetsItsConfigForTheUser) {
 
 TEST(ServeFlow, SshdRefusals) {
   {
-    Fakes f;  // no key anywhere
+    ServeFakes f;  // no key anywhere
     EXPECT_EQ(serve_ssh(f.ssh(), f.env()), kExitServeConfig);
     ASSERT_EQ(f.errors().size(), 1u);
     EXPECT_EQ(f.errors()[0].rfind("refusing to start sshd: no authorized key: mount a public key file", 0), 0u)
@@ -214,7 +214,7 @@ TEST(ServeFlow, SshdRefusals) {
     EXPECT_FALSE(f.exec_argv);
   }
   {
-    Fakes f;
+    ServeFakes f;
     f.environ["GPUENV_SSH_AUTHORIZED_KEYS"] = kKey;
     SshOptions o = f.ssh();
     o.sshd = "sshd";
@@ -224,7 +224,7 @@ TEST(ServeFlow, SshdRefusals) {
     EXPECT_FALSE(f.exec_argv);
   }
   {
-    Fakes f;
+    ServeFakes f;
     f.environ["GPUENV_SSH_AUTHORIZED_KEYS"] = kKey;
     f.install_code = kExitFailure;
     EXPECT_EQ(serve_ssh(f.ssh(), f.env()), kExitFailure);
@@ -233,7 +233,7 @@ TEST(ServeFlow, SshdRefusals) {
     EXPECT_FALSE(f.exec_argv);
   }
   {
-    Fakes f;
+    ServeFakes f;
     f.refusal = "root cannot be sshd's user";
     EXPECT_EQ(serve_ssh(f.ssh(), f.env()), kExitServeConfig);
     EXPECT_EQ(f.errors(), std::vector<std::string>{"refusing to start sshd: root cannot be sshd's user"});

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "model/json_opt.h"
+#include "model/json_strict.h"
 #include "model/tune_profile.h"
 
 namespace gpuenv {
@@ -16,24 +17,19 @@ using nlohmann::json;
 // 1e9 MiB is a petabyte.
 constexpr double kMaxGpuFigure = 1e9;
 
-bool fail(const std::string& path, const std::string& what, std::string* err) {
-  *err = path + ": " + what;
-  return false;
-}
-
 // An optional number at j[key]: absent or null leaves *v unset.
 template <typename T>
 bool opt_number(const json& j, const char* key, const std::string& path, std::optional<T>* v, std::string* err) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return true;
-  if (!it->is_number()) return fail(path + "." + key, std::string("expected a number, got ") + it->type_name(), err);
+  if (!it->is_number()) return json_fail(path + "." + key, std::string("expected a number, got ") + it->type_name(), err);
   double x = it->get<double>();
   // For an integer type, max() + 1 is a power of two, exact as a double
   // (double(UINT64_MAX) itself rounds up to 2^64, out of range).
   bool in_range = std::is_integral_v<T> ? x >= double(std::numeric_limits<T>::lowest()) &&
                                               x < double(std::numeric_limits<T>::max()) + 1.0
                                         : std::isfinite(x);
-  if (!std::isfinite(x) || !in_range) return fail(path + "." + key, "out of range", err);
+  if (!std::isfinite(x) || !in_range) return json_fail(path + "." + key, "out of range", err);
   *v = static_cast<T>(x);
   return true;
 }
@@ -50,7 +46,7 @@ bool bounded(const json& j, const char* key, const std::string& path, std::optio
   std::optional<T> x;
   if (!opt_number(j, key, path, &x, err)) return false;
   if (x && !(double(*x) >= lo && double(*x) <= hi))
-    return fail(path + "." + key, "out of range (" + number_text(lo) + " to " + number_text(hi) + ")", err);
+    return json_fail(path + "." + key, "out of range (" + number_text(lo) + " to " + number_text(hi) + ")", err);
   if (x) *v = x;
   return true;
 }
@@ -59,7 +55,7 @@ bool opt_string(const json& j, const char* key, const std::string& path, std::op
                 std::string* err) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return true;
-  if (!it->is_string()) return fail(path + "." + key, std::string("expected a string, got ") + it->type_name(), err);
+  if (!it->is_string()) return json_fail(path + "." + key, std::string("expected a string, got ") + it->type_name(), err);
   *v = it->get<std::string>();
   return true;
 }
@@ -68,12 +64,12 @@ json stat_json(const Stat& s) { return s.n ? json::array({s.min, s.mean, s.max, 
 
 bool stat_from(const json& j, const std::string& path, Stat* s, std::string* err) {
   if (j.is_null()) return true;
-  if (!j.is_array() || j.size() != 4) return fail(path, "expected [min, mean, max, n]", err);
+  if (!j.is_array() || j.size() != 4) return json_fail(path, "expected [min, mean, max, n]", err);
   for (const auto& x : j)
-    if (!x.is_number() || !std::isfinite(x.get<double>())) return fail(path, "expected finite numbers", err);
+    if (!x.is_number() || !std::isfinite(x.get<double>())) return json_fail(path, "expected finite numbers", err);
   s->min = j[0].get<double>(), s->mean = j[1].get<double>(), s->max = j[2].get<double>();
   double n = j[3].get<double>();
-  if (!(n >= 1 && n <= kMaxPointSamples)) return fail(path, "n must be 1 to " + std::to_string(kMaxPointSamples), err);
+  if (!(n >= 1 && n <= kMaxPointSamples)) return json_fail(path, "n must be 1 to " + std::to_string(kMaxPointSamples), err);
   s->n = static_cast<int>(n);
   return true;
 }
@@ -86,7 +82,7 @@ json point_json(const TimelinePoint& p) {
 }
 
 bool point_from(const json& j, const std::string& path, TimelinePoint* p, std::string* err) {
-  if (!j.is_object()) return fail(path, "expected an object", err);
+  if (!j.is_object()) return json_fail(path, "expected an object", err);
   std::optional<double> t0, t1;
   std::optional<int> samples;
   std::optional<std::uint64_t> events;
@@ -94,7 +90,7 @@ bool point_from(const json& j, const std::string& path, TimelinePoint* p, std::s
       !bounded(j, "samples", path, &samples, 1, kMaxPointSamples, err) ||
       !opt_number(j, "clock_events", path, &events, err))
     return false;
-  if (!t0 || !t1 || !samples) return fail(path, "needs t0, t1 and samples (at least 1)", err);
+  if (!t0 || !t1 || !samples) return json_fail(path, "needs t0, t1 and samples (at least 1)", err);
   p->t0 = *t0, p->t1 = *t1, p->samples = *samples, p->clock_events = events.value_or(0);
   for (int m = 0; m < kMetricCount; ++m) {
     const char* name = metric_name(Metric(m));
@@ -114,7 +110,7 @@ json gpu_json(const JobGpu& g) {
 }
 
 bool gpu_from(const json& j, const std::string& path, JobGpu* g, std::string* err) {
-  if (!j.is_object()) return fail(path, "expected an object", err);
+  if (!j.is_object()) return json_fail(path, "expected an object", err);
   std::optional<std::string> uuid;
   if (!opt_string(j, "uuid", path, &uuid, err) || !opt_string(j, "name", path, &g->name, err) ||
       !bounded(j, "memory_total_mib", path, &g->memory_total_mib, 0, kMaxGpuFigure, err) ||
@@ -135,13 +131,13 @@ json timeline_to_json(const Timeline& t) {
 }
 
 bool timeline_from_json(const json& j, Timeline* t, std::string* err) {
-  if (!j.is_object()) return fail("timeline", "expected an object", err);
+  if (!j.is_object()) return json_fail("timeline", "expected an object", err);
   std::optional<int> width;
   if (!bounded(j, "width", "timeline", &width, 1, kMaxPointSamples, err)) return false;
   auto it = j.find("points");
-  if (it == j.end() || !it->is_array()) return fail("timeline.points", "expected an array", err);
+  if (it == j.end() || !it->is_array()) return json_fail("timeline.points", "expected an array", err);
   if (it->size() > kMaxTimelinePoints)
-    return fail("timeline.points", "more than " + std::to_string(kMaxTimelinePoints) + " points", err);
+    return json_fail("timeline.points", "more than " + std::to_string(kMaxTimelinePoints) + " points", err);
   std::vector<TimelinePoint> points(it->size());
   for (std::size_t i = 0; i < it->size(); ++i)
     if (!point_from((*it)[i], "timeline.points[" + std::to_string(i) + "]", &points[i], err)) return false;
@@ -155,12 +151,12 @@ bool precision_from(const json& j, JobContext* c, std::string* err) {
   if (!opt_string(j, "precision", "context", &precision, err)) return false;
   c->precision = precision.value_or("");
   if (auto it = j.find("bf16"); it != j.end() && !it->is_null()) {
-    if (!it->is_boolean()) return fail("context.bf16", "expected true or false", err);
+    if (!it->is_boolean()) return json_fail("context.bf16", "expected true or false", err);
     c->bf16 = it->get<bool>();
   }
   auto gain = j.find("bf16_gain");
   if (gain == j.end() || gain->is_null()) return true;
-  if (!gain->is_object()) return fail("context.bf16_gain", "expected an object", err);
+  if (!gain->is_object()) return json_fail("context.bf16_gain", "expected an object", err);
   if (!bounded(*gain, "factor", "context.bf16_gain", &c->bf16_gain, 0.001, 1e4, err) ||
       !opt_string(*gain, "basis", "context.bf16_gain", &basis, err))
     return false;
@@ -174,7 +170,7 @@ bool script_settings_from(const json& j, JobContext* c, std::string* err) {
   if (!opt_string(j, "script_settings", "context", &text, err)) return false;
   c->script_settings = text.value_or("");
   if (std::string why = tune_settings_problem(c->script_settings, kMaxScriptWorkers); !why.empty())
-    return fail("context.script_settings", why, err);
+    return json_fail("context.script_settings", why, err);
   return true;
 }
 
@@ -195,11 +191,11 @@ namespace {
 bool gemm_from(const json& j, JobContext* c, std::string* err) {
   auto it = j.find("gemm_tflops");
   if (it == j.end() || it->is_null()) return true;
-  if (!it->is_object()) return fail("context.gemm_tflops", "expected an object", err);
+  if (!it->is_object()) return json_fail("context.gemm_tflops", "expected an object", err);
   for (const auto& [key, value] : it->items()) {
     std::optional<double> x;
     if (!bounded(*it, key.c_str(), "context.gemm_tflops", &x, 0, kMaxGpuFigure, err)) return false;
-    if (!x || key.size() > 16) return fail("context.gemm_tflops." + key, "expected a number (a short key)", err);
+    if (!x || key.size() > 16) return json_fail("context.gemm_tflops." + key, "expected a number (a short key)", err);
     c->gemm_tflops[key] = *x;
   }
   return true;
@@ -208,7 +204,7 @@ bool gemm_from(const json& j, JobContext* c, std::string* err) {
 }  // namespace
 
 bool context_from_json(const json& j, JobContext* c, std::string* err) {
-  if (!j.is_object()) return fail("context", "expected an object", err);
+  if (!j.is_object()) return json_fail("context", "expected an object", err);
   std::optional<double> interval;
   std::optional<std::string> unwatched;
   if (!bounded(j, "cpus_per_gpu", "context", &c->cpus_per_gpu, 1, 1e6, err) ||
@@ -220,7 +216,7 @@ bool context_from_json(const json& j, JobContext* c, std::string* err) {
   if (!gemm_from(j, c, err)) return false;
   if (!precision_from(j, c, err) || !script_settings_from(j, c, err)) return false;
   if (auto it = j.find("gpus"); it != j.end() && !it->is_null()) {
-    if (!it->is_array()) return fail("context.gpus", "expected an array", err);
+    if (!it->is_array()) return json_fail("context.gpus", "expected an array", err);
     c->gpus.resize(it->size());
     for (std::size_t i = 0; i < it->size(); ++i)
       if (!gpu_from((*it)[i], "context.gpus[" + std::to_string(i) + "]", &c->gpus[i], err)) return false;
@@ -239,7 +235,7 @@ json speed_to_json(const JobSpeed& s) {
 }
 
 bool speed_from_json(const json& j, JobSpeed* s, std::string* err) {
-  if (!j.is_object()) return fail("speed", "expected an object", err);
+  if (!j.is_object()) return json_fail("speed", "expected an object", err);
   std::optional<long long> steps, batches;
   if (!bounded(j, "steps", "speed", &steps, 0, 1e15, err) || !bounded(j, "batches", "speed", &batches, 0, 1e15, err) ||
       !bounded(j, "steps_per_s", "speed", &s->steps_per_s, 0, 1e9, err) ||

@@ -13,4 +13,11 @@ namespace gpuenv {
 bool parse_json_strict(const std::string& text, nlohmann::json* out, std::string* err,
                        const std::string& root = "snapshot");
 
+/// A reader's refusal, for `return json_fail(...)`: *err = "PATH: WHAT"
+/// ("gpus[0].memory_total_bytes: out of range"), and false.
+inline bool json_fail(const std::string& path, const std::string& what, std::string* err) {
+  *err = path + ": " + what;
+  return false;
+}
+
 }  // namespace gpuenv

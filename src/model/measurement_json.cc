@@ -1,6 +1,7 @@
 #include "model/measurement_json.h"
 
 #include "model/json_opt.h"
+#include "model/json_strict.h"
 
 namespace gpuenv {
 namespace {
@@ -12,14 +13,9 @@ struct Field {
   std::string path;
 };
 
-bool fail(const std::string& path, const std::string& what, std::string* err) {
-  *err = path + ": " + what;
-  return false;
-}
-
 bool get_string(const Field& f, bool required, std::string* v, std::string* err) {
-  if (f.j.is_null()) return required ? fail(f.path, "missing", err) : true;
-  if (!f.j.is_string()) return fail(f.path, std::string("expected a string, got ") + f.j.type_name(), err);
+  if (f.j.is_null()) return required ? json_fail(f.path, "missing", err) : true;
+  if (!f.j.is_string()) return json_fail(f.path, std::string("expected a string, got ") + f.j.type_name(), err);
   *v = f.j.get<std::string>();
   return true;
 }
@@ -34,7 +30,7 @@ bool get_opt_string(const Field& f, std::optional<std::string>* v, std::string* 
 
 bool get_opt_number(const Field& f, std::optional<double>* v, std::string* err) {
   if (f.j.is_null()) return true;
-  if (!f.j.is_number()) return fail(f.path, std::string("expected a number, got ") + f.j.type_name(), err);
+  if (!f.j.is_number()) return json_fail(f.path, std::string("expected a number, got ") + f.j.type_name(), err);
   *v = f.j.get<double>();
   return true;
 }
@@ -46,7 +42,7 @@ Field field(const json& e, const std::string& path, const char* key) {
 }
 
 bool read_one(const json& e, const std::string& path, Measurement* m, std::string* err) {
-  if (!e.is_object()) return fail(path, std::string("expected an object, got ") + e.type_name(), err);
+  if (!e.is_object()) return json_fail(path, std::string("expected an object, got ") + e.type_name(), err);
   return get_string(field(e, path, "key"), true, &m->key, err) &&
          get_string(field(e, path, "gpu_uuid"), false, &m->gpu_uuid, err) &&
          get_opt_string(field(e, path, "peer_uuid"), &m->peer_uuid, err) &&
@@ -85,7 +81,7 @@ bool measurements_from_json(const json& doc, std::vector<Measurement>* out, std:
   if (!doc.is_object()) return true;
   auto it = doc.find("measurements");
   if (it == doc.end() || it->is_null()) return true;
-  if (!it->is_array()) return fail("measurements", std::string("expected an array, got ") + it->type_name(), err);
+  if (!it->is_array()) return json_fail("measurements", std::string("expected an array, got ") + it->type_name(), err);
   for (size_t i = 0; i < it->size(); ++i) {
     Measurement m;
     if (!read_one((*it)[i], "measurements[" + std::to_string(i) + "]", &m, err)) return false;

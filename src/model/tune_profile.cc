@@ -7,16 +7,12 @@
 #include "model/job.h"
 #include "sys/text.h"
 #include "model/json_opt.h"
+#include "model/json_strict.h"
 
 namespace gpuenv {
 namespace {
 
 using nlohmann::json;
-
-bool fail(const std::string& path, const std::string& what, std::string* err) {
-  *err = path + ": " + what;
-  return false;
-}
 
 bool known_setting(const std::string& name) {
   const auto& names = tune_setting_names();
@@ -39,7 +35,7 @@ std::string value_problem(const std::string& name, const std::string& value, int
 bool text(const json& j, const char* key, const std::string& path, std::string* out, std::string* err) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return true;
-  if (!it->is_string()) return fail(path + "." + key, "expected a string", err);
+  if (!it->is_string()) return json_fail(path + "." + key, "expected a string", err);
   *out = it->get<std::string>();
   return true;
 }
@@ -48,7 +44,7 @@ bool text(const json& j, const char* key, const std::string& path, std::string* 
 bool settings(const json& j, const char* key, const std::string& path, std::string* out, std::string* err,
               int max_workers = kMaxTuneWorkers) {
   if (!text(j, key, path, out, err)) return false;
-  if (std::string why = tune_settings_problem(*out, max_workers); !why.empty()) return fail(path + "." + key, why, err);
+  if (std::string why = tune_settings_problem(*out, max_workers); !why.empty()) return json_fail(path + "." + key, why, err);
   return true;
 }
 
@@ -57,9 +53,9 @@ bool seconds(const json& j, const char* key, const std::string& path, std::optio
              std::string* err) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return true;
-  if (!it->is_number()) return fail(path + "." + key, "expected a number", err);
+  if (!it->is_number()) return json_fail(path + "." + key, "expected a number", err);
   double v = it->get<double>();
-  if (!std::isfinite(v) || v < 0 || v > max) return fail(path + "." + key, "out of range", err);
+  if (!std::isfinite(v) || v < 0 || v > max) return json_fail(path + "." + key, "out of range", err);
   *out = v;
   return true;
 }
@@ -71,7 +67,7 @@ json run_json(const TuneRun& r) {
 }
 
 bool run_from(const json& j, const std::string& path, TuneRun* r, std::string* err) {
-  if (!j.is_object()) return fail(path, "expected an object", err);
+  if (!j.is_object()) return json_fail(path, "expected an object", err);
   std::optional<double> id, wall;
   if (!seconds(j, "job_id", path, &id, 9e15, err) || !text(j, "at", path, &r->at, err) ||
       !settings(j, "settings", path, &r->settings, err) || !seconds(j, "steps_per_s", path, &r->steps_per_s, 1e9, err) ||
@@ -114,26 +110,26 @@ json profile_to_json(const TuneProfile& p) {
 }
 
 bool profile_from_json(const json& j, TuneProfile* p, std::string* err) {
-  if (!j.is_object()) return fail("profile", "expected an object", err);
+  if (!j.is_object()) return json_fail("profile", "expected an object", err);
   if (!text(j, "command_fp", "profile", &p->command_fp, err) || !settings(j, "next", "profile", &p->next, err) ||
       !settings(j, "kept", "profile", &p->kept, err) || !text(j, "note", "profile", &p->note, err))
     return false;
   if (auto it = j.find("settled"); it != j.end() && !it->is_null()) {
-    if (!it->is_boolean()) return fail("profile.settled", "expected true or false", err);
+    if (!it->is_boolean()) return json_fail("profile.settled", "expected true or false", err);
     p->settled = it->get<bool>();
   }
   if (auto it = j.find("dropped"); it != j.end() && !it->is_null()) {
-    if (!it->is_array()) return fail("profile.dropped", "expected an array", err);
+    if (!it->is_array()) return json_fail("profile.dropped", "expected an array", err);
     for (const auto& d : *it) {
-      if (!d.is_string()) return fail("profile.dropped", "holds a non-string", err);
-      if (!known_setting(d.get<std::string>())) return fail("profile.dropped", "holds an unknown setting", err);
+      if (!d.is_string()) return json_fail("profile.dropped", "holds a non-string", err);
+      if (!known_setting(d.get<std::string>())) return json_fail("profile.dropped", "holds an unknown setting", err);
       p->dropped.push_back(d.get<std::string>());
     }
   }
   auto it = j.find("runs");
-  if (it == j.end() || !it->is_array()) return fail("profile.runs", "expected an array", err);
+  if (it == j.end() || !it->is_array()) return json_fail("profile.runs", "expected an array", err);
   if (it->size() > kMaxProfileRuns)
-    return fail("profile.runs", "more than " + std::to_string(kMaxProfileRuns) + " runs", err);
+    return json_fail("profile.runs", "more than " + std::to_string(kMaxProfileRuns) + " runs", err);
   p->runs.resize(it->size());
   for (std::size_t i = 0; i < it->size(); ++i)
     if (!run_from((*it)[i], "profile.runs[" + std::to_string(i) + "]", &p->runs[i], err)) return false;

@@ -17,7 +17,7 @@
 namespace gpuenv::store {
 namespace {
 
-std::string temp_dir() {
+std::string jobs_temp_dir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "gpuenv-jobs-XXXXXX").string();
   return mkdtemp(tmpl.data());
 }
@@ -46,7 +46,7 @@ Job job(const std::string& cmd, std::optional<int> rank = std::nullopt, double u
 
 TEST(StoreJobs, KeepsEveryField) {
   std::string err;
-  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  auto db = Store::open(jobs_temp_dir() + "/gpuenv.db", &err);
   ASSERT_TRUE(db) << err;
   Job a = job("train.py");
   ASSERT_TRUE(db->add_job(a, &a.id, &err)) << err;
@@ -77,7 +77,7 @@ TEST(StoreJobs, KeepsEveryField) {
 
 TEST(StoreJobs, LastJobOfACommandPrefersItsRank) {
   std::string err;
-  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  auto db = Store::open(jobs_temp_dir() + "/gpuenv.db", &err);
   ASSERT_TRUE(db) << err;
   std::int64_t id = 0, rank1 = 0, newest = 0;
   ASSERT_TRUE(db->add_job(job("train.py", 1, 10), &rank1, &err));
@@ -124,7 +124,7 @@ void write_version_1(const std::string& path) {
 }
 
 TEST(StoreJobs, AVersion1StoreIsMigratedAndKeepsItsRuns) {
-  std::string dir = temp_dir(), path = dir + "/gpuenv.db", err;
+  std::string dir = jobs_temp_dir(), path = dir + "/gpuenv.db", err;
   chmod(dir.c_str(), 0700);
   write_version_1(path);
   {
@@ -179,7 +179,7 @@ void write_version_2(const std::string& path) {
 }
 
 TEST(StoreJobs, AVersion2StoreGainsSpeedTunedAndProfiles) {
-  std::string dir = temp_dir(), path = dir + "/gpuenv.db", err;
+  std::string dir = jobs_temp_dir(), path = dir + "/gpuenv.db", err;
   chmod(dir.c_str(), 0700);
   write_version_2(path);
   Job old = job("old.py");
@@ -255,7 +255,7 @@ PlannedPeak plan(const std::string& fp, const std::string& at, double gib) {
 
 // Issue 40, 4: a version-3 store is read as it is, then gains the peak columns and memory_plans.
 TEST(StoreJobs, AVersion3StoreGainsThePeakAndThePlans) {
-  std::string dir = temp_dir(), path = dir + "/gpuenv.db", err;
+  std::string dir = jobs_temp_dir(), path = dir + "/gpuenv.db", err;
   chmod(dir.c_str(), 0700);
   write_version_3(path);
   Job old = job("old.py");
@@ -293,7 +293,7 @@ TEST(StoreJobs, AVersion3StoreGainsThePeakAndThePlans) {
 // The verdict judged when the job ended is kept with it.
 TEST(StoreJobs, TheVerdictRoundTrips) {
   std::string err;
-  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  auto db = Store::open(jobs_temp_dir() + "/gpuenv.db", &err);
   ASSERT_TRUE(db) << err;
   Job j = job("train.py");
   j.verdict = JobVerdict{"input-bound", "the GPU was busy 30% of the time", "load batches in worker processes"};
@@ -316,7 +316,7 @@ void write_version_4(const std::string& path) {
 
 // A version-4 store is read as it is (its rows without a verdict), then gains the verdict columns.
 TEST(StoreJobs, AVersion4StoreGainsTheVerdict) {
-  std::string dir = temp_dir(), path = dir + "/gpuenv.db", err;
+  std::string dir = jobs_temp_dir(), path = dir + "/gpuenv.db", err;
   chmod(dir.c_str(), 0700);
   write_version_4(path);
   {
@@ -345,7 +345,7 @@ TEST(StoreJobs, AVersion4StoreGainsTheVerdict) {
 // A job is compared with the newest plan of its command made before it started.
 TEST(StoreJobs, AJobGetsTheNewestPlanOfItsCommandBeforeIt) {
   std::string err;
-  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  auto db = Store::open(jobs_temp_dir() + "/gpuenv.db", &err);
   ASSERT_TRUE(db) << err;
   for (const PlannedPeak& p : {plan("fp-a", "2025-01-01T10:00:00Z", 10), plan("fp-b", "2025-01-01T11:00:00Z", 99),
                                plan("fp-a", "2025-01-01T12:00:00Z", 12)})
@@ -372,7 +372,7 @@ TEST(StoreJobs, AJobGetsTheNewestPlanOfItsCommandBeforeIt) {
 
 TEST(StoreJobs, APlanGpuenvCouldNotHaveWrittenIsRefused) {
   for (const char* peak : {"-1", "0", "'x'", "1e300"}) {
-    std::string path = temp_dir() + "/gpuenv.db", err;
+    std::string path = jobs_temp_dir() + "/gpuenv.db", err;
     auto db = Store::open(path, &err);
     ASSERT_TRUE(db) << err;
     raw_sql(path, std::string("INSERT INTO memory_plans(id, command_fp, planned_at, peak_bytes, gpu, flags) "
@@ -385,7 +385,7 @@ TEST(StoreJobs, APlanGpuenvCouldNotHaveWrittenIsRefused) {
 }
 
 TEST(StoreJobs, ADamagedProfileNamesWhatFailed) {
-  std::string path = temp_dir() + "/gpuenv.db", err;
+  std::string path = jobs_temp_dir() + "/gpuenv.db", err;
   auto db = Store::open(path, &err);
   ASSERT_TRUE(db) << err;
   sqlite3* raw = nullptr;
@@ -399,7 +399,7 @@ TEST(StoreJobs, ADamagedProfileNamesWhatFailed) {
 }
 
 TEST(StoreJobs, ADamagedRowNamesItself) {
-  std::string path = temp_dir() + "/gpuenv.db", err;
+  std::string path = jobs_temp_dir() + "/gpuenv.db", err;
   std::int64_t id = 0;
   {
     auto db = Store::open(path, &err);
@@ -417,7 +417,7 @@ TEST(StoreJobs, ADamagedRowNamesItself) {
 
 // issue 21, 14: one such row made the whole list (gpuenv report) fail.
 TEST(StoreJobs, ADamagedRowIsLeftOutOfTheListWithItsReason) {
-  std::string path = temp_dir() + "/gpuenv.db", err;
+  std::string path = jobs_temp_dir() + "/gpuenv.db", err;
   std::int64_t bad = 0, good = 0;
   {
     auto db = Store::open(path, &err);
@@ -443,7 +443,7 @@ TEST(StoreJobs, ADamagedRowIsLeftOutOfTheListWithItsReason) {
 // issue 21, 20: a duration of 1e308 s printed as a negative number of minutes.
 TEST(StoreJobs, AnOutOfRangeDurationIsLeftOut) {
   std::string err;
-  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  auto db = Store::open(jobs_temp_dir() + "/gpuenv.db", &err);
   ASSERT_TRUE(db) << err;
   Job j = job("train.py");
   j.duration_s = 1e308;
@@ -485,7 +485,7 @@ TEST(StoreJobs, HostileColumnsAreLeftOutWithTheirReason) {
       {"peak_memory_bytes = 7, peak_memory_source = X'FF'", "peak_memory_source is \"\xef\xbf\xbd\", not torch or nvml"},
   };
   for (const auto& r : rows) {
-    std::string path = temp_dir() + "/gpuenv.db", err;
+    std::string path = jobs_temp_dir() + "/gpuenv.db", err;
     std::int64_t bad = 0, good = 0;
     {
       auto db = Store::open(path, &err);
@@ -509,7 +509,7 @@ TEST(StoreJobs, HostileColumnsAreLeftOutWithTheirReason) {
 
 TEST(StoreJobs, TheLargestValuesGpuenvWritesReadBack) {
   std::string err;
-  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  auto db = Store::open(jobs_temp_dir() + "/gpuenv.db", &err);
   Job j = job("train.py", 999999);
   j.exit_code = 255, j.tuned = "num_workers=32,pin_memory=False,persistent_workers=True";
   ASSERT_TRUE(db->add_job(j, &j.id, &err)) << err;
@@ -531,7 +531,7 @@ TEST(StoreJobs, AProfileGpuenvCouldNotHaveWrittenIsRefused) {
       {R"({"runs":[],"dropped":["rm -rf"]})", "profile.dropped: holds an unknown setting"},
   };
   for (const auto& [profile, reason] : rows) {
-    std::string path = temp_dir() + "/gpuenv.db", err;
+    std::string path = jobs_temp_dir() + "/gpuenv.db", err;
     auto db = Store::open(path, &err);
     ASSERT_TRUE(db) << err;
     raw_sql(path, "INSERT INTO tune_profiles VALUES('fp-x', '" + profile + "', 'now')");
@@ -552,7 +552,7 @@ bool read_only_view(const std::string& dir) {
 
 // issue 21, 14: it could not be read (report exited 1, the bench labels vanished).
 TEST(StoreJobs, AWalStoreOnAReadOnlyFilesystemIsRead) {
-  std::string dir = temp_dir(), path = dir + "/gpuenv.db", err;
+  std::string dir = jobs_temp_dir(), path = dir + "/gpuenv.db", err;
   std::int64_t id = 0;
   {
     auto db = Store::open(path, &err);
@@ -577,7 +577,7 @@ TEST(StoreJobs, AWalStoreOnAReadOnlyFilesystemIsRead) {
 // 8 ranks of a job record themselves at once: none is lost.
 TEST(StoreJobs, EightConcurrentRanksLoseNothing) {
   constexpr int kRanks = 8, kJobs = 25;
-  std::string path = temp_dir() + "/gpuenv.db";
+  std::string path = jobs_temp_dir() + "/gpuenv.db";
   std::vector<int> codes = testing::run_forked(kRanks, [&](int r) {
     std::string err;
     auto db = Store::open(path, &err);

@@ -12,6 +12,7 @@
 
 #include "store/store.h"
 #include "process.h"
+#include "text_files.h"
 
 namespace gpuenv::store {
 namespace {
@@ -28,7 +29,7 @@ mode_t mode_of(const std::string& path) {
   return st.st_mode & 07777;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 TEST(PrivateDir, APlantedLinkIsNeitherFollowedNorCreated) {
   std::string dir = temp_dir(01777), target = dir + "/target", link = dir + "/new.db", err;

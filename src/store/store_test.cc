@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace gpuenv::testing;
 
-std::string temp_dir() {
+std::string store_temp_dir() {
   std::string tmpl = (fs::temp_directory_path() / "gpuenv-store-XXXXXX").string();
   return mkdtemp(tmpl.data());
 }
@@ -54,7 +54,7 @@ TEST(Store, ANewRunNamesThisMachineAndVersion) {
 }
 
 TEST(Store, CreatesItsDirectoryAndKeepsRuns) {
-  std::string dir = temp_dir() + "/a/b";
+  std::string dir = store_temp_dir() + "/a/b";
   std::string err;
   auto db = Store::open(dir + "/gpuenv.db", &err);
   ASSERT_TRUE(db) << err;
@@ -95,7 +95,7 @@ TEST(Store, HostileMeasurementsAreLeftOutWithTheirReason) {
       {"status = 'ok\x1b'", "status is neither ok nor failed"},
   };
   for (const auto& r : rows) {
-    std::string path = temp_dir() + "/gpuenv.db", err;
+    std::string path = store_temp_dir() + "/gpuenv.db", err;
     std::int64_t id = 0;
     {
       auto db = Store::open(path, &err);
@@ -124,7 +124,7 @@ TEST(Store, HostileMeasurementsAreLeftOutWithTheirReason) {
 
 TEST(Store, NullsStayNull) {
   std::string err;
-  auto db = Store::open(temp_dir() + "/gpuenv.db", &err);
+  auto db = Store::open(store_temp_dir() + "/gpuenv.db", &err);
   ASSERT_TRUE(db) << err;
   Measurement m = meas("gemm", 1);
   m.value.reset(), m.peak.reset(), m.status = "failed";
@@ -137,7 +137,7 @@ TEST(Store, NullsStayNull) {
 }
 
 TEST(Store, OpenExistingNeverCreates) {
-  std::string dir = temp_dir(), err;
+  std::string dir = store_temp_dir(), err;
   EXPECT_FALSE(Store::open_existing(dir + "/none.db", &err));
   EXPECT_TRUE(err.empty()) << err;
   EXPECT_FALSE(fs::exists(dir + "/none.db"));
@@ -147,7 +147,7 @@ TEST(Store, OpenExistingNeverCreates) {
 }
 
 TEST(Store, ErrorsNameTheFile) {
-  std::string dir = temp_dir(), err;
+  std::string dir = store_temp_dir(), err;
   fs::create_directories(dir + "/db-is-a-dir.db");
   EXPECT_FALSE(Store::open(dir + "/db-is-a-dir.db", &err));
   EXPECT_NE(err.find("db-is-a-dir.db"), std::string::npos) << err;
@@ -162,7 +162,7 @@ TEST(Store, ErrorsNameTheFile) {
   EXPECT_NE(err.find("GPUENV_CACHE_ROOT"), std::string::npos) << err;
 }
 
-int user_version(const std::string& path, int set = -1) {
+int store_user_version(const std::string& path, int set = -1) {
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
   if (set >= 0) sqlite3_exec(db, ("PRAGMA user_version=" + std::to_string(set)).c_str(), nullptr, nullptr, nullptr);
@@ -176,18 +176,18 @@ int user_version(const std::string& path, int set = -1) {
 
 // A newer gpuenv's store is left as it is: no rows, no version reset.
 TEST(Store, ANewerSchemaIsNotDowngraded) {
-  std::string path = temp_dir() + "/gpuenv.db", err;
+  std::string path = store_temp_dir() + "/gpuenv.db", err;
   std::int64_t id = 0, n = 0;
   {
     auto db = Store::open(path, &err);
     ASSERT_TRUE(db) << err;
     ASSERT_TRUE(db->add_run(run(), {meas("copy", 1)}, &id, &err)) << err;
   }
-  ASSERT_EQ(user_version(path, 99), 99);
+  ASSERT_EQ(store_user_version(path, 99), 99);
   EXPECT_FALSE(Store::open(path, &err));
   EXPECT_NE(err.find("schema is version 99, newer than this gpuenv's (5); upgrade gpuenv"), std::string::npos)
       << err;
-  EXPECT_EQ(user_version(path), 99);
+  EXPECT_EQ(store_user_version(path), 99);
   auto reader = Store::open_existing(path, &err);  // reading what it can is fine
   ASSERT_TRUE(reader) << err;
   ASSERT_TRUE(reader->count(&n, &err)) << err;
@@ -197,7 +197,7 @@ TEST(Store, ANewerSchemaIsNotDowngraded) {
 // 8 ranks of a job write at once: WAL and the busy timeout lose nothing.
 TEST(StoreConcurrency, EightProcessesLoseNothing) {
   constexpr int kProcesses = 8, kInserts = 40;
-  std::string path = temp_dir() + "/gpuenv.db";
+  std::string path = store_temp_dir() + "/gpuenv.db";
   std::vector<int> codes = testing::run_forked(kProcesses, [&](int p) {
     std::string err;
     auto db = Store::open(path, &err);  // every child creates and migrates at once too
@@ -266,7 +266,7 @@ std::string journal_mode(const std::string& path) {
 // On NFS (faked: GPUENV_STORE_FS_TYPE stands in for statfs) the store uses a
 // rollback journal and says so; on a local disk, WAL and nothing to say.
 TEST(Store, OnANetworkFilesystemItUsesARollbackJournal) {
-  std::string dir = temp_dir(), err;
+  std::string dir = store_temp_dir(), err;
   setenv("GPUENV_STORE_FS_TYPE", "0x6969", 1);
   auto nfs = Store::open(dir + "/nfs.db", &err);
   unsetenv("GPUENV_STORE_FS_TYPE");
@@ -285,7 +285,7 @@ TEST(Store, OnANetworkFilesystemItUsesARollbackJournal) {
 // BEGIN EXCLUSIVE: each open waited 60 s. Now the bound, once for every open sharing the patience.
 TEST(Store, ALockedStoreIsWaitedForOnceAndAtMostTheBound) {
   EXPECT_EQ(Patience{}.limit, std::chrono::milliseconds(1500));  // docs/bench.md
-  std::string path = temp_dir() + "/nfs.db", err;
+  std::string path = store_temp_dir() + "/nfs.db", err;
   setenv("GPUENV_STORE_FS_TYPE", "0x6969", 1);
   ASSERT_TRUE(Store::open(path, &err)) << err;
   unsetenv("GPUENV_STORE_FS_TYPE");
@@ -316,7 +316,7 @@ TEST(Store, ALockedStoreIsWaitedForOnceAndAtMostTheBound) {
 
 // A pending stop signal ends the wait at once, whatever the patience's own give_up says.
 TEST(Store, APendingStopSignalEndsTheWaitAtOnce) {
-  std::string path = temp_dir() + "/gpuenv.db", err;
+  std::string path = store_temp_dir() + "/gpuenv.db", err;
   ASSERT_TRUE(Store::open(path, &err)) << err;
   sqlite3* holder = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &holder), SQLITE_OK);

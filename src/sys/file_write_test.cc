@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "process.h"
+#include "text_files.h"
 
 namespace gpuenv::sys {
 namespace {
@@ -23,14 +24,9 @@ constexpr uid_t kNobody = 65534;
 
 std::string temp_dir(mode_t mode = 0755) { return testing::make_temp_dir("gpuenv-write", mode); }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 std::vector<std::string> entries(const std::string& dir) {
   std::vector<std::string> out;

@@ -10,24 +10,25 @@
 #include <filesystem>
 
 #include "process.h"
+#include "text_files.h"
 
 namespace gpuenv::sys {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uid_t kNobody = 65534;
+constexpr uid_t kNobodyUid = 65534;
 
-std::string temp_dir(mode_t mode = 0700) { return testing::make_temp_dir("gpuenv-safe", mode); }
+std::string safe_temp_dir(mode_t mode = 0700) { return testing::make_temp_dir("gpuenv-safe", mode); }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using testing::contains;
 
 std::string judge(const std::string& dir, Sticky sticky = Sticky::kTrusted) {
   return unsafe_dir(dir, sticky, "ELSEWHERE");
 }
 
 TEST(SafeDir, PrivateAndMissingDirectoriesPass) {
-  std::string dir = temp_dir(0755);
+  std::string dir = safe_temp_dir(0755);
   EXPECT_EQ(judge(dir), "");
   EXPECT_EQ(judge(dir + "/a/b/c"), "");
   EXPECT_EQ(judge(""), "");
@@ -36,7 +37,7 @@ TEST(SafeDir, PrivateAndMissingDirectoriesPass) {
 }
 
 TEST(SafeDir, StickyPassesUnlessSshdsRuleIsAsked) {
-  std::string dir = temp_dir(01777);
+  std::string dir = safe_temp_dir(01777);
   EXPECT_EQ(judge(dir + "/x"), "");
   std::string why = judge(dir + "/x", Sticky::kRefused);
   // /tmp itself is the first sticky directory on the way.
@@ -46,7 +47,7 @@ TEST(SafeDir, StickyPassesUnlessSshdsRuleIsAsked) {
 }
 
 TEST(SafeDir, AWritableDirectoryAnywhereOnTheWayIsRefused) {
-  std::string dir = temp_dir(0777), err;
+  std::string dir = safe_temp_dir(0777), err;
   ASSERT_EQ(mkdir((dir + "/inner").c_str(), 0700), 0);
   // The old store rule judged only the nearest directory (inner, 0700).
   std::string why = judge(dir + "/inner/x");
@@ -56,7 +57,7 @@ TEST(SafeDir, AWritableDirectoryAnywhereOnTheWayIsRefused) {
 }
 
 TEST(SafeDir, ALinkIsFollowedAndItsTargetJudged) {
-  std::string dir = temp_dir(0755), open = temp_dir(0777);
+  std::string dir = safe_temp_dir(0755), open = safe_temp_dir(0777);
   ASSERT_EQ(mkdir((open + "/in").c_str(), 0700), 0);
   fs::create_directory_symlink(open + "/in", dir + "/abs");
   fs::create_directory_symlink("../" + fs::path(open).filename().string() + "/in", dir + "/rel");
@@ -70,7 +71,7 @@ TEST(SafeDir, ALinkIsFollowedAndItsTargetJudged) {
 }
 
 TEST(SafeDir, ALoopOfLinksEnds) {
-  std::string dir = temp_dir(0755);
+  std::string dir = safe_temp_dir(0755);
   fs::create_directory_symlink(dir + "/b", dir + "/a");
   fs::create_directory_symlink(dir + "/a", dir + "/b");
   EXPECT_TRUE(contains(judge(dir + "/a/x"), "Too many levels of symbolic links")) << judge(dir + "/a/x");
@@ -78,7 +79,7 @@ TEST(SafeDir, ALoopOfLinksEnds) {
 }
 
 TEST(SafeDir, AFileOnTheWayIsNoDirectory) {
-  std::string dir = temp_dir(0755);
+  std::string dir = safe_temp_dir(0755);
   fs::create_directory(dir + "/d");
   { FILE* f = fopen((dir + "/f").c_str(), "w"); fclose(f); }
   EXPECT_EQ(judge(dir + "/f/x"), dir + "/f is not a directory");
@@ -86,7 +87,7 @@ TEST(SafeDir, AFileOnTheWayIsNoDirectory) {
 }
 
 TEST(SafeDir, ARelativePathStartsAtTheWorkingDirectory) {
-  std::string dir = temp_dir(0777), here = fs::current_path().string();
+  std::string dir = safe_temp_dir(0777), here = fs::current_path().string();
   ASSERT_EQ(chdir(dir.c_str()), 0);
   std::string why = judge("sub/dir");
   ASSERT_EQ(chdir(here.c_str()), 0);
@@ -97,16 +98,16 @@ TEST(SafeDir, ARelativePathStartsAtTheWorkingDirectory) {
 // Another user, as the store's tests simulate one: root gives them a directory or a link.
 TEST(SafeDir, WhatAnotherUserOwnsIsRefused) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to give a directory to another user";
-  std::string dir = temp_dir(0755), root_only = temp_dir(0700);
+  std::string dir = safe_temp_dir(0755), root_only = safe_temp_dir(0700);
   ASSERT_EQ(mkdir((dir + "/up").c_str(), 0755), 0);
-  ASSERT_EQ(chown((dir + "/up").c_str(), kNobody, kNobody), 0);
+  ASSERT_EQ(chown((dir + "/up").c_str(), kNobodyUid, kNobodyUid), 0);
   std::string why = judge(dir + "/up/features.d");
   EXPECT_TRUE(contains(why, dir + "/up is owned by uid 65534")) << why;
   // up/features.d -> /root-only, planted by the other user in a sticky directory.
   ASSERT_EQ(chown((dir + "/up").c_str(), 0, 0), 0);
   ASSERT_EQ(chmod((dir + "/up").c_str(), 01777), 0);
   fs::create_directory_symlink(root_only, dir + "/up/features.d");
-  ASSERT_EQ(lchown((dir + "/up/features.d").c_str(), kNobody, kNobody), 0);
+  ASSERT_EQ(lchown((dir + "/up/features.d").c_str(), kNobodyUid, kNobodyUid), 0);
   why = judge(dir + "/up/features.d");
   EXPECT_TRUE(contains(why, dir + "/up/features.d is a symbolic link owned by uid 65534")) << why;
   fs::remove_all(dir);

@@ -11,7 +11,7 @@ namespace {
 
 using testing::lines_of;
 
-fleet::JobView slurm_job() {
+fleet::JobView slurm_job_view() {
   fleet::JobView j;
   j.owner.scheduler = "slurm";
   j.owner.job = "1234";
@@ -45,7 +45,7 @@ ExporterInfo on_host(const std::string& hostname) {
 const char* kJob = "job=\"1234\",user=\"alice\",scheduler=\"slurm\",hostname=\"node1\"";
 
 TEST(JobMetrics, EverySeriesOfASlurmJob) {
-  std::string text = prometheus::render(job_metric_families({slurm_job()}, on_host("node1")));
+  std::string text = prometheus::render(job_metric_families({slurm_job_view()}, on_host("node1")));
   std::string gpu = std::string(kJob) + ",gpu=\"0\",UUID=\"GPU-0\"";
   EXPECT_EQ(lines_of(text, "gpuenv_job_gpu_seconds_total"),
             std::vector<std::string>{"gpuenv_job_gpu_seconds_total{" + gpu + "} 20"});
@@ -71,7 +71,7 @@ TEST(JobMetrics, EverySeriesOfASlurmJob) {
 TEST(JobMetrics, TheHostLabelFollowsTheDcgmSeries) {
   ExporterInfo info = on_host("node1");
   info.hostname_label = "Hostname";
-  std::string text = prometheus::render(job_metric_families({slurm_job()}, info));
+  std::string text = prometheus::render(job_metric_families({slurm_job_view()}, info));
   EXPECT_EQ(lines_of(text, "gpuenv_job_processes"),
             std::vector<std::string>{"gpuenv_job_processes{job=\"1234\",user=\"alice\",scheduler=\"slurm\","
                                      "Hostname=\"node1\"} 1"});
@@ -81,7 +81,7 @@ TEST(JobMetrics, TheHostLabelFollowsTheDcgmSeries) {
 // A job whose processes left keeps its counters and peak until it expires;
 // its live gauges say nothing more.
 TEST(JobMetrics, AnEndedJobKeepsItsTotals) {
-  fleet::JobView j = slurm_job();
+  fleet::JobView j = slurm_job_view();
   j.ended = true;
   j.gpus[0].present = false;
   std::string text = prometheus::render(job_metric_families({j}, on_host("node1")));

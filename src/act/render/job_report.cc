@@ -101,7 +101,7 @@ std::string speed_text(const Job& job, const FirstRuns& firsts) {
 
 namespace {
 
-double gib(double bytes) { return bytes / (1024.0 * 1024 * 1024); }
+double in_gib(double bytes) { return bytes / (1024.0 * 1024 * 1024); }
 
 const PlannedPeak* plan_of(const Job& job, const PlannedPeaks& plans) {
   auto it = plans.find(job.id);
@@ -123,9 +123,9 @@ std::string error_text(double pct) {
 std::string peak_memory_text(const Job& job, const PlannedPeaks& plans) {
   const PlannedPeak* plan = plan_of(job, plans);
   std::string out;
-  if (job.peak_memory) out = fmt("peak memory %.1f GiB", gib(double(job.peak_memory->bytes))) + " (" + job.peak_memory->source + ")";
+  if (job.peak_memory) out = fmt("peak memory %.1f GiB", in_gib(double(job.peak_memory->bytes))) + " (" + job.peak_memory->source + ")";
   if (!plan) return out;
-  out += (out.empty() ? "peak memory not measured, planned " : ", planned ") + fmt("%.1f GiB", gib(plan->peak_bytes));
+  out += (out.empty() ? "peak memory not measured, planned " : ", planned ") + fmt("%.1f GiB", in_gib(plan->peak_bytes));
   if (!plan->gpu.empty()) out += " for " + plan->gpu;
   if (auto pct = error_pct(job, plan)) out += ": " + error_text(*pct);
   if (job.peak_memory && job.peak_memory->source == "nvml")

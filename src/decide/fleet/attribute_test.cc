@@ -74,7 +74,7 @@ DeviceReading gpu(int index, const std::string& uuid) {
   return d;
 }
 
-struct Row {
+struct AttributeRow {
   const char* name;
   ProcessFacts process;
   HpcJobMap hpc;
@@ -82,7 +82,7 @@ struct Row {
   JobOwner want;
 };
 
-void check(const Row& r, const DeviceReading& d, const DeviceReading* parent) {
+void check(const AttributeRow& r, const DeviceReading& d, const DeviceReading* parent) {
   PodDevices pods;
   if (r.assigned) pods.add("nvidia.com/gpu", "GPU-0000", {"train-0", "ml", "trainer"});
   JobOwner got = attribute(r.process, d, parent, r.hpc, pods);
@@ -103,7 +103,7 @@ TEST(Attribute, EachRuleInItsOrder) {
   const HpcJobMap one_job = {{"0", {"42"}}};
   const ProcessFacts gone = with(ProcessFacts{}, [](ProcessFacts& p) { p.pid = 300; });
   const ProcessFacts nameless = with(alice(), [](ProcessFacts& p) { p.user = "", p.uid = 4000000u; });
-  const Row rows[] = {
+  const AttributeRow rows[] = {
       // 1. A Slurm cgroup.
       {"slurm v2 cgroup", in_cgroup(kSlurmV2), {}, false,
        slurm("1234", "cgroup", "0", "/system.slice/slurmstepd.scope/job_1234")},
@@ -173,7 +173,7 @@ TEST(Attribute, EachRuleInItsOrder) {
        {}, false, tree("pid-200", "process-tree")},
   };
   DeviceReading d = gpu(0, "GPU-0000");
-  for (const Row& r : rows) check(r, d, nullptr);
+  for (const AttributeRow& r : rows) check(r, d, nullptr);
 }
 
 TEST(Attribute, AMigDeviceIsItsGpusInTheMapping) {
@@ -188,7 +188,7 @@ TEST(Attribute, AMigDeviceIsItsGpusInTheMapping) {
 }
 
 TEST(Attribute, HostileTextBecomesSafeLabels) {
-  struct Row {
+  struct AttributeRow {
     const char* name;
     ProcessFacts process;
     std::function<std::string(const JobOwner&)> field;
@@ -198,7 +198,7 @@ TEST(Attribute, HostileTextBecomesSafeLabels) {
   std::string accents;
   for (int i = 0; i < 100; ++i) accents += "\xC3\xA9";  // é, 2 bytes
   // Each row's process is its tree's root's: its user is the job's.
-  const Row rows[] = {
+  const AttributeRow rows[] = {
       {"an escape in a user", with(alice(), [](ProcessFacts& p) { p.user = p.root_user = "\x1b[31mroot"; }),
        [](const JobOwner& o) { return o.user; }, kFffd + "[31mroot"},
       {"bytes that are not UTF-8 in a comm",
@@ -225,7 +225,7 @@ TEST(Attribute, HostileTextBecomesSafeLabels) {
        [](const JobOwner& o) { return o.job + "|" + o.cgroup; }, "5|"},
   };
   PodDevices pods;
-  for (const Row& r : rows) {
+  for (const AttributeRow& r : rows) {
     JobOwner got = attribute(r.process, gpu(0, "GPU-0000"), nullptr, {}, pods);
     EXPECT_EQ(r.field(got), r.want) << r.name;
     for (const std::string* s : {&got.scheduler, &got.job, &got.user, &got.step, &got.ns, &got.pod, &got.container,
@@ -235,11 +235,11 @@ TEST(Attribute, HostileTextBecomesSafeLabels) {
 }
 
 TEST(Attribute, SlurmCgroups) {
-  struct Row {
+  struct AttributeRow {
     std::string path;
     std::optional<SlurmCgroup> want;
   };
-  const Row rows[] = {
+  const AttributeRow rows[] = {
       {kSlurmV2, SlurmCgroup{"1234", "0", std::nullopt, "/system.slice/slurmstepd.scope/job_1234"}},
       {"/system.slice/node1_slurmstepd.scope/job_55/step_batch/user/task_0",
        SlurmCgroup{"55", "batch", std::nullopt, "/system.slice/node1_slurmstepd.scope/job_55"}},
@@ -268,16 +268,16 @@ TEST(Attribute, SlurmCgroups) {
       {"", std::nullopt},
       {"/", std::nullopt},
   };
-  for (const Row& r : rows) EXPECT_EQ(slurm_cgroup(r.path), r.want) << r.path;
+  for (const AttributeRow& r : rows) EXPECT_EQ(slurm_cgroup(r.path), r.want) << r.path;
 }
 
 TEST(Attribute, KubepodsCgroups) {
   const std::string systemd_uid = "1b2c3d4e_aaaa_bbbb_cccc_123456789abc";
-  struct Row {
+  struct AttributeRow {
     std::string path;
     std::optional<KubepodsCgroup> want;
   };
-  const Row rows[] = {
+  const AttributeRow rows[] = {
       {"/kubepods/burstable/pod" + kPodUid + "/0123abcd",
        KubepodsCgroup{kPodUid, "0123abcd", "/kubepods/burstable/pod" + kPodUid}},
       {"/kubepods/besteffort/pod" + kPodUid, KubepodsCgroup{kPodUid, "", "/kubepods/besteffort/pod" + kPodUid}},
@@ -313,7 +313,7 @@ TEST(Attribute, KubepodsCgroups) {
       {"/system.slice/containerd.service", std::nullopt},
       {"", std::nullopt},
   };
-  for (const Row& r : rows) EXPECT_EQ(kubepods_cgroup(r.path), r.want) << r.path;
+  for (const AttributeRow& r : rows) EXPECT_EQ(kubepods_cgroup(r.path), r.want) << r.path;
 }
 
 }  // namespace

@@ -108,7 +108,7 @@ struct World {
   }
 };
 
-struct Row {
+struct SummaryRow {
   std::string what;
   World world;
   double gpu_hours;
@@ -119,8 +119,8 @@ struct Row {
   std::vector<std::string> notes;  // each must be among the notes, and no other
 };
 
-std::vector<Row> rows() {
-  std::vector<Row> out;
+std::vector<SummaryRow> rows() {
+  std::vector<SummaryRow> out;
   out.push_back({"one GPU busy for an hour",
                  World{}.add(held(gpu("n1", "0"), T0, 3600, 0.9))
                      .add({"verdict", verdict("n1", "busy"), every15(T0, T0 + 3600, constant(1))}),
@@ -253,7 +253,7 @@ std::vector<Row> rows() {
 }
 
 TEST(JobSummary, Table) {
-  for (const Row& row : rows()) {
+  for (const SummaryRow& row : rows()) {
     SCOPED_TRACE(row.what);
     std::optional<JobSummary> s = summarize_job(row.world.answers());
     ASSERT_TRUE(s);

@@ -106,7 +106,7 @@ Domain only(std::string key) {
   return [key](const std::string& k) { return k == key; };
 }
 
-struct Row {
+struct LabelerRow {
   std::string source;  // GFD's test and case
   Machine machine;
   std::optional<DevicePluginConfig> config;
@@ -121,8 +121,8 @@ NodeLabels gfd(const Machine& m, const std::optional<DevicePluginConfig>& config
   return node_label_set(m, std::nullopt, o).nvidia;
 }
 
-void check(const std::vector<Row>& rows) {
-  for (const Row& r : rows) {
+void check(const std::vector<LabelerRow>& rows) {
+  for (const LabelerRow& r : rows) {
     NodeLabels got;
     for (const auto& [k, v] : gfd(r.machine, r.config))
       if (r.domain(k)) got[k] = v;

@@ -11,12 +11,11 @@ using namespace gpuenv::testing;
 const char kNew[] = "PYTORCH_ALLOC_CONF";
 const char kOld[] = "PYTORCH_CUDA_ALLOC_CONF";
 const char kOn[] = "expandable_segments:True";
-constexpr Severity kInfo = Severity::kInfo, kWarn = Severity::kWarning;
 
 Machine torch(MachineBuilder b, const std::string& version) { return b.torch(version, "12.8"); }
 Machine t211(MachineBuilder b) { return torch(b, "2.11.0+cu130"); }
 
-std::vector<RuleCase> machines() {
+std::vector<RuleCase> allocator_machines() {
   // clang-format off
   return {
       {"GTX 1080", t211(machine::gtx1080()), {}, {{kNew, kOn}}},
@@ -99,11 +98,11 @@ std::vector<RuleCase> user_values() {
   // clang-format on
 }
 
-void run(const std::vector<RuleCase>& rows) { run_table(rule_allocator, rows); }
+void run_allocator(const std::vector<RuleCase>& rows) { run_table(rule_allocator, rows); }
 
-TEST(Allocator, Machines) { run(machines()); }
-TEST(Allocator, TorchVersions) { run(versions()); }
-TEST(Allocator, MergesUserValues) { run(user_values()); }
+TEST(Allocator, Machines) { run_allocator(allocator_machines()); }
+TEST(Allocator, TorchVersions) { run_allocator(versions()); }
+TEST(Allocator, MergesUserValues) { run_allocator(user_values()); }
 
 std::string reason(const Machine& m, const Env& env = {}) {
   Decision d = rule_allocator(m, options_for(m, env));

@@ -47,8 +47,6 @@ std::string join(const std::vector<ComputeCapability>& ccs, bool ptx) {
   return ptx ? out + "+PTX" : out;
 }
 
-Note warning(std::string message) { return {Severity::kWarning, "", std::move(message)}; }
-
 }  // namespace
 
 Decision rule_arch_list(const Machine& m, const Options& o) {

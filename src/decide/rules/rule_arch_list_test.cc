@@ -8,7 +8,6 @@ namespace {
 
 using namespace gpuenv::testing;
 
-constexpr Severity kInfo = Severity::kInfo, kWarn = Severity::kWarning;
 
 RuleCase ptx(RuleCase c) {
   c.ptx = true;
@@ -28,7 +27,7 @@ Machine torch_on(Machine m, const std::string& version) {
 
 const char kVar[] = "TORCH_CUDA_ARCH_LIST";
 
-std::vector<RuleCase> rows() {
+std::vector<RuleCase> arch_list_rows() {
   // clang-format off
   return {
       {"GTX 1080", machine::gtx1080(), {}, {{kVar, "6.1"}}},
@@ -83,7 +82,7 @@ std::vector<RuleCase> rows() {
   // clang-format on
 }
 
-TEST(ArchList, Table) { run_table(rule_arch_list, rows()); }
+TEST(ArchList, Table) { run_table(rule_arch_list, arch_list_rows()); }
 
 TEST(ArchList, ReasonNamesTheGpusAndFamilies) {
   Machine m = machine::rtx3090_4090();

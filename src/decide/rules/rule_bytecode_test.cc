@@ -20,7 +20,7 @@ Machine with_torch(std::optional<bool> bytecode_cached) {
   return m;
 }
 
-RuleCase root(const std::string& cache_root, RuleCase c) {
+RuleCase bytecode_root(const std::string& cache_root, RuleCase c) {
   c.cache_root = cache_root;
   return c;
 }
@@ -30,7 +30,7 @@ Machine without_gpus(Machine m) {
   return m;
 }
 
-std::vector<RuleCase> rows() {
+std::vector<RuleCase> bytecode_rows() {
   const Env prefix = {{"PYTHONPYCACHEPREFIX", "/cache/python"}};
   Env both = prefix;
   both["PYTHONDONTWRITEBYTECODE"] = "";
@@ -38,17 +38,17 @@ std::vector<RuleCase> rows() {
       {"torch ships bytecode: nothing to do", with_torch(true), {}, {}},
       {"not known whether it does: nothing", with_torch(std::nullopt), {}, {}},
       {"no torch at all", machine::h200(1), {}, {}},
-      root("/cache/", {"no bytecode: cache it under the root", with_torch(false), {}, prefix}),
+      bytecode_root("/cache/", {"no bytecode: cache it under the root", with_torch(false), {}, prefix}),
       {"PYTHONDONTWRITEBYTECODE=1 forbids writing it", with_torch(false),
        {{"PYTHONDONTWRITEBYTECODE", "1"}}, both},
       {"an empty PYTHONDONTWRITEBYTECODE already allows it", with_torch(false),
        {{"PYTHONDONTWRITEBYTECODE", ""}}, prefix},
-      root("", {"no cache root: nothing", with_torch(false), {}, {}}),
+      bytecode_root("", {"no cache root: nothing", with_torch(false), {}, {}}),
       {"no GPU: still worth it", without_gpus(with_torch(false)), {}, prefix},
   };
 }
 
-TEST(RuleBytecode, Table) { run_table(rule_bytecode, rows()); }
+TEST(RuleBytecode, Table) { run_table(rule_bytecode, bytecode_rows()); }
 
 TEST(RuleBytecode, ReasonNamesTheInstall) {
   Decision d = rule_bytecode(with_torch(false), options_with({}));

@@ -8,9 +8,8 @@ namespace {
 
 using namespace gpuenv::testing;
 
-constexpr Severity kInfo = Severity::kInfo, kWarn = Severity::kWarning;
 
-RuleCase root(const std::string& cache_root, RuleCase c) {
+RuleCase caches_root(const std::string& cache_root, RuleCase c) {
   c.cache_root = cache_root;
   return c;
 }
@@ -26,10 +25,10 @@ Machine cu128(Machine m) { return torch(std::move(m), "2.10.0+cu128", "12.8"); }
 Machine cu126(Machine m) { return torch(std::move(m), "2.8.0+cu126", "12.6"); }
 Machine cu124(Machine m) { return torch(std::move(m), "2.5.1+cu124", "12.4"); }
 
-Env dirs(const std::string& key, const std::string& root = "/cache") {
-  return {{"CUDA_CACHE_PATH", root + "/cuda/" + key},
-          {"TORCHINDUCTOR_CACHE_DIR", root + "/inductor/" + key},
-          {"TRITON_CACHE_DIR", root + "/triton/" + key}};
+Env dirs(const std::string& key, const std::string& caches_root = "/cache") {
+  return {{"CUDA_CACHE_PATH", caches_root + "/cuda/" + key},
+          {"TORCHINDUCTOR_CACHE_DIR", caches_root + "/inductor/" + key},
+          {"TRITON_CACHE_DIR", caches_root + "/triton/" + key}};
 }
 
 Env jit(Env e) {
@@ -37,7 +36,7 @@ Env jit(Env e) {
   return e;
 }
 
-std::vector<RuleCase> machines() {
+std::vector<RuleCase> caches_machines() {
   // clang-format off
   return {
       {"GTX 1080, cu126: sm_60 SASS runs on 6.1", cu126(machine::gtx1080()), {}, dirs("sm61")},
@@ -89,9 +88,9 @@ std::vector<RuleCase> machines() {
 std::vector<RuleCase> edges() {
   // clang-format off
   return {
-      root("", {"no cache root: nothing", cu130(machine::h100()), {}, {}}),
-      root("/cache/", {"trailing slash on the root", cu130(machine::h100()), {}, dirs("sm90")}),
-      root("/", {"root is /", cu130(machine::h100()), {}, dirs("sm90", "")}),
+      caches_root("", {"no cache root: nothing", cu130(machine::h100()), {}, {}}),
+      caches_root("/cache/", {"trailing slash on the root", cu130(machine::h100()), {}, dirs("sm90")}),
+      caches_root("/", {"root is /", cu130(machine::h100()), {}, dirs("sm90", "")}),
       {"no torch: no MAXSIZE, said", machine::h100(),
        {}, dirs("sm90"),
        {{kInfo, "CUDA_CACHE_MAXSIZE left at the driver default: no torch found"}}},
@@ -112,10 +111,10 @@ std::vector<RuleCase> edges() {
   // clang-format on
 }
 
-void run(const std::vector<RuleCase>& rows) { run_table(rule_caches, rows); }
+void run_caches(const std::vector<RuleCase>& rows) { run_table(rule_caches, rows); }
 
-TEST(Caches, Machines) { run(machines()); }
-TEST(Caches, Edges) { run(edges()); }
+TEST(Caches, Machines) { run_caches(caches_machines()); }
+TEST(Caches, Edges) { run_caches(edges()); }
 
 TEST(Caches, MaxsizeReasonNamesOnlyTheJitGpus) {
   Machine m = cu124(MachineBuilder().gpus(models::h100()).gpus(models::rtx5090()));

@@ -12,8 +12,6 @@ std::string mig_label(const VisibleDevice& d) {
   return d.mig->uuid + (d.mig->name ? " (" + *d.mig->name + ")" : "");
 }
 
-Note warning(std::string msg) { return {Severity::kWarning, "", std::move(msg)}; }
-
 void warn_empty_mig(const Machine& m, Decision* d) {
   for (const auto& g : m.gpus) {
     if (!g.mig_enabled.value_or(false) || !g.mig_devices.empty() || g.problem) continue;

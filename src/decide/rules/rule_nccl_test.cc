@@ -82,7 +82,7 @@ std::vector<RuleCase> scope_rows() {
   };
 }
 
-std::vector<RuleCase> p2p_rows() {
+std::vector<RuleCase> nccl_p2p_rows() {
   Env p2p_off = plus(kNoIb, {{"NCCL_P2P_DISABLE", "1"}});
   Machine broken12 = with_p2p(machine::h100(3), 1, 2, "chipset_not_supported");
   return {
@@ -144,7 +144,7 @@ std::vector<RuleCase> interface_rows() {
 }
 
 TEST(Nccl, OnlyWhenNcclIsInPlay) { run_table(rule_nccl, scope_rows()); }
-TEST(Nccl, P2pOffOnlyWhereTheDriverSaysSo) { run_table(rule_nccl, p2p_rows()); }
+TEST(Nccl, P2pOffOnlyWhereTheDriverSaysSo) { run_table(rule_nccl, nccl_p2p_rows()); }
 TEST(Nccl, SocketInterfacesFromWhatWasSensed) { run_table(rule_nccl, interface_rows()); }
 
 TEST(Nccl, NeverPinsAlgorithmsOrTouchesNvls) {

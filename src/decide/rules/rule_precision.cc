@@ -43,25 +43,19 @@ Setting format_flag(const std::vector<VisibleDevice>& devices, const std::string
                  "for scripts: no " + needs + " tensor cores on " + describe_devices(without));
 }
 
-Decision left_alone(const std::string& why) {
-  Decision d;
-  d.notes.push_back({Severity::kWarning, "", "precision left alone: " + why});
-  return d;
-}
-
 }  // namespace
 
 Decision rule_precision(const Machine& m, const Options& o) {
   Visibility v = visible_devices(m, o);
   if (v.devices.empty()) return {};
   if (!distinct_ccs(v.devices))
-    return left_alone("the compute capability of " + describe_unknown_cc(v.devices) +
+    return left_alone("precision", "the compute capability of " + describe_unknown_cc(v.devices) +
                       " could not be sensed");
   std::vector<VisibleDevice> unknown;
   for (const auto& d : v.devices)
     if (!tensor_formats(d.cc())) unknown.push_back(d);
   if (!unknown.empty())
-    return left_alone("gpuenv does not know the tensor cores of " + describe_devices(unknown));
+    return left_alone("precision", "gpuenv does not know the tensor cores of " + describe_devices(unknown));
   Decision d;
   d.settings.push_back(autocast(v.devices));
   d.settings.push_back(

@@ -16,7 +16,7 @@ MachineBuilder volta_and_pascal() {
   return MachineBuilder().gpus(models::v100()).gpus(models::gtx1080());
 }
 
-std::vector<RuleCase> rows() {
+std::vector<RuleCase> precision_rows() {
   constexpr Severity kWarn = Severity::kWarning;
   // clang-format off
   return {
@@ -54,7 +54,7 @@ std::vector<RuleCase> rows() {
   // clang-format on
 }
 
-TEST(Precision, Table) { run_table(rule_precision, rows()); }
+TEST(Precision, Table) { run_table(rule_precision, precision_rows()); }
 
 std::string reason(const Machine& m, const std::string& name) {
   Decision d = rule_precision(m, options_for(m));

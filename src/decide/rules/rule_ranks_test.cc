@@ -24,7 +24,7 @@ Env with(Env e, const Env& more) {
   return e;
 }
 
-std::vector<RuleCase> rows() {
+std::vector<RuleCase> ranks_rows() {
   return {
       {"no launcher: nothing", machine::h100(), {}, {}},
       {"task 3 of an srun step gets env:// init's variables",
@@ -77,7 +77,7 @@ std::vector<RuleCase> rows() {
   };
 }
 
-TEST(Ranks, SrunTasksGetTorchDistributedsVariables) { run_table(rule_ranks, rows()); }
+TEST(Ranks, SrunTasksGetTorchDistributedsVariables) { run_table(rule_ranks, ranks_rows()); }
 
 TEST(Ranks, FirstHostOfSlurmHostlists) {
   const std::pair<std::string, std::optional<std::string>> cases[] = {

@@ -82,23 +82,17 @@ Decision disable(const Visibility& v, const std::vector<VisibleDevice>& old) {
   return d;
 }
 
-Decision left_alone(const std::string& why) {
-  Decision d;
-  d.notes.push_back({Severity::kWarning, "", "TF32 left alone: " + why});
-  return d;
-}
-
 }  // namespace
 
 Decision rule_tf32(const Machine& m, const Options& o) {
   Visibility v = visible_devices(m, o);
   if (v.devices.empty()) return {};
   if (!distinct_ccs(v.devices))
-    return left_alone("the compute capability of " + describe_unknown_cc(v.devices) +
+    return left_alone("TF32", "the compute capability of " + describe_unknown_cc(v.devices) +
                       " could not be sensed");
   auto unknown = select(v.devices, [](const std::optional<TensorFormats>& t) { return !t; });
   if (!unknown.empty())
-    return left_alone("gpuenv does not know the tensor cores of " + describe_devices(unknown));
+    return left_alone("TF32", "gpuenv does not know the tensor cores of " + describe_devices(unknown));
   auto old = select(v.devices, [](const std::optional<TensorFormats>& t) { return !t->tf32; });
   return old.empty() ? enable(m, o, v) : disable(v, old);
 }

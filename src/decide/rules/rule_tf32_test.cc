@@ -13,13 +13,12 @@ using namespace gpuenv::testing;
 
 const Env kOn = {{"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1"}, {"GPUENV_TF32", "1"}};
 const Env kOff = {{"GPUENV_TF32", "0"}};
-constexpr Severity kWarn = Severity::kWarning;
 
 MachineBuilder ada_and_pascal() {
   return MachineBuilder().gpus(models::rtx4090()).gpus(models::gtx1080());
 }
 
-std::vector<RuleCase> rows() {
+std::vector<RuleCase> tf32_rows() {
   // clang-format off
   return {
       {"GTX 1080: Pascal", machine::gtx1080(), {}, kOff},
@@ -52,7 +51,7 @@ std::vector<RuleCase> rows() {
   // clang-format on
 }
 
-TEST(Tf32, Table) { run_table(rule_tf32, rows()); }
+TEST(Tf32, Table) { run_table(rule_tf32, tf32_rows()); }
 
 std::string override_reason(const Machine& m) {
   Decision d = rule_tf32(m, options_for(m));
@@ -107,7 +106,7 @@ TEST(Tf32, StartUpHookForTorchWithTheNewApi) {
     Machine machine;
     std::string hook_dir;
     bool hook;
-  } rows[] = {
+  } tf32_rows[] = {
       {"torch 2.11", MachineBuilder().gpus(models::h200()).torch("2.11.0+cu130"), "/opt/gpuenv/python", true},
       {"torch 2.9", MachineBuilder().gpus(models::h200()).torch("2.9.0"), "/opt/gpuenv/python", true},
       {"torch 2.8: no new API", MachineBuilder().gpus(models::h200()).torch("2.8.0+cu128"), "/opt/gpuenv/python", false},
@@ -116,7 +115,7 @@ TEST(Tf32, StartUpHookForTorchWithTheNewApi) {
       {"no hook installed", MachineBuilder().gpus(models::h200()).torch("2.11.0"), "", false},
       {"no TF32: no hook", MachineBuilder().gpus(models::v100()).torch("2.11.0"), "/h", false},
   };
-  for (const Row& r : rows) {
+  for (const Row& r : tf32_rows) {
     Options o = options_for(r.machine);
     o.python_hook_dir = r.hook_dir;
     Decision d = rule_tf32(r.machine, o);

@@ -26,4 +26,12 @@ std::string cache_root_prefix(const Options& o) {
   return root == "/" ? "" : root;
 }
 
+Note warning(std::string message) { return {Severity::kWarning, "", std::move(message)}; }
+
+Decision left_alone(const std::string& what, const std::string& why) {
+  Decision d;
+  d.notes.push_back(warning(what + " left alone: " + why));
+  return d;
+}
+
 }  // namespace gpuenv

@@ -25,6 +25,12 @@ const std::vector<Rule>& all_rules();
 /// "/<dir>" appended.
 std::string cache_root_prefix(const Options& o);
 
+/// A warning from a rule (its rule name is filled in when the rules merge).
+Note warning(std::string message);
+
+/// A rule that sets nothing and says why: "WHAT left alone: WHY".
+Decision left_alone(const std::string& what, const std::string& why);
+
 Decision rule_devices(const Machine&, const Options&);    // CUDA_DEVICE_ORDER
 Decision rule_arch_list(const Machine&, const Options&);  // TORCH_CUDA_ARCH_LIST
 Decision rule_tf32(const Machine&, const Options&);       // TORCH_ALLOW_TF32_CUBLAS_OVERRIDE

@@ -5,7 +5,7 @@
 namespace gpuenv {
 namespace {
 
-Verdict input_bound() {
+Verdict tune_input_bound() {
   Verdict v;
   v.name = "input-bound";
   v.tune = {{"num_workers", "15"}, {"pin_memory", "True"}, {"persistent_workers", "True"}};
@@ -17,11 +17,11 @@ TEST(Tune, AllUnlessRefused) {
   std::string err;
   ASSERT_TRUE(parse_tune(std::string("all"), "", &c, &err)) << err;
   EXPECT_TRUE(c.enabled);
-  EXPECT_EQ(tune_env_value(tune_changes({input_bound()}, c)), "num_workers=15,pin_memory=True,persistent_workers=True");
+  EXPECT_EQ(tune_env_value(tune_changes({tune_input_bound()}, c)), "num_workers=15,pin_memory=True,persistent_workers=True");
   ASSERT_TRUE(parse_tune(std::string("-num_workers, -pin_memory"), "", &c, &err)) << err;
-  EXPECT_EQ(tune_env_value(tune_changes({input_bound()}, c)), "persistent_workers=True");
+  EXPECT_EQ(tune_env_value(tune_changes({tune_input_bound()}, c)), "persistent_workers=True");
   ASSERT_TRUE(parse_tune(std::string("-num_workers"), "persistent_workers,pin_memory", &c, &err)) << err;
-  std::vector<TuneChange> changes = tune_changes({input_bound()}, c);
+  std::vector<TuneChange> changes = tune_changes({tune_input_bound()}, c);
   ASSERT_EQ(changes.size(), 3u);
   for (const auto& ch : changes) EXPECT_TRUE(ch.refused) << ch.name;
   EXPECT_EQ(tune_env_value(changes), "");
@@ -48,10 +48,10 @@ TEST(Tune, PrecisionOnlyWhenNamed) {
   EXPECT_FALSE(c.wants("precision"));
   ASSERT_TRUE(parse_tune(std::string("+precision"), "", &c, &err)) << err;
   EXPECT_TRUE(c.wants("precision"));
-  EXPECT_EQ(tune_env_value(tune_changes({input_bound()}, c)), "num_workers=15,pin_memory=True,persistent_workers=True");
+  EXPECT_EQ(tune_env_value(tune_changes({tune_input_bound()}, c)), "num_workers=15,pin_memory=True,persistent_workers=True");
   ASSERT_TRUE(parse_tune(std::string("+precision,-num_workers"), "", &c, &err)) << err;
   EXPECT_TRUE(c.wants("precision"));
-  EXPECT_EQ(tune_env_value(tune_changes({input_bound()}, c)), "pin_memory=True,persistent_workers=True");
+  EXPECT_EQ(tune_env_value(tune_changes({tune_input_bound()}, c)), "pin_memory=True,persistent_workers=True");
   ASSERT_TRUE(parse_tune(std::string("true"), "", &c, &err, "precision")) << err;  // GPUENV_TUNE_ADD
   EXPECT_TRUE(c.wants("precision"));
   ASSERT_TRUE(parse_tune(std::string("+precision"), "precision", &c, &err)) << err;  // GPUENV_TUNE_SKIP wins
@@ -72,7 +72,7 @@ TEST(Tune, TheFirstVerdictNamingASettingWins) {
   copy.tune = {{"pin_memory", "True"}};
   Verdict none;
   none.name = "busy";
-  EXPECT_EQ(tune_env_value(tune_changes({copy, input_bound()}, {})), "num_workers=15,pin_memory=True,persistent_workers=True");
+  EXPECT_EQ(tune_env_value(tune_changes({copy, tune_input_bound()}, {})), "num_workers=15,pin_memory=True,persistent_workers=True");
   EXPECT_EQ(tune_env_value(tune_changes({copy}, {})), "pin_memory=True");
   EXPECT_TRUE(tune_changes({none}, {}).empty());
 }

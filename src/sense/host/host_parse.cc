@@ -22,7 +22,7 @@ std::vector<std::string_view> fields(std::string_view text) {
 }
 
 // Non-empty lines, without their '\n'.
-std::vector<std::string_view> lines(std::string_view text) {
+std::vector<std::string_view> nonempty_lines(std::string_view text) {
   std::vector<std::string_view> out;
   for (std::string_view l : split(text, '\n'))
     if (!l.empty()) out.push_back(l);
@@ -282,7 +282,7 @@ bool parse_memory_limit(std::string_view text,
 bool parse_proc_cgroup(std::string_view text, std::vector<CgroupEntry>* entries,
                        std::string* err) {
   entries->clear();
-  for (std::string_view line : lines(text)) {
+  for (std::string_view line : nonempty_lines(text)) {
     std::size_t c1 = line.find(':');
     std::size_t c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
     CgroupEntry e;
@@ -375,7 +375,7 @@ std::optional<CgroupLocation> locate_cgroup(
 bool parse_meminfo(std::string_view text,
                    std::map<std::string, std::uint64_t>* out, std::string* err) {
   out->clear();
-  for (std::string_view line : lines(text)) {
+  for (std::string_view line : nonempty_lines(text)) {
     std::string key;
     std::uint64_t value = 0;
     if (!parse_meminfo_line(line, &key, &value, err)) return false;
@@ -413,7 +413,7 @@ std::map<std::string, std::string> parse_environ(std::string_view text) {
 
 std::optional<std::string> proc_status_field(std::string_view text,
                                              std::string_view name) {
-  for (std::string_view line : lines(text)) {
+  for (std::string_view line : nonempty_lines(text)) {
     std::size_t colon = line.find(':');
     if (colon != std::string_view::npos && line.substr(0, colon) == name)
       return std::string(trim(line.substr(colon + 1)));
@@ -535,7 +535,7 @@ bool parse_numa_node(std::string_view text, std::optional<int>* node, std::strin
 
 bool parse_limit(std::string_view text, std::string_view name,
                  std::optional<std::uint64_t>* soft, std::string* err) {
-  for (std::string_view line : lines(text)) {
+  for (std::string_view line : nonempty_lines(text)) {
     if (line.substr(0, name.size()) != name) continue;
     std::string_view rest = line.substr(name.size());
     if (rest.empty() || (rest[0] != ' ' && rest[0] != '\t')) continue;  // a longer name
@@ -552,7 +552,7 @@ bool parse_limit(std::string_view text, std::string_view name,
 
 std::map<std::string, std::string> parse_key_values(std::string_view text) {
   std::map<std::string, std::string> out;
-  for (std::string_view line : lines(text)) {
+  for (std::string_view line : nonempty_lines(text)) {
     std::size_t eq = line.find('=');
     std::string_view key = trim(line.substr(0, eq));
     if (eq == std::string_view::npos || key.empty() || key[0] == '#') continue;
@@ -564,7 +564,7 @@ std::map<std::string, std::string> parse_key_values(std::string_view text) {
 bool parse_torch_version_py(std::string_view text, TorchVersionFile* file,
                             std::string* err) {
   std::optional<std::string> version, cuda;
-  for (std::string_view line : lines(text)) {
+  for (std::string_view line : nonempty_lines(text)) {
     std::string_view name, value;
     if (!assignment(line, &name, &value)) continue;
     if (name == "__version__" && !torch_string(name, value, &version, false, err))
@@ -579,7 +579,7 @@ bool parse_torch_version_py(std::string_view text, TorchVersionFile* file,
 
 std::vector<std::string> parse_record_paths(std::string_view text) {
   std::vector<std::string> paths;
-  for (std::string_view line : lines(text)) {
+  for (std::string_view line : nonempty_lines(text)) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     if (line[0] != '"') {

@@ -62,7 +62,7 @@ std::string environ_file(std::initializer_list<std::string> vars) {
   return out;
 }
 
-std::vector<int> range(int lo, int hi) {
+std::vector<int> cpu_range(int lo, int hi) {
   std::vector<int> v;
   for (int c = lo; c <= hi; ++c) v.push_back(c);
   return v;
@@ -123,13 +123,13 @@ TEST(HostSense, DockerCgroupV2) {
   EXPECT_EQ(h.hostname, "train-7f9c");
   EXPECT_EQ(h.product_name, "PowerEdge R750xa");
   EXPECT_EQ(h.online_cpus, 16);
-  EXPECT_EQ(h.affinity_cpus, range(0, 7));
+  EXPECT_EQ(h.affinity_cpus, cpu_range(0, 7));
   EXPECT_EQ(h.cgroup_cpu_quota, 1.5);
   EXPECT_EQ(h.usable_cpus, 2);
   EXPECT_EQ(h.memory_total_bytes, 65759332ull * 1024);
   EXPECT_EQ(h.cgroup_memory_limit_bytes, 8589934592ull);
-  EXPECT_EQ(h.numa_nodes, (std::vector<NumaNode>{{0, range(0, 7), 32879616ull * 1024},
-                                                 {1, range(8, 15), 32879716ull * 1024}}));
+  EXPECT_EQ(h.numa_nodes, (std::vector<NumaNode>{{0, cpu_range(0, 7), 32879616ull * 1024},
+                                                 {1, cpu_range(8, 15), 32879716ull * 1024}}));
   EXPECT_EQ(h.shm_bytes, 64ull << 20);
   EXPECT_EQ(h.container, "docker");
   EXPECT_EQ(h.nvidia_device_nodes,
@@ -182,12 +182,12 @@ TEST(HostSense, KubernetesCgroupV1) {
   EXPECT_EQ(h.hostname, "trainer-0");
   EXPECT_EQ(h.product_name, std::nullopt) << "no DMI: none, and no problem";
   EXPECT_EQ(h.online_cpus, 32);
-  EXPECT_EQ(h.affinity_cpus, range(0, 31));
+  EXPECT_EQ(h.affinity_cpus, cpu_range(0, 31));
   EXPECT_EQ(h.cgroup_cpu_quota, 2.0);
   EXPECT_EQ(h.usable_cpus, 2);
   EXPECT_EQ(h.memory_total_bytes, 131072000ull * 1024);
   EXPECT_EQ(h.cgroup_memory_limit_bytes, 4294967296ull);
-  EXPECT_EQ(h.numa_nodes, (std::vector<NumaNode>{{0, range(0, 31), std::nullopt}}));
+  EXPECT_EQ(h.numa_nodes, (std::vector<NumaNode>{{0, cpu_range(0, 31), std::nullopt}}));
   EXPECT_EQ(h.shm_bytes, 131072000ull * 1024 / 2);  // tmpfs default: half of RAM
   EXPECT_EQ(h.container, "kubernetes");
   EXPECT_TRUE(h.nvidia_device_nodes.empty());

@@ -8,8 +8,6 @@
 namespace gpuenv {
 namespace {
 
-constexpr long long kPidLimit = 1 << 22;  // PID_MAX_LIMIT on 64-bit Linux
-
 template <typename T>
 bool number(std::string_view s, T* out) {
   if (s.empty()) return false;
@@ -106,7 +104,7 @@ std::vector<int> parse_pid_list(std::string_view text) {
   std::vector<int> out;
   for (std::string_view w : words(text)) {
     long long pid = 0;
-    if (number(w, &pid) && pid > 0 && pid < kPidLimit) out.push_back(static_cast<int>(pid));
+    if (number(w, &pid) && plausible_pid(pid)) out.push_back(static_cast<int>(pid));
   }
   return out;
 }
@@ -186,5 +184,7 @@ std::optional<std::int64_t> single_integer(std::string_view text) {
   if (!number(trim(text), &v)) return std::nullopt;
   return v;
 }
+
+bool plausible_pid(long long pid) { return pid > 0 && pid < (1LL << 22); }
 
 }  // namespace gpuenv

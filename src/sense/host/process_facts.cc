@@ -26,7 +26,6 @@ constexpr int kMaxCgroupDepth = 32;
 constexpr std::size_t kMaxCgroupDirs = 4096;
 constexpr std::size_t kMaxMappingBytes = 64 << 10;
 constexpr std::size_t kMaxMappingFiles = 256;
-constexpr std::uint32_t kPidLimit = 1 << 22;  // PID_MAX_LIMIT on 64-bit Linux
 
 // At most `cap` bytes of `path`; a longer file is cut back to just after its
 // last `end` byte within the cap, so that a cut never leaves half a line or
@@ -45,8 +44,6 @@ std::optional<std::string> read_small(const std::string& path) { return read_cap
 std::string pid_path(const ProcessReadOptions& o, std::uint32_t pid, const char* file) {
   return o.proc_root + "/" + std::to_string(pid) + "/" + file;
 }
-
-bool plausible_pid(long long pid) { return pid > 0 && pid < kPidLimit; }
 
 std::optional<ProcStat> stat_of(const ProcessReadOptions& o, std::uint32_t pid) {
   std::optional<std::string> text = read_small(pid_path(o, pid, "stat"));
