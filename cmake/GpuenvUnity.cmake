@@ -82,5 +82,12 @@ function(gpuenv_unity out name)
       math(EXPR k "${k} + 1")
     endwhile()
   endforeach()
+  # A batch left from an earlier configure (a module that lost sources) would
+  # name sources twice to ctest unity.batches; nothing compiles it, but it goes.
+  file(GLOB old_batches "${CMAKE_CURRENT_BINARY_DIR}/unity/${name}_*.cc")
+  list(REMOVE_ITEM old_batches ${batches})
+  if(old_batches)
+    file(REMOVE ${old_batches})
+  endif()
   set(${out} ${batches} PARENT_SCOPE)
 endfunction()
