@@ -7,13 +7,12 @@
 #include "decide/node_labels.h"
 #include "diagnose/doctor.h"
 #include "rule_expect.h"
+#include "text_files.h"
 
 namespace gpuenv {
 namespace {
 
 using namespace gpuenv::testing;
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The single finding of `check` on `m`, as "status: seen | fix".
 std::string finding(CheckFn check, const Machine& m) {
@@ -37,10 +36,10 @@ const std::vector<std::string> kCu13Targets = {"sm_100", "sm_120", "sm_75", "sm_
 TEST(WheelAdvice, V100WithTorch214GetsItsOwnCu126) {
   Machine m = with_libtorch(machine::v100().torch("2.14.0+cu130", "13.0"), kCu13Targets);
   std::string got = finding(check_kernels, m);
-  EXPECT_TRUE(has(got, "error: libtorch_cuda.so carries")) << got;
-  EXPECT_TRUE(has(got, "pip install --force-reinstall torch==2.14.0 --index-url "
+  EXPECT_TRUE(contains(got, "error: libtorch_cuda.so carries")) << got;
+  EXPECT_TRUE(contains(got, "pip install --force-reinstall torch==2.14.0 --index-url "
                        "https://download.pytorch.org/whl/cu126")) << got;
-  EXPECT_FALSE(has(got, "2.12.1")) << got;
+  EXPECT_FALSE(contains(got, "2.12.1")) << got;
 }
 
 // Item 2: a torch newer than the table keeps its version; the advice says
@@ -49,21 +48,21 @@ TEST(WheelAdvice, ATorchNewerThanTheTableIsNeverDowngraded) {
   const std::string table_end = "gpuenv's wheel table ends at torch 2.14 (sources up to 2026-09-18)";
   Machine future = with_libtorch(machine::v100().torch("2.99.0+cu140", "14.0"), {"sm_100", "sm_120", "sm_90"});
   std::string kernels = finding(check_kernels, future);
-  EXPECT_TRUE(has(kernels, "pip install --force-reinstall torch==2.99.0 --index-url "
+  EXPECT_TRUE(contains(kernels, "pip install --force-reinstall torch==2.99.0 --index-url "
                            "https://download.pytorch.org/whl/cu126 (" + table_end)) << kernels;
   std::string driver = finding(check_driver_compat, future);
-  EXPECT_TRUE(has(driver, "torch==2.99.0")) << driver;
-  EXPECT_TRUE(has(driver, table_end)) << driver;
+  EXPECT_TRUE(contains(driver, "torch==2.99.0")) << driver;
+  EXPECT_TRUE(contains(driver, table_end)) << driver;
   for (const std::string& text : {kernels, driver})
     for (const char* older : {"torch==2.14.", "torch==2.13.", "torch==2.12.", "torch==2.9."})
-      EXPECT_FALSE(has(text, older)) << text;
+      EXPECT_FALSE(contains(text, older)) << text;
   Machine kepler = MachineBuilder()
                        .gpus(GpuModel{"Tesla K80", {3, 7}, 12ull << 30, 3, 16, 150000, 875, 2505, 0})
                        .driver("470.256.02", 11040)
                        .torch("2.99.0+cpu");
   std::string none = finding(check_torch, kepler);
-  EXPECT_TRUE(has(none, "torch 2.99.0 is past the table (" + table_end + ")")) << none;
-  EXPECT_FALSE(has(none, "pip install")) << none;
+  EXPECT_TRUE(contains(none, "torch 2.99.0 is past the table (" + table_end + ")")) << none;
+  EXPECT_FALSE(contains(none, "pip install")) << none;
 }
 
 // Item 3: `labels` publishes the wheel doctor advises, and with that wheel
@@ -89,8 +88,8 @@ TEST(WheelAdvice, LabelsAndDoctorGiveOneAnswer) {
     std::string cuda = variant.substr(2, variant.size() - 3) + "." + variant.substr(variant.size() - 1);
     m.torch = Machine(MachineBuilder().torch(label.substr(0, label.find('-')) + "+" + variant, cuda)).torch;
     std::string got = finding(check_driver_compat, m);
-    EXPECT_TRUE(has(got, "ok: ")) << got;
-    EXPECT_FALSE(has(got, "upgrade")) << got;
+    EXPECT_TRUE(contains(got, "ok: ")) << got;
+    EXPECT_FALSE(contains(got, "upgrade")) << got;
   }
 }
 
@@ -100,9 +99,9 @@ TEST(WheelAdvice, Cu132OnDriver580NamesTheLabelsWheel) {
   Machine m = machine::h200().driver("580.159.04", 13000).torch("2.12.1+cu132", "13.2");
   EXPECT_EQ(node_labels(m, std::nullopt)["torch.wheel"], "2.14.0-cu130");
   std::string got = finding(check_driver_compat, m);
-  EXPECT_TRUE(has(got, "warning: torch 2.12.1+cu132 bundles CUDA 13.2; driver 580.159.04 supports CUDA 13.0: "
+  EXPECT_TRUE(contains(got, "warning: torch 2.12.1+cu132 bundles CUDA 13.2; driver 580.159.04 supports CUDA 13.0: "
                        "it runs through minor-version compatibility")) << got;
-  EXPECT_TRUE(has(got, "upgrade the NVIDIA driver to 595.45.04 or newer, or install torch 2.12.1+cu130: "
+  EXPECT_TRUE(contains(got, "upgrade the NVIDIA driver to 595.45.04 or newer, or install torch 2.12.1+cu130: "
                        "pip install --force-reinstall torch==2.12.1 --index-url "
                        "https://download.pytorch.org/whl/cu130")) << got;
 }
@@ -133,10 +132,10 @@ TEST(WheelAdvice, NgcTorchIsNeverReinstalled) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     std::string got = finding(c.check, c.machine);
-    EXPECT_TRUE(has(got, c.want)) << got;
-    EXPECT_FALSE(has(got, "pip install")) << got;
-    EXPECT_FALSE(has(got, "upgrade the NVIDIA driver")) << got;
-    EXPECT_FALSE(has(got, "580.65.06 or newer,")) << got;
+    EXPECT_TRUE(contains(got, c.want)) << got;
+    EXPECT_FALSE(contains(got, "pip install")) << got;
+    EXPECT_FALSE(contains(got, "upgrade the NVIDIA driver")) << got;
+    EXPECT_FALSE(contains(got, "580.65.06 or newer,")) << got;
   }
 }
 

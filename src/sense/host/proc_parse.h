@@ -58,7 +58,7 @@ struct ProcCgroup {
 /// with '/' are skipped.
 ProcCgroup parse_proc_cgroup(std::string_view text);
 
-/// A PID Linux can hand out: 1 up to PID_MAX_LIMIT (1 << 22 on 64-bit Linux).
+/// A PID Linux can hand out: from 1 to below PID_MAX_LIMIT (1 << 22 on 64-bit Linux).
 bool plausible_pid(long long pid);
 
 /// The variables of /proc/PID/environ (NUL-separated "NAME=value") named in
