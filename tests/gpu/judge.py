@@ -118,7 +118,9 @@ def plan_memory(path):
     j = json.load(open(path))
     for r in j["rows"]:
         loop = "keeps" if "--loop keeps" in r["flags"] else "frees"
-        if "error" in r:
+        # "error" is the relative error of a row that ran; "failure" (once
+        # "error" holding text) the stderr of one that did not.
+        if "failure" in r or isinstance(r.get("error"), str):
             claims.add("plan-memory", "%s (%s)" % (r["name"], loop), "within %.0f %%" % (100 * PLAN_ERROR), "failed to run", False)
             continue
         claims.add("plan-memory", "%s" % r["name"], "within %.0f %% of the measured peak" % (100 * PLAN_ERROR),

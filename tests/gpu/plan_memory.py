@@ -38,7 +38,7 @@ def predict(gpuenv, flags):
 def measure(flags):
     r = subprocess.run([sys.executable, MEASURE] + flags.split(), capture_output=True, text=True)
     if r.returncode != 0:
-        return {"error": r.stderr[-1500:]}
+        return {"failure": r.stderr[-1500:]}
     return json.loads(r.stdout.strip().splitlines()[-1])["measured"]
 
 
@@ -61,9 +61,9 @@ def main():
     keeps = [(name + " keeps", flags + " --loop keeps") for name, flags in getattr(pm, "LOOPS", [])]
     for name, flags in pm.SUITE + keeps:
         p, m = predict(gpuenv, flags), measure(flags)
-        if "error" in m:
+        if "failure" in m:
             print(f"| {name} | {p['peak_bytes_per_gpu'] / 2**30:.2f} | failed | | |")
-            rows.append({"name": name, "flags": flags, "error": m["error"]})
+            rows.append({"name": name, "flags": flags, "failure": m["failure"]})
             errors.append(float("inf"))
             continue
         err = (p["peak_bytes_per_gpu"] - m["peak"]) / m["peak"]

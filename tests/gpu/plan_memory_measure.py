@@ -40,9 +40,12 @@ SUITE = [
     ("llama-1B bf16", "--arch llama --hidden 2048 --layers 16 --heads 32 --kv-heads 8 --ffn 8192 --vocab 128256 --tied --seq 2048 --batch 2 --precision bf16-mixed"),
     ("llama-1B fp32 ckpt", "--arch llama --hidden 2048 --layers 16 --heads 32 --kv-heads 8 --ffn 8192 --vocab 128256 --tied --seq 2048 --batch 4 --precision fp32 --checkpointing"),
     ("llama-1B bf16 sgd", "--arch llama --hidden 2048 --layers 16 --heads 32 --kv-heads 8 --ffn 8192 --vocab 128256 --tied --seq 2048 --batch 2 --precision bf16-mixed --optimizer sgd"),
+    # Qwen2-0.5B's shape (Llama's blocks, 2 KV heads, a 151936-token tied vocabulary): logits dominate.
+    ("qwen2-0.5B bf16", "--arch llama --hidden 896 --layers 24 --heads 14 --kv-heads 2 --ffn 4864 --vocab 151936 --tied --seq 2048 --batch 4 --precision bf16-mixed"),
 ]
 # Both loop shapes (issue 40): plan-memory --keeps-logits / --frees-logits.
-LOOPS = [row for row in SUITE if row[0] in ("gpt2-124M fp32", "gpt2-124M bf16", "llama-125M bf16", "llama-1B bf16")]
+LOOPS = [row for row in SUITE if row[0] in ("gpt2-124M fp32", "gpt2-124M bf16", "llama-125M bf16", "llama-1B bf16",
+                                            "qwen2-0.5B bf16")]
 # The edge check: a ~1 B model whose largest batch is small.
 EDGE = "--arch llama --hidden 2048 --layers 16 --heads 32 --kv-heads 8 --ffn 8192 --vocab 128256 --tied --seq 8192 --batch 1 --precision bf16-mixed"
 

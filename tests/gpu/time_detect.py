@@ -4,7 +4,12 @@ table plus one JSON line (median, min, p90 in ms).
 Each round runs every command once, in an order shuffled per round (seeded),
 so no command always follows the slow `detect --cuda`. The verdict compares
 each gpuenv command with nvidia-smi round by round: the median of the paired
-differences and its 95 % bootstrap interval."""
+differences and its 95 % bootstrap interval.
+
+  python3 tests/gpu/time_detect.py BIN [RUNS] [BASELINE_BIN]
+BASELINE_BIN (another build, say the commit before a start-up change) adds
+its detect, env and --version to the same shuffled rounds, each paired with
+nvidia-smi as gpuenv's are; the judge reads gpuenv's own rows only."""
 import json
 import random
 import statistics
@@ -23,6 +28,10 @@ CMDS = {
     "gpuenv --version (the process alone)": [BIN, "--version"],
     SMI: ["nvidia-smi", "--query-gpu=name,compute_cap,memory.total", "--format=csv,noheader"],
 }
+if len(sys.argv) > 3:
+    BASE = sys.argv[3]
+    CMDS.update({"baseline detect": [BASE, "detect"], "baseline env": [BASE, "env"],
+                 "baseline --version (the process alone)": [BASE, "--version"]})
 
 rng = random.Random(2026)
 samples = {k: [] for k in CMDS}
@@ -48,7 +57,7 @@ for k, v in samples.items():
     s = sorted(v)
     result[k] = {"median_ms": round(statistics.median(v), 2), "min_ms": round(s[0], 2),
                  "p90_ms": round(s[int(0.9 * (len(s) - 1))], 2)}
-    if k.startswith("gpuenv") and "--cuda" not in k and "--version" not in k:
+    if k.startswith(("gpuenv", "baseline")) and "--cuda" not in k and "--version" not in k:
         result[k]["minus_smi_ms"] = paired(k)
 for k, v in result.items():
     line = f"{k:58s} median {v['median_ms']:8.2f}  min {v['min_ms']:8.2f}  p90 {v['p90_ms']:8.2f} ms"
