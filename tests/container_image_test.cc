@@ -241,7 +241,7 @@ TEST(ContainerImage, PrebuiltStageGivesWhatTheSourceStageBuilds) {
     EXPECT_TRUE(contains(prebuilt_stage, "prebuilt/" + file)) << "build-prebuilt lacks " << file;
     EXPECT_TRUE(contains(d.substr(source, prebuilt - source), "build-portable/" + file)) << file;
   }
-  EXPECT_EQ(copied, 4) << "gpuenv and the plugin, in the devel and runtime stages";
+  EXPECT_EQ(copied, 6) << "gpuenv, the kubelet client and the plugin, in the devel and runtime stages";
 }
 
 TEST(ContainerImage, MakeDepsInstallsTheProgramsTheTestsRun) {

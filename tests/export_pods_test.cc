@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -62,14 +63,20 @@ class Kubelet {
 class PodsExporter {
  public:
   PodsExporter(const std::string& scenario, const std::string& socket,
-           const std::vector<std::string>& more = {"--interval", "0.2"})
-      : bg_(argv(socket, more), stand_in_env(scenario)) {
+           const std::vector<std::string>& more = {"--interval", "0.2"},
+           const std::map<std::string, std::string>& env = {})
+      : bg_(argv(socket, more), with(stand_in_env(scenario), env)) {
     bool ready = bg_.wait_for_log(kPodsListening, 30000);
     std::string log = bg_.log();
     if (ready) port_ = std::atoi(log.c_str() + log.find(kPodsListening) + std::string(kPodsListening).size());
   }
   bool ready() const { return port_ > 0; }
   Background& process() { return bg_; }
+  static std::map<std::string, std::string> with(std::map<std::string, std::string> env,
+                                                const std::map<std::string, std::string>& more) {
+    for (const auto& [k, v] : more) env[k] = v;
+    return env;
+  }
   static std::vector<std::string> argv(const std::string& socket, const std::vector<std::string>& more) {
     std::vector<std::string> a = {test_paths::gpuenv_bin(), "export", "--listen", "127.0.0.1:0", "--pod-resources-socket", socket};
     a.insert(a.end(), more.begin(), more.end());
@@ -187,6 +194,26 @@ TEST(ExportPods, AHangingKubeletIsWarnedOfAndNeverHoldsAScrape) {
   std::size_t first = log.find("no pod labels");
   EXPECT_EQ(log.find("no pod labels", first + 1), std::string::npos) << "one line, not one a refresh: " << log;
   EXPECT_FALSE(contains(e.scrape(), "pod="));
+}
+
+// The gRPC client is a program of its own (gpuenv-kubelet, beside gpuenv in
+// the build tree as in an install); without it the exporter serves its
+// metrics with no pod labels and says once what is missing and the fix.
+TEST(ExportPods, AMissingKubeletClientIsWarnedOfOnceAndTheMetricsStay) {
+  std::string dir = make_temp_dir("gpuenv-kubelet");
+  write_file(dir + "/pods.json", "[" + pod_json("train-0", "ml", "trainer", "nvidia.com/gpu", "\"" + kPodsGpu6 + "\"") + "]");
+  Kubelet kubelet(dir, "serve");
+  ASSERT_TRUE(kubelet.ready()) << kubelet.log();
+  PodsExporter e("h200_8_busy", kubelet.socket(), {"--interval", "0.2"},
+                 {{"GPUENV_KUBELET_HELPER", dir + "/no-such-client"}});
+  ASSERT_TRUE(e.ready()) << e.process().log();
+  EXPECT_TRUE(scrapes_answer_until(e, "export: no pod labels: gpuenv's kubelet client gpuenv-kubelet is not at " +
+                                          dir + "/no-such-client: install it beside the gpuenv binary"))
+      << e.process().log();
+  std::string body = e.scrape();
+  EXPECT_TRUE(contains(body, "gpuenv_gpu_up{")) << body;
+  EXPECT_FALSE(contains(body, "pod=")) << body;
+  EXPECT_EQ(count(e.process().log(), "no pod labels"), 1u) << "once, not every round: " << e.process().log();
 }
 
 TEST(ExportPods, ARefusedSocketIsWarnedOfAndAMissingOneIsSilent) {

@@ -14,6 +14,7 @@ std::string tests_dir();        // the source tree's tests/
 std::string fake_dir();         // the stand-in NVML, CUDA and bench plugin
 std::string kubelet_python();   // a Python with grpcio, for the stand-in kubelet
 std::string kubelet_pb2_dir();  // the stand-in kubelet's generated messages
+std::string kubelet_helper();   // gpuenv-kubelet, the client export runs
 std::string nvcc_fatbins();     // inspect's fixtures built by this machine's nvcc; empty without nvcc
 
 }  // namespace gpuenv::test_paths

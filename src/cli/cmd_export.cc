@@ -7,13 +7,14 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "flow/export.h"
+#include "sys/env.h"
 
 namespace gpuenv {
 namespace {
 
 int run_export(Context* ctx, const flow::ExportRequest& request) {
   flow::NvmlReadings gpus(ctx->sense_options().nvml_library, ctx->sense_options().dcgm_library);
-  flow::KubeletPods pods;
+  flow::KubeletPods pods(env_or(kKubeletHelperEnv, ""));
   flow::HostProcesses processes({request.proc_root, request.cgroup_root}, request.hpc_job_mapping_dir);
   flow::ExportEnv env;
   env.gpus = &gpus;

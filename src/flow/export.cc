@@ -339,7 +339,7 @@ bool NvmlReadings::start(std::chrono::milliseconds interval, Problem* err) {
 void KubeletPods::start(const std::string& socket, std::chrono::milliseconds interval,
                         PodResourcesWatcher::OnRound on_round) {
   route_library_logs();
-  watcher_.start(socket, interval, kKubeletDeadline, std::move(on_round));
+  watcher_.start(socket, interval, kKubeletDeadline, std::move(on_round), helper_env_);
 }
 
 }  // namespace gpuenv::flow

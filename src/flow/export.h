@@ -103,12 +103,15 @@ class NvmlReadings : public GpuReadings {
 /// after a second; libprotobuf's and gRPC's own lines go through log_message.
 class KubeletPods : public PodAssignments {
  public:
+  /// `helper_env`: $GPUENV_KUBELET_HELPER, where the gRPC client is (find_kubelet_helper).
+  explicit KubeletPods(std::string helper_env = "") : helper_env_(std::move(helper_env)) {}
   void start(const std::string& socket, std::chrono::milliseconds interval,
              PodResourcesWatcher::OnRound on_round) override;
   std::shared_ptr<const PodDevices> latest() const override { return watcher_.latest(); }
   void stop() override { watcher_.stop(); }
 
  private:
+  std::string helper_env_;
   PodResourcesWatcher watcher_;
 };
 

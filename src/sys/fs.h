@@ -74,6 +74,14 @@ bool read_head(const std::string& path, std::size_t max, std::string* text, std:
 /// This process's executable (/proc/self/exe), "" when unreadable.
 std::string executable_path();
 
+/// Where gpuenv looks for a file of its own installation (the bench plugin,
+/// the kubelet client), in order: `env_value` (its environment variable)
+/// alone when set; else `file_name` beside the executable `exe_path`, then
+/// in ../lib/gpuenv/ from it (an installed prefix); `file_name` alone when
+/// the executable is unknown.
+std::vector<std::string> own_file_candidates(const std::string& file_name, const std::string& env_value,
+                                             const std::string& exe_path);
+
 /// Whether `path` exists (following symlinks).
 bool exists(const std::string& path);
 

@@ -82,5 +82,14 @@ TEST(Fs, ReadFileRefusesWhatIsOverTheLimit) {
   EXPECT_TRUE(read_file(path, &text, &err)) << err;
 }
 
+// The bench plugin and the kubelet client are found the same way.
+TEST(OwnFileCandidates, TheVariableAloneElseBesideThenTheInstalledPrefix) {
+  EXPECT_EQ(own_file_candidates("gpuenv-kubelet", "/opt/k", "/usr/local/bin/gpuenv"),
+            (std::vector<std::string>{"/opt/k"}));
+  EXPECT_EQ(own_file_candidates("gpuenv-kubelet", "", "/usr/local/bin/gpuenv"),
+            (std::vector<std::string>{"/usr/local/bin/gpuenv-kubelet", "/usr/local/bin/../lib/gpuenv/gpuenv-kubelet"}));
+  EXPECT_EQ(own_file_candidates("libgpuenv-bench.so", "", ""), (std::vector<std::string>{"libgpuenv-bench.so"}));
+}
+
 }  // namespace
 }  // namespace gpuenv::fs

@@ -48,7 +48,7 @@ def main():
     unit_tests = {s for s in lib if s.endswith("_test.cc")}
     lib -= unit_tests
     lib -= {s for s in lib if s.endswith("_fuzz.cc")}
-    lib -= {"cli/main.cc", "sense/kubelet/pod_resources.cc"}  # the binary; its own object library
+    lib -= {"cli/main.cc", "sense/kubelet/kubelet_helper.cc"}  # the binaries gpuenv and gpuenv-kubelet
     e2e = {p.name for p in (source / "tests").glob("*.cc")}
     failures = []
     check("gpuenv_core", batches(build / "unity", "core"), lib, batch, failures)

@@ -63,7 +63,7 @@ done
 # (as the build-source stage checks its own).
 context=$repo
 if [ $from = prebuilt ]; then
-  for f in gpuenv-portable portable/libgpuenv-bench.so; do
+  for f in gpuenv-portable portable/gpuenv-kubelet portable/libgpuenv-bench.so; do
     [ -f "$build/$f" ] || { say "no $build/$f: make build links it (the static archives come with make deps)"; exit 1; }
   done
   context=$work/context
@@ -71,8 +71,9 @@ if [ $from = prebuilt ]; then
   cp -r "$repo/python" "$context/"
   cp "$repo/docker/setup-image.sh" "$repo/docker/healthcheck.py" "$context/docker/"
   cp "$build/gpuenv-portable" "$context/prebuilt/gpuenv"
-  cp "$build/portable/libgpuenv-bench.so" "$context/prebuilt/"
+  cp "$build/portable/libgpuenv-bench.so" "$build/portable/gpuenv-kubelet" "$context/prebuilt/"
   "$repo/docker/setup-image.sh" check-glibc "$context/prebuilt/gpuenv" 2.28 >/dev/null &&
+    "$repo/docker/setup-image.sh" check-glibc "$context/prebuilt/gpuenv-kubelet" 2.28 >/dev/null &&
     "$repo/docker/setup-image.sh" check-glibc "$context/prebuilt/libgpuenv-bench.so" 2.35 >/dev/null ||
     { say "the prebuilt binaries need a newer glibc than the image has"; exit 1; }
 fi
@@ -195,6 +196,11 @@ check "gpuenv inspect finds its sm_90 cubin" has "$out" "sm_90: 1 cubin"
 out=$(prun $IMAGE gpuenv bench --help 2>&1)
 check "gpuenv bench --help" has "$out" "--only"
 check "the image carries the bench plugin" podman run --rm --entrypoint test $IMAGE -f /usr/local/lib/gpuenv/libgpuenv-bench.so
+# export's kubelet client, where gpuenv looks for it (../lib/gpuenv/ from
+# /usr/local/bin), runs in the image: a socket nobody serves is its gRPC's
+# "unavailable", in the answer export reads.
+out=$(podman run --rm --entrypoint /usr/local/lib/gpuenv/gpuenv-kubelet $IMAGE /nonexistent/kubelet.sock 1000 1048576 2>&1)
+check "the image's kubelet client runs and answers in its JSON" has "$out" '"code":14,"error":"unavailable'
 out=$(prun $IMAGE gpuenv doctor 2>&1)
 code=$?
 # Stand-in libraries come without /dev/nvidia*: doctor must say so (exit 1).

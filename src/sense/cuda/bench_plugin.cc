@@ -1,8 +1,5 @@
 #include "sense/cuda/bench_plugin.h"
 
-#include <filesystem>
-#include <system_error>
-
 #include "sys/fs.h"
 
 namespace gpuenv {
@@ -32,16 +29,9 @@ bool try_load(const std::string& path, BenchPlugin* out, std::string* why) {
 
 }  // namespace
 
-std::vector<std::string> bench_plugin_candidates(const std::string& env_value, const std::string& exe_path) {
-  if (!env_value.empty()) return {env_value};
-  if (exe_path.empty()) return {kBenchPluginName};
-  std::filesystem::path dir = std::filesystem::path(exe_path).parent_path();
-  return {(dir / kBenchPluginName).string(), (dir / ".." / "lib" / "gpuenv" / kBenchPluginName).string()};
-}
-
 bool load_bench_plugin(const std::string& env_value, BenchPlugin* out, std::string* err) {
   std::string reasons;
-  for (const auto& path : bench_plugin_candidates(env_value, fs::executable_path())) {
+  for (const auto& path : fs::own_file_candidates(kBenchPluginName, env_value, fs::executable_path())) {
     std::string why;
     if (try_load(path, out, &why)) return true;
     reasons += (reasons.empty() ? "" : "; ") + why;

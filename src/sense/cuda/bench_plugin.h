@@ -14,10 +14,6 @@ namespace gpuenv {
 
 inline constexpr const char* kBenchPluginName = "libgpuenv-bench.so";
 
-/// Where to look, in order: `env_value` ($GPUENV_BENCH_PLUGIN) alone when
-/// set; else beside the executable, then ../lib/gpuenv/ from it.
-std::vector<std::string> bench_plugin_candidates(const std::string& env_value, const std::string& exe_path);
-
 /// An open plugin; unloaded when destroyed.
 struct BenchPlugin {
   std::unique_ptr<DynamicLibrary> library;
@@ -25,8 +21,9 @@ struct BenchPlugin {
   std::string path;
 };
 
-/// Loads the first candidate that opens and speaks this ABI version. On
-/// failure returns false with every candidate's reason and the fix in *err.
+/// Loads the first of fs::own_file_candidates (`env_value`: $GPUENV_BENCH_PLUGIN)
+/// that opens and speaks this ABI version. On failure returns false with
+/// every candidate's reason and the fix in *err.
 bool load_bench_plugin(const std::string& env_value, BenchPlugin* out, std::string* err);
 
 }  // namespace gpuenv

@@ -2,7 +2,10 @@
 // unix socket, pod_resources.proto): which container holds which GPU, for
 // gpuenv export's pod, namespace and container labels. One call has a
 // deadline; PodResourcesWatcher calls it from its own thread, so a scrape
-// never waits on the kubelet.
+// never waits on the kubelet. The gRPC client itself is a program of its
+// own, gpuenv-kubelet (kubelet_helper.cc), run for each List that finds a
+// socket: gRPC's start-up is paid by export on a node, never by the other
+// commands, and a crash in it fails one List, not the exporter.
 #pragma once
 
 #include <chrono>
@@ -23,23 +26,45 @@ inline constexpr const char* kKubeletPodResourcesSocket = "/var/lib/kubelet/pod-
 enum class PodListStatus {
   kOk,
   kNoSocket,  // nothing at the path: not a Kubernetes node, or not mounted
-  kFailed,    // refused, timed out, or answered an error (*err says which)
+  kFailed,    // refused, timed out, or answered an error (*err says which),
+              // or the client program could not run
 };
+
+/// The client program, and the variable that points at it (fs::own_file_candidates
+/// in sys/fs.h says where else it is looked for).
+inline constexpr const char* kKubeletHelperName = "gpuenv-kubelet";
+inline constexpr const char* kKubeletHelperEnv = "GPUENV_KUBELET_HELPER";
+/// *kind when the helper could not be found or run (gRPC's codes are 0 to 16).
+inline constexpr int kKubeletHelperFailed = -1;
+
+/// Where the helper is: the first of fs::own_file_candidates (`env_value`:
+/// $GPUENV_KUBELET_HELPER) that is an executable file. "" with every
+/// candidate and the fix in *err when none is.
+std::string find_kubelet_helper(const std::string& env_value, std::string* err);
 
 /// The largest List answer taken (gRPC's default is 4 MiB): a node's
 /// pods, their names within Kubernetes' limits, fit many times over.
 inline constexpr int kMaxKubeletAnswerBytes = 1 << 20;
 
-/// One List call on the unix socket `socket`, ended after `deadline`.
-/// kOk fills *out with the GPU assignments. kFailed sets *err, and *kind
-/// to the gRPC status code (the same kind of failure, whatever its text).
+/// One List call on the unix socket `socket`, ended after `deadline`,
+/// by the helper (find_kubelet_helper with `helper_env`). kOk fills *out
+/// with the GPU assignments. kFailed sets *err, and *kind to the gRPC
+/// status code (the same kind of failure, whatever its text) or
+/// kKubeletHelperFailed.
 PodListStatus list_pod_devices(const std::string& socket, std::chrono::milliseconds deadline, PodDevices* out,
-                               std::string* err, int* kind = nullptr);
+                               std::string* err, int* kind = nullptr, const std::string& helper_env = "");
+
+/// Reads the helper's answer (kubelet_helper.cc's JSON): its devices into
+/// *out, its library lines to the sink of route_kubelet_library_logs. As
+/// list_pod_devices; an answer that is not the helper's format is kFailed
+/// naming what is wrong.
+PodListStatus read_kubelet_answer(const std::string& answer, PodDevices* out, std::string* err, int* kind);
 
 /// Where libprotobuf's and gRPC's own messages go from now on, instead of
 /// their unformatted lines on stderr: `sink` gets the library's name
 /// ("libprotobuf", "grpc"), the level and the text, from any thread. Call
-/// it once, before the first List, with a callable `sink`.
+/// it once, before the first List, with a callable `sink` (the helper's
+/// lines come back with its answer).
 using LibraryLogSink = std::function<void(Severity, const std::string& library, const std::string& text)>;
 void route_kubelet_library_logs(LibraryLogSink sink);
 
@@ -67,8 +92,9 @@ class PodResourcesWatcher {
   PodResourcesWatcher(const PodResourcesWatcher&) = delete;
   PodResourcesWatcher& operator=(const PodResourcesWatcher&) = delete;
 
+  /// `helper_env`: $GPUENV_KUBELET_HELPER (find_kubelet_helper).
   void start(const std::string& socket, std::chrono::milliseconds interval, std::chrono::milliseconds deadline,
-             OnRound on_round);
+             OnRound on_round, const std::string& helper_env = "");
   std::shared_ptr<const PodDevices> latest() const;
   /// Ends the thread (after a call in progress, at most its deadline).
   void stop();
@@ -76,7 +102,7 @@ class PodResourcesWatcher {
  private:
   void refresh();
 
-  std::string socket_;
+  std::string socket_, helper_env_;
   std::chrono::milliseconds deadline_{1000};
   OnRound on_round_;
   PodListRound last_;  // the thread's own
