@@ -5,6 +5,7 @@
 #include "cli/cmd_run.h"
 #include "cli/context.h"
 #include "cli/commands.h"
+#include "sense/trace.h"
 #include "model/exit_codes.h"
 #include "decide/decide.h"
 #include "decide/health.h"
@@ -63,11 +64,18 @@ std::function<int()> setup_env(CLI::App* sub, Context* ctx) {
     }
     Machine m;
     if (!ctx->load_machine(&m)) return int(kExitBadInput);
-    Plan plan = decide(m, ctx->plan_options(m));
-    warn_notes(plan);
+    Plan plan;
     std::string out, err;
     std::vector<std::string> skipped;
-    if (!format_env(plan.settings, f, &out, &err, &skipped)) {
+    bool formatted;
+    {
+      trace::Scope t("env: the plan's options, decide, format (after sensing)");
+      plan = decide(m, ctx->plan_options(m));
+      formatted = format_env(plan.settings, f, &out, &err, &skipped);
+    }
+    if (trace::enabled()) trace::flush();
+    warn_notes(plan);
+    if (!formatted) {
       print_error(err);
       return int(kExitFailure);
     }
