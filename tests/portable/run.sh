@@ -7,7 +7,8 @@
 #  2. In a Debian 11 root filesystem (glibc 2.31, the oldest Debian's mirror
 #     still serves; buster's 2.28 is only on archive.debian.org), chrooted:
 #     glibc_compat_test, and `detect`, `env`, `doctor` and a usage error (a
-#     C++ exception) against the stand-in NVML and CUDA driver.
+#     C++ exception) against the stand-in NVML and CUDA driver; export's
+#     kubelet client (build/portable/gpuenv-kubelet, gRPC inside) answering.
 # The root filesystem is made once with mmdebstrap (about a minute) and kept
 # in $GPUENV_TEST_CACHE (default /var/cache/gpuenv-test), keyed by its recipe.
 #   tests/portable/run.sh BUILD_DIR
@@ -18,6 +19,7 @@ set -uo pipefail
 build=$(cd "${1:-build}" && pwd)
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$build/gpuenv-portable
+helper=$build/portable/gpuenv-kubelet
 compat_test=$build/tests/glibc_compat_test
 CEILING=2.28
 SUITE=bullseye
@@ -27,19 +29,21 @@ failures=0
 say() { echo "portable: $*"; }
 fail() { say "FAIL $*"; failures=$((failures + 1)); }
 
-for f in "$bin" "$compat_test" "$build/fake/libnvidia-ml.so.1" "$build/fake/libcuda.so.1"; do
+for f in "$bin" "$helper" "$compat_test" "$build/fake/libnvidia-ml.so.1" "$build/fake/libcuda.so.1"; do
   [ -x "$f" ] || { say "FAIL $f is missing: build the default preset first"; exit 1; }
 done
 
 # ---- 1. the symbol ceiling and the libraries it needs
-for f in "$bin" "$compat_test"; do
+for f in "$bin" "$helper" "$compat_test"; do
   if out=$("$repo/docker/setup-image.sh" check-glibc "$f" "$CEILING" 2>&1); then say "ok   $out"
   else fail "$out"; objdump -T "$f" | grep -E 'GLIBC_2\.(29|[3-9][0-9])' | sed 's/^/  /'; fi
 done
-needed=$(objdump -p "$bin" | awk '/NEEDED/ {print $2}' | sort | tr '\n' ' ')
-extra=$(echo "$needed" | tr ' ' '\n' | grep -vxE 'libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|ld-linux-x86-64\.so\.2|')
-if [ -z "$extra" ]; then say "ok   needs only glibc's libraries: $needed"
-else fail "needs libraries beyond glibc's: $extra"; fi
+for f in "$bin" "$helper"; do
+  needed=$(objdump -p "$f" | awk '/NEEDED/ {print $2}' | sort | tr '\n' ' ')
+  extra=$(echo "$needed" | tr ' ' '\n' | grep -vxE 'libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|ld-linux-x86-64\.so\.2|')
+  if [ -z "$extra" ]; then say "ok   $(basename "$f") needs only glibc's libraries: $needed"
+  else fail "$(basename "$f") needs libraries beyond glibc's: $extra"; fi
+done
 [ "$failures" -eq 0 ] || exit 1
 
 # ---- 2. the old root filesystem, made once
@@ -65,6 +69,7 @@ rm -rf "$stage"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/lib" "$stage/scenarios"
 cp "$bin" "$stage/gpuenv"
+cp "$helper" "$stage/gpuenv-kubelet"
 cp "$compat_test" "$stage/"
 cp "$build/fake/libnvidia-ml.so.1" "$build/fake/libcuda.so.1" "$stage/lib/"
 cp "$repo/tests/fake_nvml/scenarios/h200.txt" "$stage/scenarios/"
@@ -89,6 +94,8 @@ expect "gpuenv detect" 0 "GPU 0  NVIDIA H200  cc 9.0" /opt/gpuenv-test/gpuenv de
 expect "gpuenv env" 0 "export TORCH_CUDA_ARCH_LIST='9.0'" /opt/gpuenv-test/gpuenv env
 expect "gpuenv doctor (no /dev/nvidia*: an error; no python3: a warning)" 1 "no PyTorch found" /opt/gpuenv-test/gpuenv doctor
 expect "a usage error (a C++ exception, caught)" 2 "Run with --help" /opt/gpuenv-test/gpuenv --no-such-flag
+expect "gpuenv-kubelet: gRPC answers for a socket nobody serves" 0 '"code":14,"error":"unavailable' \
+  /opt/gpuenv-test/gpuenv-kubelet /nonexistent/kubelet.sock 1000 1048576
 
 [ "$failures" -eq 0 ] && say "passed" || say "$failures failed"
 [ "$failures" -eq 0 ]
