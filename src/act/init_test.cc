@@ -30,11 +30,6 @@ Plan plan_of(std::vector<Setting> settings) {
 
 using testing::slurp;
 
-mode_t init_mode(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
-}
-
 class InitFiles : public ::testing::Test {
  protected:
   // A fresh directory under the test's scratch dir, removed after the test.
@@ -86,10 +81,10 @@ TEST_F(InitFiles, AtomicWriteCreatesDirAndIgnoresUmask) {
   umask(old);
   ASSERT_TRUE(ok) << err;
   EXPECT_EQ(slurp(dir + "/env"), "A=1\n");
-  EXPECT_EQ(init_mode(dir + "/env"), 0644u);
+  EXPECT_EQ(testing::mode_of(dir + "/env"), 0644u);
   ASSERT_TRUE(write_file_atomic(dir + "/env", "A=2\n", 0600, &err)) << err;
   EXPECT_EQ(slurp(dir + "/env"), "A=2\n");
-  EXPECT_EQ(init_mode(dir + "/env"), 0600u);
+  EXPECT_EQ(testing::mode_of(dir + "/env"), 0600u);
 }
 
 TEST_F(InitFiles, AtomicWriteNamesTheFailingCall) {
@@ -111,7 +106,7 @@ TEST_F(InitFiles, WritePlanFilesReportsEachOutcome) {
   EXPECT_EQ(events[1].fields["path"], dir + "/etc/env");
   EXPECT_EQ(events[2].msg, "write failed");
   EXPECT_EQ(events[2].level, Severity::kWarning);
-  EXPECT_EQ(init_mode(dir + "/etc/env"), 0644u);
+  EXPECT_EQ(testing::mode_of(dir + "/etc/env"), 0644u);
 }
 
 TEST_F(InitFiles, DefaultCommandIsAShell) {

@@ -23,12 +23,6 @@ constexpr uid_t kNobody = 65534;
 
 std::string temp_dir(mode_t mode = 0700) { return testing::make_temp_dir("gpuenv-private", mode); }
 
-mode_t mode_of(const std::string& path) {
-  struct stat st {};
-  lstat(path.c_str(), &st);
-  return st.st_mode & 07777;
-}
-
 using testing::contains;
 
 TEST(PrivateDir, APlantedLinkIsNeitherFollowedNorCreated) {
@@ -118,9 +112,9 @@ TEST(PrivateDir, MissingDirectoriesAre0700AndTheFile0600) {
   auto db = Store::open(dir + "/a/b/g.db", &err);
   umask(old);
   ASSERT_TRUE(db) << err;
-  EXPECT_EQ(mode_of(dir + "/a"), 0700u);
-  EXPECT_EQ(mode_of(dir + "/a/b"), 0700u);
-  EXPECT_EQ(mode_of(dir + "/a/b/g.db"), 0600u);
+  EXPECT_EQ(testing::link_mode_of(dir + "/a"), 0700u);
+  EXPECT_EQ(testing::link_mode_of(dir + "/a/b"), 0700u);
+  EXPECT_EQ(testing::link_mode_of(dir + "/a/b/g.db"), 0600u);
   fs::remove_all(dir);
 }
 

@@ -8,14 +8,10 @@
 
 #include "container_support.h"
 #include "sys/fs.h"
+#include "text_files.h"
 
 namespace gpuenv {
 namespace {
-
-mode_t mode_of(const std::string& path) {
-  struct stat st;
-  return lstat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
-}
 
 void make_exe(const std::string& path) {
   std::string err;
@@ -52,7 +48,7 @@ TEST_F(ServeCommon, CreateExclusiveHasTheModeWhateverTheUmask) {
   bool ok = sys::create_exclusive(file, "s3cret", 0600, &err);
   umask(old);
   ASSERT_TRUE(ok) << err;
-  EXPECT_EQ(mode_of(file), 0600u);
+  EXPECT_EQ(testing::link_mode_of(file), 0600u);
   std::string back;
   ASSERT_TRUE(fs::read_file_nofollow(file, 100, &back, &err)) << err;
   EXPECT_EQ(back, "s3cret");
@@ -74,8 +70,8 @@ TEST_F(ServeCommon, MakeDirsCreatesEachLevelWithTheMode) {
   bool ok = sys::make_dirs(dir + "/a/b/c", 0700, &err);
   umask(old);
   ASSERT_TRUE(ok) << err;
-  EXPECT_EQ(mode_of(dir + "/a"), 0700u);
-  EXPECT_EQ(mode_of(dir + "/a/b/c"), 0700u);
+  EXPECT_EQ(testing::link_mode_of(dir + "/a"), 0700u);
+  EXPECT_EQ(testing::link_mode_of(dir + "/a/b/c"), 0700u);
   EXPECT_TRUE(sys::make_dirs(dir + "/a/b/c", 0700, &err)) << "existing dirs are fine";
   EXPECT_FALSE(sys::make_dirs("/proc/gpuenv-no/x", 0755, &err));
 }

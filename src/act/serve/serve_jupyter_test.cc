@@ -9,14 +9,10 @@
 #include "act/serve/serve_common.h"
 #include "container_support.h"
 #include "sys/fs.h"
+#include "text_files.h"
 
 namespace gpuenv {
 namespace {
-
-mode_t jupyter_mode(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
-}
 
 std::string contents(const std::string& path) {
   std::string out, err;
@@ -94,8 +90,8 @@ TEST_F(ServeJupyter, GeneratesA0600FileWithoutNewlineWhateverTheUmask) {
   ASSERT_TRUE(ok) << err;
   EXPECT_EQ(source, TokenSource::kGenerated);
   EXPECT_EQ(contents(file), token);  // Jupyter reads the file verbatim
-  EXPECT_EQ(jupyter_mode(file), 0600u);
-  EXPECT_EQ(jupyter_mode(file.substr(0, file.rfind('/'))), 0700u);
+  EXPECT_EQ(testing::mode_of(file), 0600u);
+  EXPECT_EQ(testing::mode_of(file.substr(0, file.rfind('/'))), 0700u);
   std::string again;
   ASSERT_TRUE(ensure_token_file(file, "", &again, &source, &err)) << err;
   EXPECT_EQ(source, TokenSource::kFile);
@@ -109,7 +105,7 @@ TEST_F(ServeJupyter, AFileTokenIsTrimmedAndTightened) {
   ASSERT_TRUE(ensure_token_file(file, "", &token, &source, &err)) << err;
   EXPECT_EQ(token, kLong);
   EXPECT_EQ(contents(file), kLong);
-  EXPECT_EQ(jupyter_mode(file), 0600u);
+  EXPECT_EQ(testing::mode_of(file), 0600u);
 }
 
 TEST_F(ServeJupyter, AnEnvTokenReplacesTheFile) {
@@ -119,7 +115,7 @@ TEST_F(ServeJupyter, AnEnvTokenReplacesTheFile) {
   ASSERT_TRUE(ensure_token_file(file, kLong, &token, &source, &err)) << err;
   EXPECT_EQ(source, TokenSource::kEnv);
   EXPECT_EQ(contents(file), kLong);
-  EXPECT_EQ(jupyter_mode(file), 0600u);
+  EXPECT_EQ(testing::mode_of(file), 0600u);
   EXPECT_FALSE(ensure_token_file(file, "bad token", &token, &source, &err));
   EXPECT_NE(err.find("GPUENV_JUPYTER_TOKEN"), std::string::npos) << err;
 }
@@ -162,7 +158,7 @@ TEST_F(ServeJupyter, TheTokenFileMustBeARegularFileNotALinkNorAFifo) {
   ASSERT_EQ(symlink(target.c_str(), (dir + "/link").c_str()), 0);
   EXPECT_FALSE(ensure_token_file(dir + "/link", "", &token, &source, &err));
   EXPECT_NE(err.find(dir + "/link is a symbolic link"), std::string::npos) << err;
-  EXPECT_EQ(jupyter_mode(target), 0644u) << "not tightened through the link";
+  EXPECT_EQ(testing::mode_of(target), 0644u) << "not tightened through the link";
   ASSERT_EQ(mkfifo((dir + "/fifo").c_str(), 0600), 0);
   err.clear();
   EXPECT_FALSE(ensure_token_file(dir + "/fifo", "", &token, &source, &err)) << "and does not hang";
