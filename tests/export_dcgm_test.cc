@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "container_support.h"
+#include "export_process.h"
 #include "process.h"
 #include "test_paths.h"
 #include "wait_until.h"
@@ -20,47 +21,10 @@
 namespace gpuenv::testing {
 namespace {
 
-constexpr const char* kDcgmListening = "listening on http://127.0.0.1:";
 constexpr const char* kNoDcgm =
     "DCGM_FI_PROF_*: NVML GPM needs Hopper or newer; install DCGM (libdcgm.so.4) to serve them on this A100";
 
 std::string stand_in_dcgm() { return test_paths::fake_dir() + "/libdcgm.so.4"; }
-
-// `gpuenv export` over a scenario, with `env` on top of the stand-ins'.
-class DcgmExporter {
- public:
-  DcgmExporter(const std::string& scenario, const std::map<std::string, std::string>& env)
-      : bg_({test_paths::gpuenv_bin(), "export", "--listen", "127.0.0.1:0", "--interval", "0.2"}, with(scenario, env)) {
-    if (!bg_.wait_for_log(kDcgmListening, 30000)) return;
-    std::string log = bg_.log();
-    port_ = std::atoi(log.c_str() + log.find(kDcgmListening) + std::string(kDcgmListening).size());
-  }
-  int port() const { return port_; }
-  std::string log() const { return bg_.log(); }
-  /// The /metrics body ("" when it cannot be fetched).
-  std::string metrics() const {
-    ProcessResult r = run_process({"curl", "-sS", "http://127.0.0.1:" + std::to_string(port_) + "/metrics"},
-                                  {{}, "", 10000});
-    return r.exit_code == 0 ? r.out : "";
-  }
-  /// The listening line.
-  std::string start_line() const {
-    std::string log = bg_.log();
-    std::size_t at = log.find(kDcgmListening);
-    if (at == std::string::npos) return "";
-    return log.substr(at, log.find('\n', at) - at);
-  }
-
- private:
-  static std::map<std::string, std::string> with(const std::string& scenario,
-                                                 const std::map<std::string, std::string>& env) {
-    std::map<std::string, std::string> e = stand_in_env(scenario);
-    for (const auto& [k, v] : env) e[k] = v;
-    return e;
-  }
-  Background bg_;
-  int port_ = 0;
-};
 
 std::vector<std::string> samples(const std::string& body, const std::string& metric) {
   std::vector<std::string> out;
@@ -78,10 +42,10 @@ std::string value_of(const std::string& body, const std::string& metric, int gpu
 }
 
 TEST(ExportDcgm, AnA100ServesTheProfilingFieldsFromDcgm) {
-  DcgmExporter e("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}});
+  ExportProcess e("a100_nvlink_8", {}, {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}});
   ASSERT_GT(e.port(), 0) << e.log();
   std::string body;
-  ASSERT_TRUE(wait_until([&] { return samples(body = e.metrics(), "DCGM_FI_PROF_GR_ENGINE_ACTIVE").size() == 8; }))
+  ASSERT_TRUE(wait_until([&] { return samples(body = e.scrape(), "DCGM_FI_PROF_GR_ENGINE_ACTIVE").size() == 8; }))
       << body << e.log();
   // By UUID, though DCGM numbers the GPUs from the other end.
   EXPECT_EQ(value_of(body, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0), "0.62") << body;
@@ -103,35 +67,35 @@ TEST(ExportDcgm, AnA100ServesTheProfilingFieldsFromDcgm) {
 }
 
 TEST(ExportDcgm, WithoutDcgmTheStartLineSaysWhichFieldsAndWhy) {
-  DcgmExporter e("a100_nvlink_8", {});
+  ExportProcess e("a100_nvlink_8", {}, {});
   ASSERT_GT(e.port(), 0) << e.log();
   EXPECT_NE(e.start_line().find(kNoDcgm), std::string::npos) << e.start_line();
-  std::string body = e.metrics();
+  std::string body = e.scrape();
   ASSERT_FALSE(samples(body, "DCGM_FI_DEV_FB_USED").empty()) << body;
   EXPECT_TRUE(samples(body, "DCGM_FI_PROF_GR_ENGINE_ACTIVE").empty()) << body;
   EXPECT_TRUE(samples(body, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE").empty());
 }
 
 TEST(ExportDcgm, ADcgmThatFailsIsSaidAndTheRestIsServed) {
-  DcgmExporter start("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "start=-33"}});
+  ExportProcess start("a100_nvlink_8", {}, {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "start=-33"}});
   ASSERT_GT(start.port(), 0) << start.log();
   EXPECT_NE(start.start_line().find("DCGM_FI_PROF_*: NVML GPM needs Hopper or newer, and DCGM (libdcgm.so.4) cannot "
                                     "serve them on this A100: dcgmStartEmbedded_v2 returned -33 (This request is "
                                     "serviced by a module of DCGM that is not currently loaded)"),
             std::string::npos)
       << start.start_line();
-  std::string body = start.metrics();
+  std::string body = start.scrape();
   EXPECT_FALSE(samples(body, "DCGM_FI_DEV_FB_USED").empty()) << body;
   EXPECT_TRUE(samples(body, "DCGM_FI_PROF_GR_ENGINE_ACTIVE").empty()) << body;
 
-  DcgmExporter watch("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "watch=-2"}});
+  ExportProcess watch("a100_nvlink_8", {}, {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "watch=-2"}});
   ASSERT_GT(watch.port(), 0) << watch.log();
   EXPECT_NE(watch.start_line().find("dcgmWatchFields returned -2"), std::string::npos) << watch.start_line();
 
-  DcgmExporter read("a100_nvlink_8", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "latest=-6"}});
+  ExportProcess read("a100_nvlink_8", {}, {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_FAULT", "latest=-6"}});
   ASSERT_GT(read.port(), 0) << read.log();
   EXPECT_NE(read.start_line().find("dcgmEntitiesGetLatestValues returned -6"), std::string::npos) << read.start_line();
-  body = read.metrics();
+  body = read.scrape();
   EXPECT_FALSE(samples(body, "DCGM_FI_DEV_FB_USED").empty()) << body;
   EXPECT_TRUE(samples(body, "DCGM_FI_PROF_GR_ENGINE_ACTIVE").empty()) << body;
 }
@@ -139,10 +103,10 @@ TEST(ExportDcgm, ADcgmThatFailsIsSaidAndTheRestIsServed) {
 TEST(ExportDcgm, OnHopperGpmStaysTheSource) {
   ScratchDir dir;
   std::string trace = dir.path() + "/dcgm-calls";
-  DcgmExporter e("h200_8_busy", {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_TRACE", trace}});
+  ExportProcess e("h200_8_busy", {}, {{"GPUENV_DCGM_LIBRARY", stand_in_dcgm()}, {"FAKE_DCGM_TRACE", trace}});
   ASSERT_GT(e.port(), 0) << e.log();
   std::string body;
-  ASSERT_TRUE(wait_until([&] { return value_of(body = e.metrics(), "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 6) == "0.94"; }))
+  ASSERT_TRUE(wait_until([&] { return value_of(body = e.scrape(), "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 6) == "0.94"; }))
       << body;
   EXPECT_EQ(e.start_line().find("DCGM_FI_PROF_*"), std::string::npos) << e.start_line();
   EXPECT_FALSE(std::ifstream(trace).good()) << "DCGM was called on Hopper";

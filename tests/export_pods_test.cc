@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "container_support.h"
+#include "export_process.h"
 #include "process.h"
 #include "wait_until.h"
 #include "test_paths.h"
@@ -24,7 +25,6 @@
 namespace gpuenv::testing {
 namespace {
 
-constexpr const char* kPodsListening = "listening on http://127.0.0.1:";
 const std::string kPodsGpu6 = "GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d16";
 
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
@@ -60,49 +60,12 @@ class Kubelet {
   bool ready_ = false;
 };
 
-class PodsExporter {
- public:
-  PodsExporter(const std::string& scenario, const std::string& socket,
-           const std::vector<std::string>& more = {"--interval", "0.2"},
-           const std::map<std::string, std::string>& env = {})
-      : bg_(argv(socket, more), with(stand_in_env(scenario), env)) {
-    bool ready = bg_.wait_for_log(kPodsListening, 30000);
-    std::string log = bg_.log();
-    if (ready) port_ = std::atoi(log.c_str() + log.find(kPodsListening) + std::string(kPodsListening).size());
-  }
-  bool ready() const { return port_ > 0; }
-  Background& process() { return bg_; }
-  static std::map<std::string, std::string> with(std::map<std::string, std::string> env,
-                                                const std::map<std::string, std::string>& more) {
-    for (const auto& [k, v] : more) env[k] = v;
-    return env;
-  }
-  static std::vector<std::string> argv(const std::string& socket, const std::vector<std::string>& more) {
-    std::vector<std::string> a = {test_paths::gpuenv_bin(), "export", "--listen", "127.0.0.1:0", "--pod-resources-socket", socket};
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-  }
-  std::string scrape() const {
-    return run_process({"curl", "-sS", "http://127.0.0.1:" + std::to_string(port_) + "/metrics"}, {{}, "", 10000})
-        .out;
-  }
-  // Scrapes until `want` is (or is not) in the body, for up to kEventBound.
-  std::string scrape_until(const std::string& want, bool present = true) const {
-    std::string body;
-    wait_until(
-        [&] {
-          body = scrape();
-          return (body.find(want) != std::string::npos) == present;
-        },
-        kEventBound, std::chrono::milliseconds(100));
-    return body;
-  }
-
- private:
-  Background bg_;
-  int port_ = 0;
-};
-
+// The exporter with `--pod-resources-socket socket` and `more`.
+ExportStart pods(const std::string& scenario, const std::string& socket, std::vector<std::string> more = {},
+                 std::map<std::string, std::string> env = {}) {
+  more.insert(more.begin(), {"--pod-resources-socket", socket});
+  return {scenario, more, env, "http"};
+}
 
 using testing::contains;
 
@@ -124,7 +87,7 @@ TEST(ExportPods, TheAssignedGpusSeriesCarryThePodAndTheOthersNone) {
                  "]");
   Kubelet kubelet(dir, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  PodsExporter e("h200_8_busy", kubelet.socket());
+  ExportProcess e(pods("h200_8_busy", kubelet.socket()));
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body = e.scrape_until(kTrainer);
   std::vector<std::string> temp = lines_starting(body, "DCGM_FI_DEV_GPU_TEMP{");
@@ -155,7 +118,7 @@ TEST(ExportPods, AMigDeviceCarriesItsPodAndItsGpuDoesNot) {
                                      "]");
   Kubelet kubelet(dir, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  PodsExporter e("a100_mig", kubelet.socket());
+  ExportProcess e(pods("a100_mig", kubelet.socket()));
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body = e.scrape_until(kTrainer);
   std::vector<std::string> fb = lines_starting(body, "DCGM_FI_DEV_FB_USED{");
@@ -170,7 +133,7 @@ TEST(ExportPods, AMigDeviceCarriesItsPodAndItsGpuDoesNot) {
 // Scrapes until the exporter's log holds `line`: every scrape is answered
 // meanwhile. (That a List in flight never holds a scrape is
 // PodResourcesWatcher.AHangingListNeverHoldsLatest's proof.)
-bool scrapes_answer_until(PodsExporter& e, const std::string& line) {
+bool scrapes_answer_until(ExportProcess& e, const std::string& line) {
   bool all = true;
   bool came = wait_until([&] {
     all = all && contains(e.scrape(), "gpuenv_gpu_up{");
@@ -184,7 +147,7 @@ TEST(ExportPods, AHangingKubeletIsWarnedOfAndNeverHoldsAScrape) {
   std::string dir = make_temp_dir("gpuenv-kubelet");
   Kubelet kubelet(dir, "hang");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  PodsExporter e("h200", kubelet.socket());
+  ExportProcess e(pods("h200", kubelet.socket()));
   ASSERT_TRUE(e.ready()) << e.process().log();
   // Each List waits out its 1 s deadline, scrape after scrape meanwhile.
   EXPECT_TRUE(scrapes_answer_until(
@@ -204,8 +167,8 @@ TEST(ExportPods, AMissingKubeletClientIsWarnedOfOnceAndTheMetricsStay) {
   write_file(dir + "/pods.json", "[" + pod_json("train-0", "ml", "trainer", "nvidia.com/gpu", "\"" + kPodsGpu6 + "\"") + "]");
   Kubelet kubelet(dir, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  PodsExporter e("h200_8_busy", kubelet.socket(), {"--interval", "0.2"},
-                 {{"GPUENV_KUBELET_HELPER", dir + "/no-such-client"}});
+  ExportProcess e(pods("h200_8_busy", kubelet.socket(), {"--interval", "0.2"},
+                 {{"GPUENV_KUBELET_HELPER", dir + "/no-such-client"}}));
   ASSERT_TRUE(e.ready()) << e.process().log();
   EXPECT_TRUE(scrapes_answer_until(e, "export: no pod labels: gpuenv's kubelet client gpuenv-kubelet is not at " +
                                           dir + "/no-such-client: install it beside the gpuenv binary"))
@@ -225,14 +188,14 @@ TEST(ExportPods, ARefusedSocketIsWarnedOfAndAMissingOneIsSilent) {
   std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s", dead.c_str());
   ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
   close(fd);
-  PodsExporter refused("h200", dead);
+  ExportProcess refused(pods("h200", dead));
   ASSERT_TRUE(refused.ready()) << refused.process().log();
   EXPECT_TRUE(scrapes_answer_until(refused, "unavailable")) << refused.process().log();
   EXPECT_TRUE(contains(refused.process().log(), "no pod labels: v1.PodResourcesLister/List on " + dead));
 
   // No socket: silent, refresh after refresh, until a kubelet comes.
   std::string later = dir + "/not-mounted";
-  PodsExporter missing("h200", later + "/kubelet.sock");
+  ExportProcess missing(pods("h200", later + "/kubelet.sock"));
   ASSERT_TRUE(missing.ready()) << missing.process().log();
   std::string body = missing.scrape();
   EXPECT_TRUE(contains(body, "gpuenv_gpu_up{")) << body;
@@ -257,7 +220,7 @@ TEST(ExportPods, NamesLongerThanKubernetesAllowsAreDroppedWithOneWarning) {
                                      "]");
   Kubelet kubelet(dir, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  PodsExporter e("h200_8_busy", kubelet.socket());
+  ExportProcess e(pods("h200_8_busy", kubelet.socket()));
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body = e.scrape_until(kTrainer);
   for (const std::string& line : lines_starting(body, "gpuenv_gpu_up{"))
@@ -279,7 +242,7 @@ TEST(ExportPods, AnAnswerOverTheCapIsRefusedAndTheMetricsStaySmall) {
                                      "]");
   Kubelet kubelet(dir, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  PodsExporter e("h200_8_busy", kubelet.socket());
+  ExportProcess e(pods("h200_8_busy", kubelet.socket()));
   ASSERT_TRUE(e.ready()) << e.process().log();
   EXPECT_TRUE(e.process().wait_for_log("no pod labels: v1.PodResourcesLister/List on " + kubelet.socket() +
                                            ": an answer over the 1048576 bytes gpuenv takes",
@@ -299,7 +262,7 @@ TEST(ExportPods, ANameNotUtf8IsLoggedAsJsonAndNotEveryRefresh) {
              "[" + pod_json("train-<invalid-utf8>", "ml", "trainer", "nvidia.com/gpu", "\"" + kPodsGpu6 + "\"") + "]");
   Kubelet kubelet(dir, "serve");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  PodsExporter e("h200", kubelet.socket(), {"--interval", "0.1", "--log-format", "json"});
+  ExportProcess e(pods("h200", kubelet.socket(), {"--interval", "0.1", "--log-format", "json"}));
   ASSERT_TRUE(e.ready()) << e.process().log();
   ASSERT_TRUE(kubelet.wait_for_lists(20, 15000)) << kubelet.log();
   ASSERT_TRUE(e.process().wait_for_log("libprotobuf", 5000)) << e.process().log();
@@ -317,7 +280,7 @@ TEST(ExportPods, AFailureWhoseTextChangesIsWarnedOfOnceAMinute) {
   std::string dir = make_temp_dir("gpuenv-kubelet");
   Kubelet kubelet(dir, "fail");
   ASSERT_TRUE(kubelet.ready()) << kubelet.log();
-  PodsExporter e("h200", kubelet.socket(), {"--interval", "0.1"});
+  ExportProcess e(pods("h200", kubelet.socket(), {"--interval", "0.1"}));
   ASSERT_TRUE(e.ready()) << e.process().log();
   ASSERT_TRUE(kubelet.wait_for_lists(20, 15000)) << kubelet.log();
   EXPECT_TRUE(e.process().wait_for_log("kubelet failure 1", 5000)) << e.process().log();

@@ -21,48 +21,11 @@
 #include "process.h"
 #include "wait_until.h"
 #include "test_paths.h"
+#include "export_process.h"
 #include "metric_lines.h"
 
 namespace gpuenv::testing {
 namespace {
-
-constexpr const char* kListening = "listening on http://127.0.0.1:";
-
-// A running `gpuenv export` on a port the kernel picked.
-class Exporter {
- public:
-  explicit Exporter(const std::string& scenario, std::vector<std::string> extra = {},
-                    const std::string& node_name = "")
-      : bg_(argv(extra), env(scenario, node_name)) {
-    ready_ = bg_.wait_for_log(kListening, 30000);
-    std::string log = bg_.log();
-    std::size_t at = log.find(kListening);
-    if (ready_) port_ = std::atoi(log.c_str() + at + std::string(kListening).size());
-  }
-  bool ready() const { return ready_ && port_ > 0; }
-  int port() const { return port_; }
-  Background& process() { return bg_; }
-  std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
-  }
-
- private:
-  static std::map<std::string, std::string> env(const std::string& scenario, const std::string& node_name) {
-    std::map<std::string, std::string> e = stand_in_env(scenario);
-    if (!node_name.empty()) e["NODE_NAME"] = node_name;  // dcgm-exporter's Hostname
-    return e;
-  }
-  static std::vector<std::string> argv(const std::vector<std::string>& extra) {
-    std::vector<std::string> a = {test_paths::gpuenv_bin(), "export", "--listen", "127.0.0.1:0"};
-    if (std::find(extra.begin(), extra.end(), "--interval") == extra.end()) a.insert(a.end(), {"--interval", "0.2"});
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  }
-  Background bg_;
-  bool ready_ = false;
-  int port_ = 0;
-};
-
 HttpReply curl(const std::string& url) { return curl_http({url}); }
 
 // Sends `request` on a new connection to 127.0.0.1:port and returns all
@@ -114,7 +77,7 @@ const std::string kGpu6 =
     "gpu=\"6\",uuid=\"GPU-6c1f0c3e-8a52-4b0e-9d3a-2f1e7b9c4d16\",name=\"NVIDIA H200\",pci_bus_id=\"00000000:CB:00.0\"";
 
 TEST(Export, ServesTheScenariosValuesForEightGpus) {
-  Exporter e("h200_8_busy");
+  ExportProcess e("h200_8_busy");
   ASSERT_TRUE(e.ready()) << e.process().log();
   HttpReply h = curl(e.url("/metrics"));
   ASSERT_EQ(h.status, 200) << h.headers;
@@ -146,7 +109,7 @@ TEST(Export, ServesTheScenariosValuesForEightGpus) {
   EXPECT_EQ(lines_starting(h.body, "gpuenv_exporter_scrape_age_seconds ").size(), 1u);
 
   EXPECT_TRUE(promtool_accepts(h.body));
-  Exporter own("h200_8_busy", {"--metrics", "gpuenv"});
+  ExportProcess own("h200_8_busy", {"--metrics", "gpuenv"});
   ASSERT_TRUE(own.ready()) << own.process().log();
   std::string gpuenv_only = curl(own.url("/metrics")).body;
   ProcessResult check = run_process({"promtool", "check", "metrics"}, {{}, gpuenv_only, 10000});
@@ -155,7 +118,7 @@ TEST(Export, ServesTheScenariosValuesForEightGpus) {
 }
 
 TEST(Export, DcgmNamesOnlyOrABadSetExitsTwo) {
-  Exporter e("h200_8_busy", {"--metrics=dcgm"}, "gpu-node-7");
+  ExportProcess e("h200_8_busy", {"--metrics=dcgm"}, {{"NODE_NAME", "gpu-node-7"}});  // dcgm-exporter's Hostname
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body = curl(e.url("/metrics")).body;
   EXPECT_TRUE(lines_starting(body, "gpuenv_gpu_").empty()) << body;
@@ -177,7 +140,7 @@ TEST(Export, DcgmNamesOnlyOrABadSetExitsTwo) {
 // (the exporter reads every 0.2 s; the stand-in's GPU 6 moves 512000 KiB each
 // way a read, GPU 0 none, the others have no counters).
 TEST(Export, NvlinkTrafficUnderBothNamesOnGpusWithCounters) {
-  Exporter e("h200_8_busy");
+  ExportProcess e("h200_8_busy");
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body;
   wait_until([&] {
@@ -201,7 +164,7 @@ TEST(Export, NvlinkTrafficUnderBothNamesOnGpusWithCounters) {
 }
 
 TEST(Export, ALostGpuIsZeroWhileTheOthersAreServed) {
-  Exporter e("gpu_lost");
+  ExportProcess e("gpu_lost");
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body = curl(e.url("/metrics")).body;
   EXPECT_EQ(lines_starting(body, "gpuenv_gpu_up{").size(), 3u) << body;
@@ -215,7 +178,7 @@ TEST(Export, ALostGpuIsZeroWhileTheOthersAreServed) {
 }
 
 TEST(Export, MigDevicesHaveTheirOwnSeries) {
-  Exporter e("a100_mig");
+  ExportProcess e("a100_mig");
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string body = curl(e.url("/metrics")).body;
   EXPECT_EQ(lines_starting(body, "gpuenv_gpu_up{gpu=\"0\",mig=\"").size(), 3u) << body;
@@ -228,7 +191,7 @@ TEST(Export, MigDevicesHaveTheirOwnSeries) {
 }
 
 TEST(Export, PointerPageAndNotFound) {
-  Exporter e("h200");
+  ExportProcess e("h200");
   ASSERT_TRUE(e.ready()) << e.process().log();
   HttpReply root = curl(e.url("/"));
   EXPECT_EQ(root.status, 200);
@@ -238,7 +201,7 @@ TEST(Export, PointerPageAndNotFound) {
 }
 
 TEST(Export, HeadGivesTheLengthAndNoBody) {
-  Exporter e("h200");
+  ExportProcess e("h200");
   ASSERT_TRUE(e.ready()) << e.process().log();
   // HEAD, then GET on the same connection: a body after the HEAD's head
   // would be read as the next response.
@@ -264,7 +227,7 @@ TEST(Export, HeadGivesTheLengthAndNoBody) {
 
 // evhttp's timeout restarts at every byte; the request as a whole has 10 s.
 TEST(Export, ATricklingRequestIsClosedAfterTenSeconds) {
-  Exporter e("h200");
+  ExportProcess e("h200");
   ASSERT_TRUE(e.ready()) << e.process().log();
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in sa{};
@@ -296,7 +259,7 @@ TEST(Export, ATricklingRequestIsClosedAfterTenSeconds) {
 // (or a round) before exiting would take that minute.
 TEST(Export, SigtermEndsItWithZeroPromptly) {
   for (int sig : {SIGTERM, SIGINT}) {
-    Exporter e("h200_8_busy", {"--interval", "60"});
+    ExportProcess e("h200_8_busy", {"--interval", "60"});
     ASSERT_TRUE(e.ready()) << e.process().log();
     kill(e.process().pid(), sig);
     int code = -1;
@@ -320,7 +283,7 @@ TEST(Export, ListensOnEveryAddressOrLocalhostAsGoExportersDo) {
 }
 
 TEST(Export, TheStartUpLineFollowsLogFormatJson) {
-  Exporter e("h200", {"--log-format", "json"});
+  ExportProcess e("h200", {"--log-format", "json"});
   ASSERT_TRUE(e.ready()) << e.process().log();
   std::string log = e.process().log();
   std::size_t at = log.rfind('\n', log.find("listening on"));
@@ -335,7 +298,7 @@ TEST(Export, TheStartUpLineFollowsLogFormatJson) {
 }
 
 TEST(Export, SighupIsLoggedAndServingGoesOn) {
-  Exporter e("h200");
+  ExportProcess e("h200");
   ASSERT_TRUE(e.ready()) << e.process().log();
   kill(e.process().pid(), SIGHUP);
   ASSERT_TRUE(e.process().wait_for_log("SIGHUP ignored", 30000)) << e.process().log();
@@ -371,7 +334,7 @@ TEST(Export, ANonFiniteIntervalExitsTwo) {
 }
 
 TEST(Export, APortInUseOrNoNvmlExitsOne) {
-  Exporter first("h200");
+  ExportProcess first("h200");
   ASSERT_TRUE(first.ready()) << first.process().log();
   std::string taken = "127.0.0.1:" + std::to_string(first.port());
   ProcessResult r = run_gpuenv({"export", "--listen", taken}, stand_ins("h200"));
@@ -440,11 +403,11 @@ class RealPrometheus : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(access("/usr/bin/prometheus", X_OK), 0) << "no /usr/bin/prometheus: run `make deps`";
-    for (const Exporter* e : {&hopper_, &a100_, &lost_}) ASSERT_TRUE(e->ready()) << "an exporter did not start";
+    for (const ExportProcess* e : {&hopper_, &a100_, &lost_}) ASSERT_TRUE(e->ready()) << "an exporter did not start";
     // Each target with the node label that deploy/kubernetes's scrape config
     // and ServiceMonitor give it, which gpuenv's own dashboard selects by.
     std::string targets;
-    const std::pair<const Exporter*, const char*> nodes[] = {
+    const std::pair<const ExportProcess*, const char*> nodes[] = {
         {&hopper_, "hopper-node"}, {&a100_, "a100-mig-node"}, {&lost_, "lost-gpu-node"}};
     for (auto [e, node] : nodes)
       targets += "      - targets: ['127.0.0.1:" + std::to_string(e->port()) + "']\n        labels: {node: " + node + "}\n";
@@ -466,9 +429,9 @@ class RealPrometheus : public ::testing::Test {
   }
   // NVIDIA's dashboard (gnetId 12239) selects Hostname, dcgm-exporter's
   // label before its rename to hostname: the flag that keeps it.
-  Exporter hopper_{"h200_8_busy", {"--hostname-label", "Hostname"}, "hopper-node"};
-  Exporter a100_{"a100_mig_busy", {"--hostname-label", "Hostname"}, "a100-mig-node"};
-  Exporter lost_{"gpu_lost_busy", {"--hostname-label", "Hostname"}, "lost-gpu-node"};
+  ExportProcess hopper_{"h200_8_busy", {"--hostname-label", "Hostname"}, {{"NODE_NAME", "hopper-node"}}};
+  ExportProcess a100_{"a100_mig_busy", {"--hostname-label", "Hostname"}, {{"NODE_NAME", "a100-mig-node"}}};
+  ExportProcess lost_{"gpu_lost_busy", {"--hostname-label", "Hostname"}, {{"NODE_NAME", "lost-gpu-node"}}};
   ScratchDir dir_;
   int port_ = 0;
   std::unique_ptr<Background> prom_;
@@ -479,7 +442,7 @@ TEST_F(RealPrometheus, ItScrapesGpuenvsOwnSeries) {
   EXPECT_EQ(series_count(port_, "gpuenv_gpu_up == 0"), 1);  // the lost L4
   EXPECT_EQ(series_count(port_, "gpuenv_gpu_utilization_ratio == 0.75"), 1);  // the Hopper's GPU 7
   EXPECT_EQ(series_count(port_, "gpuenv_gpu_xid_last == 79"), 1);
-  for (const Exporter* e : {&hopper_, &a100_, &lost_}) EXPECT_TRUE(promtool_accepts(curl(e->url("/metrics")).body));
+  for (const ExportProcess* e : {&hopper_, &a100_, &lost_}) EXPECT_TRUE(promtool_accepts(curl(e->url("/metrics")).body));
 }
 
 TEST_F(RealPrometheus, EveryQueryOfNvidiasDcgmExporterDashboardReturnsSeries) {

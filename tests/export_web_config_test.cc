@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "container_support.h"
+#include "export_process.h"
 #include "process.h"
 #include "test_paths.h"
 #include "wait_until.h"
@@ -56,37 +57,10 @@ class Pki {
   bool ok_ = true;
 };
 
-// A running `gpuenv export` on a port the kernel picked, on the stand-in H200s.
-class WebExporter {
- public:
-  WebExporter(std::vector<std::string> extra, const std::string& scheme)
-      : bg_(argv(std::move(extra)), env()), listening_("listening on " + scheme + "://127.0.0.1:") {
-    if (bg_.wait_for_log(listening_, 30000)) {
-      std::string log = bg_.log();
-      port_ = std::atoi(log.c_str() + log.find(listening_) + listening_.size());
-    }
-  }
-  int port() const { return port_; }
-  std::string url(const std::string& scheme, const std::string& path) const {
-    return scheme + "://127.0.0.1:" + std::to_string(port_) + path;
-  }
-  std::string log() const { return bg_.log(); }
-
- private:
-  static std::vector<std::string> argv(std::vector<std::string> extra) {
-    std::vector<std::string> a = {test_paths::gpuenv_bin(), "export", "--listen", "127.0.0.1:0", "--interval", "0.2"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  }
-  static std::map<std::string, std::string> env() {
-    auto e = stand_in_env("h200_8_busy");
-    e["NODE_NAME"] = "node-7";
-    return e;
-  }
-  Background bg_;
-  std::string listening_;
-  int port_ = 0;
-};
+// The exporter on the stand-in H200×8 of node-7 with `flags`, listening with `scheme`.
+ExportStart web(std::vector<std::string> flags, const std::string& scheme) {
+  return {"h200_8_busy", std::move(flags), {{"NODE_NAME", "node-7"}}, scheme};
+}
 
 HttpReply curl(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"--max-time", "10"};
@@ -97,10 +71,10 @@ HttpReply curl(const std::vector<std::string>& args) {
 TEST(ExportWebConfig, ServesHttpsWithBasicAuthAndRefusesPlaintext) {
   Pki pki;
   ASSERT_TRUE(pki.ok());
-  WebExporter e({"--web-config-file", pki.web_config()}, "https");
+  ExportProcess e(web({"--web-config-file", pki.web_config()}, "https"));
   ASSERT_GT(e.port(), 0) << e.log();
   EXPECT_NE(e.log().find(", basic auth"), std::string::npos) << e.log();
-  const std::string ca = pki.at("ca.crt"), metrics = e.url("https", "/metrics");
+  const std::string ca = pki.at("ca.crt"), metrics = e.url("/metrics", "https");
 
   HttpReply good = curl({"--cacert", ca, "-u", std::string("prom:") + kPassword, metrics});
   EXPECT_EQ(good.status, 200);
@@ -119,11 +93,11 @@ TEST(ExportWebConfig, ServesHttpsWithBasicAuthAndRefusesPlaintext) {
     EXPECT_EQ(r.body.find("DCGM_FI"), std::string::npos);
   }
 
-  HttpReply health = curl({"--cacert", ca, e.url("https", "/health")});  // no credentials: a kubelet probe's
+  HttpReply health = curl({"--cacert", ca, e.url("/health", "https")});  // no credentials: a kubelet probe's
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.body, "KO");
 
-  HttpReply plain = curl({e.url("http", "/metrics")});
+  HttpReply plain = curl({e.url("/metrics", "http")});
   EXPECT_NE(plain.curl_exit, 0);
   EXPECT_EQ(plain.status, 0);
   HttpReply untrusted = curl({"-u", std::string("prom:") + kPassword, metrics});  // the system's CAs: not ours
@@ -153,9 +127,9 @@ TEST(ExportWebConfig, ABadWebConfigExitsThreeBeforeServing) {
 }
 
 TEST(ExportWebConfig, HealthIsDcgmExportersAnswerOverPlainHttpToo) {
-  WebExporter e({}, "http");
+  ExportProcess e(web({}, "http"));
   ASSERT_GT(e.port(), 0) << e.log();
-  HttpReply health = curl({e.url("http", "/health")});
+  HttpReply health = curl({e.url("/health", "http")});
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.body, "KO");
   EXPECT_NE(health.headers.find("Content-Type: text/plain"), std::string::npos);
@@ -167,10 +141,10 @@ TEST(ExportCounters, ACountersCsvChoosesTheDcgmSeriesAndNamesWhatItCannotServe) 
       "counters.csv",
       "# Format\n# DCGM FIELD, Prometheus metric type, help message\n\nDCGM_FI_DEV_GPU_TEMP, gauge, Temp here.\n"
       "DCGM_FI_DEV_FB_TOTAL, gauge, Framebuffer total.\nDCGM_FI_DEV_FAN_SPEED, gauge, Fan.\n");
-  WebExporter e({"-f", csv, "--hostname-label", "Hostname"}, "http");
+  ExportProcess e(web({"-f", csv, "--hostname-label", "Hostname"}, "http"));
   ASSERT_GT(e.port(), 0) << e.log();
   EXPECT_NE(e.log().find("DCGM_FI_DEV_FAN_SPEED (line 6): not a field gpuenv serves"), std::string::npos) << e.log();
-  HttpReply r = curl({e.url("http", "/metrics")});
+  HttpReply r = curl({e.url("/metrics", "http")});
   ASSERT_EQ(r.status, 200);
   std::set<std::string> dcgm;
   std::istringstream in(r.body);
@@ -194,7 +168,7 @@ TEST(ExportWebConfig, ARealPrometheusScrapesItOverTlsWithBasicAuth) {
   ASSERT_EQ(access("/usr/bin/prometheus", X_OK), 0) << "no /usr/bin/prometheus: run `make deps`";
   Pki pki;
   ASSERT_TRUE(pki.ok());
-  WebExporter e({"--web-config-file", pki.web_config()}, "https");
+  ExportProcess e(web({"--web-config-file", pki.web_config()}, "https"));
   ASSERT_GT(e.port(), 0) << e.log();
   const std::string password_file = pki.dir().file("password", kPassword);
   const std::string config = pki.dir().file(
