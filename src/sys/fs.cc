@@ -253,10 +253,9 @@ std::string executable_path() {
 std::vector<std::string> own_file_candidates(const std::string& file_name, const std::string& env_value,
                                              const std::string& exe_path) {
   if (!env_value.empty()) return {env_value};
-  std::size_t slash = exe_path.rfind('/');
-  if (slash == std::string::npos) return {file_name};
-  std::string dir = exe_path.substr(0, slash + 1);
-  return {dir + file_name, dir + "../lib/gpuenv/" + file_name};
+  if (exe_path.empty()) return {file_name};
+  std::string dir = dirname(exe_path);
+  return {join(dir, file_name), join(dir, "../lib/gpuenv/" + file_name)};
 }
 
 }  // namespace gpuenv::fs

@@ -75,7 +75,7 @@ bool read_head(const std::string& path, std::size_t max, std::string* text, std:
 std::string executable_path();
 
 /// Where gpuenv looks for a file of its own installation (the bench plugin,
-/// the kubelet client), in order: `env_value` (its environment variable)
+/// the kubelet client, the Python hook's directory), in order: `env_value` (its environment variable)
 /// alone when set; else `file_name` beside the executable `exe_path`, then
 /// in ../lib/gpuenv/ from it (an installed prefix); `file_name` alone when
 /// the executable is unknown.

@@ -34,8 +34,7 @@ std::string unsafe_entry(const std::string& path, bool want_dir) {
 
 std::string find_python_hook_dir(const std::string& exe_path) {
   if (exe_path.empty()) return "";
-  std::string dir = fs::dirname(exe_path);
-  for (const std::string& candidate : {fs::join(dir, "python"), fs::join(dir, "../lib/gpuenv/python")}) {
+  for (const std::string& candidate : fs::own_file_candidates("python", "", exe_path)) {
     std::string hook = fs::normalize(candidate);
     if (fs::exists(fs::join(hook, kPythonHookFile))) return hook;
   }
