@@ -4,25 +4,25 @@
 
 namespace gpuenv {
 
-OpenedStore open_measurement_store(const std::string& db_path, const store::Patience& patience) {
-  OpenedStore s{db_path, patience, nullptr, ""};
-  s.db = store::Store::open_existing(db_path, &s.err, patience);
+ReadStore read_measurement_store(const std::string& db_path, const store::Patience& patience) {
+  ReadStore s{db_path, patience, false, {}, ""};
+  if (auto db = store::Store::open_existing(db_path, &s.err, patience))
+    s.read = db->latest_by_machine(&s.machines, &s.err);
   return s;
 }
 
 void sense_measurements(const std::string& db_path, Machine* m, const store::Patience& patience) {
-  sense_measurements(open_measurement_store(db_path, patience), m);
+  sense_measurements(read_measurement_store(db_path, patience), m);
 }
 
-void sense_measurements(OpenedStore s, Machine* m) {
+void sense_measurements(ReadStore s, Machine* m) {
   const std::string& db_path = s.path;
   std::string& err = s.err;
-  auto& db = s.db;
-  std::vector<Measurement> latest;
-  std::vector<std::string> skipped;
-  if (db && db->latest(store::fingerprint(*m), &latest, &err, &skipped)) {
-    m->measurements = std::move(latest);
-    for (const auto& why : skipped)
+  if (s.read) {
+    auto mine = s.machines.find(store::fingerprint(*m));
+    if (mine == s.machines.end()) return;  // never measured here
+    m->measurements = std::move(mine->second.latest);
+    for (const auto& why : mine->second.skipped)
       m->host.problems.push_back({"store", "store_value_dropped", why + ": left out", "gpuenv bench measures it again"});
     return;
   }

@@ -2,6 +2,7 @@
 // plan sees them through Machine::measurements (decide/rules/rule_measured.cc).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -24,17 +25,19 @@ inline constexpr const char* kStoreLocked = "store_locked";
 /// (kStoreLocked). `db_path` "" reads none.
 void sense_measurements(const std::string& db_path, Machine* m, const store::Patience& patience = {});
 
-/// The store opened ahead of the query, so that sense_machine opens it
-/// beside NVML's queries (opening SQLite costs about 1 ms; the query needs
-/// the GPUs sensed first): `db` nullptr with `err` "" when there is none.
-struct OpenedStore {
+/// The store read ahead, beside NVML's queries (opening SQLite and the
+/// query cost about 1.5 ms, and the query would need the GPUs sensed
+/// first): every machine's newest measurements, and the store closed
+/// again. `read` false with `err` "" when there is none.
+struct ReadStore {
   std::string path;
   store::Patience patience;
-  std::unique_ptr<store::Store> db;
+  bool read = false;
+  std::map<std::string, store::MachineMeasurements> machines;  // by fingerprint
   std::string err;
 };
-OpenedStore open_measurement_store(const std::string& db_path, const store::Patience& patience = {});
-/// sense_measurements over a store opened by open_measurement_store.
-void sense_measurements(OpenedStore store, Machine* m);
+ReadStore read_measurement_store(const std::string& db_path, const store::Patience& patience = {});
+/// sense_measurements over a store read by read_measurement_store: m's own.
+void sense_measurements(ReadStore store, Machine* m);
 
 }  // namespace gpuenv

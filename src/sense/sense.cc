@@ -50,7 +50,7 @@ Machine sense_machine(const SenseOptions& opts, std::string* torch_why) {
   m.gpuenv_version = GPUENV_VERSION;
   m.sensed_at = utc_time(std::time(nullptr));
   std::vector<Problem> torch_problems;  // joined to the host's once both are done
-  OpenedStore store;
+  ReadStore store;
   {
     // The host's and torch's files beside NVML's queries: they touch
     // disjoint parts of m (m.host; m.torch; m.nvidia, m.gpus, m.pairs).
@@ -63,19 +63,19 @@ Machine sense_machine(const SenseOptions& opts, std::string* torch_why) {
       trace::Scope tt("sense torch");
       m.torch = sense_torch(opts, torch_why, &torch_problems);
     });
-    Background open_store([&] {  // opened now, read once the GPUs are known (its fingerprint)
-      trace::Scope ts("open the measurement store");
-      if (!opts.store_path.empty()) store = open_measurement_store(opts.store_path, opts.store_patience);
+    Background read_store([&] {  // every machine's, as this one's fingerprint needs the GPUs sensed
+      trace::Scope ts("read the measurement store");
+      if (!opts.store_path.empty()) store = read_measurement_store(opts.store_path, opts.store_patience);
     });
     trace::Scope tn("sense nvidia (all)");
     sense_nvidia(opts, &m);
     host.wait();  // rethrows what the thread threw (bad_alloc), for main
     torch.wait();
-    open_store.wait();
+    read_store.wait();
   }
   m.host.problems.insert(m.host.problems.end(), torch_problems.begin(), torch_problems.end());
   {
-    trace::Scope t("sense measurements (store)");
+    trace::Scope t("this machine's measurements");
     if (!opts.store_path.empty()) sense_measurements(std::move(store), &m);  // what gpuenv bench stored for this machine
   }
   m.env = sense_env();

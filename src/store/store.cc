@@ -102,10 +102,9 @@ CREATE TABLE IF NOT EXISTS memory_plans(
 CREATE INDEX IF NOT EXISTS memory_plans_by_command ON memory_plans(command_fp, id);
 )sql";
 
-constexpr const char* kSelect =
+constexpr const char* kMeasurementRows =
     "SELECT r.id, r.command, r.gpuenv_version, m.key, m.gpu_uuid, m.peer_uuid, m.value, m.unit, m.peak, "
-    "m.status, m.detail, m.measured_at FROM measurements m JOIN runs r ON r.id = m.run_id "
-    "WHERE r.fingerprint = ?1 ";
+    "m.status, m.detail, m.measured_at, r.fingerprint FROM measurements m JOIN runs r ON r.id = m.run_id ";
 
 std::optional<double> column_real(sqlite3_stmt* s, int i) {
   if (sqlite3_column_type(s, i) == SQLITE_NULL) return std::nullopt;
@@ -127,6 +126,7 @@ HistoryRow read_row(sqlite3_stmt* s) {
   m.status = column_text(s, 9);
   m.detail = column_text(s, 10);
   m.measured_at = column_text(s, 11);
+  row.fingerprint = column_text(s, 12);
   return row;
 }
 
@@ -358,39 +358,41 @@ bool Store::add_run(const Run& run, const std::vector<Measurement>& ms, std::int
   return exec("COMMIT", err);
 }
 
-bool Store::query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err,
-                  std::vector<std::string>* skipped) {
+bool Store::query(const char* sql, const std::string* fingerprint,
+                  const std::function<void(HistoryRow, std::string skipped)>& each, std::string* err) {
   Stmt s(db_, sql);
   if (!s.ok()) return *err = sqlite_error(db_, path_), false;
-  s.text(1, fingerprint);
+  if (fingerprint) s.text(1, *fingerprint);
   int rc;
   while ((rc = s.step()) == SQLITE_ROW) {
     HistoryRow row = read_row(s.get());
     std::string why = measurement_problem(row.m);
-    if (why.empty()) out->push_back(std::move(row));
-    else if (skipped) skipped->push_back(path_ + ": measurement " + row.m.key + " of run " + std::to_string(row.run_id) + ": " + why);
+    if (!why.empty()) why = path_ + ": measurement " + row.m.key + " of run " + std::to_string(row.run_id) + ": " + why;
+    each(std::move(row), std::move(why));
   }
   if (rc != SQLITE_DONE) return *err = sqlite_error(db_, path_), false;
   return true;
 }
 
-bool Store::latest(const std::string& fingerprint, std::vector<Measurement>* out, std::string* err,
-                   std::vector<std::string>* skipped) {
-  static const std::string sql =
-      std::string(kSelect) +
-      "AND m.id IN (SELECT MAX(m2.id) FROM measurements m2 JOIN runs r2 ON r2.id = m2.run_id "
-      "WHERE r2.fingerprint = ?1 GROUP BY m2.key, m2.gpu_uuid, IFNULL(m2.peer_uuid, '')) "
-      "ORDER BY m.key, m.gpu_uuid, m.peer_uuid";
-  std::vector<HistoryRow> rows;
-  if (!query(sql.c_str(), fingerprint, &rows, err, skipped)) return false;
-  for (auto& r : rows) out->push_back(std::move(r.m));
-  return true;
+bool Store::latest_by_machine(std::map<std::string, MachineMeasurements>* out, std::string* err) {
+  static const std::string sql = std::string(kMeasurementRows) +
+      "WHERE m.id IN (SELECT MAX(m2.id) FROM measurements m2 JOIN runs r2 ON r2.id = m2.run_id "
+      "GROUP BY r2.fingerprint, m2.key, m2.gpu_uuid, IFNULL(m2.peer_uuid, '')) "
+      "ORDER BY r.fingerprint, m.key, m.gpu_uuid, m.peer_uuid";
+  return query(sql.c_str(), nullptr, [out](HistoryRow row, std::string skipped) {
+    MachineMeasurements& machine = (*out)[row.fingerprint];
+    if (skipped.empty()) machine.latest.push_back(std::move(row.m));
+    else machine.skipped.push_back(std::move(skipped));
+  }, err);
 }
 
 bool Store::history(const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err,
                     std::vector<std::string>* skipped) {
-  static const std::string sql = std::string(kSelect) + "ORDER BY m.id";
-  return query(sql.c_str(), fingerprint, out, err, skipped);
+  static const std::string sql = std::string(kMeasurementRows) + "WHERE r.fingerprint = ?1 ORDER BY m.id";
+  return query(sql.c_str(), &fingerprint, [out, skipped](HistoryRow row, std::string why) {
+    if (why.empty()) out->push_back(std::move(row));
+    else if (skipped) skipped->push_back(std::move(why));
+  }, err);
 }
 
 bool Store::count(std::int64_t* n, std::string* err) {

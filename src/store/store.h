@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,7 +43,14 @@ Run new_run(const Machine& m, const std::string& command, const std::string& sta
 struct HistoryRow {
   std::int64_t run_id = 0;
   std::string command;
+  std::string fingerprint;  // the run's machine
   Measurement m;
+};
+
+/// One machine's newest measurements, and the rows left out (their reasons).
+struct MachineMeasurements {
+  std::vector<Measurement> latest;
+  std::vector<std::string> skipped;
 };
 
 /// The longest a command waits for a store another process holds: the
@@ -90,12 +98,14 @@ class Store {
 
   /// Adds the run and its measurements in one transaction; the new run id in *id.
   bool add_run(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
-  /// The newest measurement of each (key, GPU, peer) on this machine. A row
-  /// gpuenv would not have written (measurement_problem) is left out, and
-  /// with `skipped` its reason added there.
-  bool latest(const std::string& fingerprint, std::vector<Measurement>* out, std::string* err,
-              std::vector<std::string>* skipped = nullptr);
-  /// Every measurement on this machine, oldest first; `skipped` as latest().
+  /// The newest measurement of each (key, GPU, peer) of every machine in the
+  /// store, by fingerprint: a command reads them while it senses, before it
+  /// knows its own fingerprint (sense/measurements.h). A row gpuenv would not
+  /// have written (measurement_problem) is left out, and its reason named
+  /// in that machine's `skipped`.
+  bool latest_by_machine(std::map<std::string, MachineMeasurements>* out, std::string* err);
+  /// Every measurement on this machine, oldest first; a row gpuenv would not
+  /// have written is left out, and with `skipped` its reason added there.
   bool history(const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err,
                std::vector<std::string>* skipped = nullptr);
   /// Rows in the measurements table (all machines).
@@ -146,8 +156,10 @@ class Store {
   bool init(std::string* err);
   bool known_version(std::string* err);
   bool insert(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
-  bool query(const char* sql, const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err,
-             std::vector<std::string>* skipped);
+  // Each row of `sql` (its ?1 bound to *fingerprint unless null) to `each`,
+  // with the reason gpuenv would not have written it ("" when it would).
+  bool query(const char* sql, const std::string* fingerprint,
+             const std::function<void(HistoryRow, std::string skipped)>& each, std::string* err);
   bool has_jobs_table(bool* yes, std::string* err);
   bool has_table(const char* name, bool* yes, std::string* err);
   bool jobs_have_column(const char* name, bool* yes, std::string* err);

@@ -64,8 +64,12 @@ TEST(Store, CreatesItsDirectoryAndKeepsRuns) {
   ASSERT_TRUE(db->add_run(run("fp-other"), {meas("copy", 99)}, &id2, &err)) << err;
   EXPECT_GT(id2, id1);
 
-  std::vector<Measurement> latest;
-  ASSERT_TRUE(db->latest("fp-1", &latest, &err)) << err;
+  std::map<std::string, MachineMeasurements> machines;
+  ASSERT_TRUE(db->latest_by_machine(&machines, &err)) << err;
+  ASSERT_EQ(machines.size(), 2u);
+  ASSERT_EQ(machines["fp-other"].latest.size(), 1u);  // each machine's own
+  EXPECT_EQ(*machines["fp-other"].latest[0].value, 99);
+  const std::vector<Measurement>& latest = machines["fp-1"].latest;
   ASSERT_EQ(latest.size(), 2u);
   EXPECT_EQ(latest[0].key, "copy");
   EXPECT_EQ(*latest[0].value, 12);  // the newer one
@@ -107,15 +111,15 @@ TEST(Store, HostileMeasurementsAreLeftOutWithTheirReason) {
     EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
     sqlite3_close(raw);
     auto db = Store::open(path, &err);
-    std::vector<Measurement> latest;
-    std::vector<std::string> skipped;
-    ASSERT_TRUE(db->latest("fp-1", &latest, &err, &skipped)) << err;
-    ASSERT_EQ(latest.size(), 1u) << r.set;
-    EXPECT_EQ(latest[0].key, "p2p");
-    ASSERT_EQ(skipped.size(), 1u) << r.set;
-    EXPECT_EQ(skipped[0], path + ": measurement copy of run " + std::to_string(id) + ": " + r.reason);
+    std::map<std::string, MachineMeasurements> machines;
+    ASSERT_TRUE(db->latest_by_machine(&machines, &err)) << err;
+    const MachineMeasurements& mine = machines["fp-1"];
+    ASSERT_EQ(mine.latest.size(), 1u) << r.set;
+    EXPECT_EQ(mine.latest[0].key, "p2p");
+    ASSERT_EQ(mine.skipped.size(), 1u) << r.set;
+    EXPECT_EQ(mine.skipped[0], path + ": measurement copy of run " + std::to_string(id) + ": " + r.reason);
     std::vector<HistoryRow> rows;
-    skipped.clear();
+    std::vector<std::string> skipped;
     ASSERT_TRUE(db->history("fp-1", &rows, &err, &skipped)) << err;
     EXPECT_EQ(rows.size(), 1u);
     EXPECT_EQ(skipped.size(), 1u);
@@ -130,10 +134,10 @@ TEST(Store, NullsStayNull) {
   m.value.reset(), m.peak.reset(), m.status = "failed";
   std::int64_t id = 0;
   ASSERT_TRUE(db->add_run(run(), {m}, &id, &err)) << err;
-  std::vector<Measurement> latest;
-  ASSERT_TRUE(db->latest("fp-1", &latest, &err));
-  ASSERT_EQ(latest.size(), 1u);
-  EXPECT_EQ(latest[0], m);
+  std::map<std::string, MachineMeasurements> machines;
+  ASSERT_TRUE(db->latest_by_machine(&machines, &err));
+  ASSERT_EQ(machines["fp-1"].latest.size(), 1u);
+  EXPECT_EQ(machines["fp-1"].latest[0], m);
 }
 
 TEST(Store, OpenExistingNeverCreates) {
