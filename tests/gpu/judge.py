@@ -72,8 +72,7 @@ def precision(paths):
     import precision_compare as pc
     rows = [r for p in paths for r in json_lines(p)]
     for model in ("gpt", "resnet"):
-        speed = {r["label"]: r for r in rows if r.get("model") == model and "per_s" in r and not r.get("compile")
-                 and not r.get("shape")}
+        speed = {r["label"]: r for r in rows if r.get("model") == model and "per_s" in r and not r.get("compile")}
         hand, tuned = speed.get("autocast"), speed.get("precision")
         if hand and tuned:
             share = tuned["per_s"] / hand["per_s"]

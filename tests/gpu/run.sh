@@ -112,7 +112,7 @@ plan_memory() {
 memory() {
   echo "== plan-memory against Hugging Face models trained on this GPU"
   OUT="$OUT" tests/gpu/hf_memory_run.sh > "$OUT/hf_memory.txt" 2>&1
-  scripted memory "plan-memory within 10 % on the Hugging Face suite" $PY tests/memory/hf_compare.py "$OUT/suite.jsonl" --gpuenv "$BIN"
+  scripted memory "plan-memory within 10 % on the Hugging Face suite" $PY tests/memory/hf_compare.py "$OUT/suite.jsonl" --gpuenv "$BIN" --live
 }
 
 workloads() { BUDGET_S=${BUDGET_S:-3600} $PY tests/gpu/workloads.py; }  # all four: about 22 minutes
