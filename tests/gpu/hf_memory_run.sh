@@ -3,6 +3,7 @@
 # into $OUT (or ./out). tests/memory/hf_h200_measured.json is written from them.
 set -u
 OUT=${OUT:-out}; mkdir -p "$OUT"
+rm -f "$OUT/probe.jsonl" "$OUT/suite.jsonl" "$OUT/plain.jsonl"  # each run its own rows (the scripts append)
 cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1
 # The allocator plan-memory's "Fits" assumes, as gpuenv run sets it: under the

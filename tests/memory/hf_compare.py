@@ -4,9 +4,10 @@ is planned with its loop: `--loop keeps` (the outputs held through backward)
 as --keeps-logits; `--loop frees` or none (`model(...).loss`) as
 --frees-logits.
 
-  python3 tests/memory/hf_compare.py [FILE] [--gpuenv build/gpuenv] [--live]
+  python3 tests/memory/hf_compare.py [FILE] [--gpuenv build/gpuenv] [--live | --machine FILE]
 Planned for tests/machines/h200.json (where the stored rows were measured),
-or with --live for this machine's GPU (rows measured here, on the device).
+with --live for this machine's GPU (rows measured here, on the device), or
+another snapshot's.
 A row that did not run is named and counted; any fails the comparison.
 """
 import json, os, statistics, subprocess, sys
@@ -42,6 +43,8 @@ def main():
     machine = ["--machine", os.path.join(ROOT, "tests", "machines", "h200.json")]
     if "--live" in args:
         args.remove("--live"); machine = []
+    if "--machine" in args:
+        i = args.index("--machine"); machine = args[i:i + 2]; del args[i:i + 2]
     path = args[0] if args else os.path.join(HERE, "hf_h200_measured.json")
     errs, signed, failed = [], [], []
     for r in rows(path):
