@@ -132,6 +132,30 @@ def plan_memory(path):
                        s["edge_largest_batch"], "trains" if s["edge_batch_trains"] else "fails",
                        s["edge_largest_batch"] + 1, "OOM" if s["edge_next_ooms"] else "trains"),
                    s["edge_batch_trains"] and s["edge_next_ooms"])
+    if "planned_job" in s:
+        planned_job(s["planned_job"])
+
+
+def planned_job(p):
+    """Issue 40, item 4: a job planned with `plan-memory -- CMD` and run under
+    gpuenv run; report --json holds the plan against the peak its hook measured."""
+    claim = "report holds a planned job's plan against its measured peak"
+    threshold = "the plan kept as made; peak from torch within %.0f %% of it" % (100 * PLAN_ERROR)
+    if "failure" in p:
+        claims.add("plan-memory", claim, threshold, "failed to run: " + p["failure"][:160], False)
+        return
+    j = p["job"]
+    kept = j["planned_peak_bytes"] == p["plan_peak_bytes"]
+    err = j["plan_error_pct"]
+    measured = "job %s: planned %s (plan-memory said %s), peak %s from %s (the script's own %.2f GiB): %s" % (
+        j["id"], gib(j["planned_peak_bytes"]), gib(p["plan_peak_bytes"]), gib(j["peak_memory_bytes"]),
+        j["peak_memory_source"], p["script_peak_bytes"] / 2**30, "no error" if err is None else "%+.1f %%" % err)
+    claims.add("plan-memory", claim, threshold, measured,
+               kept and j["peak_memory_source"] == "torch" and err is not None and abs(err) <= 100 * PLAN_ERROR)
+
+
+def gib(b):
+    return "none" if b is None else "%.2f GiB" % (b / 2**30)
 
 
 def multi(path):

@@ -7,8 +7,11 @@ torch.cuda.max_memory_allocated() over 3 AdamW steps, planned with the row's
 loop (`--loop keeps` -> --keeps-logits, else --frees-logits). Targets: every config
 within 10 %, the median within 5 %. Then the edge check: for EDGE (a ~1 B
 Llama at T=8192) the predicted largest batch must train and the next size up
-must raise torch.OutOfMemoryError. Prints a markdown table, a JSON summary
-line and PASS/FAIL; exit status 0 only on PASS.
+must raise torch.OutOfMemoryError. Last, a planned job (issue 40, item 4):
+`plan-memory FLAGS -- CMD`, then `gpuenv run -- CMD` in a store of its own,
+and the job's record in `report --json` must hold that plan against the peak
+gpuenv run's hook measured (source torch), within 10 %. Prints a markdown
+table, a JSON summary line and PASS/FAIL; exit status 0 only on PASS.
 
   GPUENV=./build/gpuenv python3 tests/gpu/plan_memory.py [--out FILE.json]
 """
@@ -18,6 +21,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEASURE = os.path.join(HERE, "plan_memory_measure.py")
@@ -46,6 +50,26 @@ def with_batch(flags, b):
     w = flags.split()
     w[w.index("--batch") + 1] = str(b)
     return " ".join(w)
+
+
+def planned_job(gpuenv, flags):
+    """The planned job's record: what report --json says of it, beside the
+    plan and the script's own torch.cuda.max_memory_allocated()."""
+    cmd = [sys.executable, MEASURE] + flags.split()
+    env = dict(os.environ, GPUENV_CACHE_ROOT=tempfile.mkdtemp(prefix="gpuenv-planned-"))  # a store of its own
+
+    def run(*argv):
+        r = subprocess.run([gpuenv] + list(argv), capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            raise RuntimeError(f"gpuenv {' '.join(argv[:2])}: exit {r.returncode}: {r.stderr[-800:]}")
+        return r.stdout
+
+    plan = json.loads(run("plan-memory", "--json", *plan_flags(flags), "--", *cmd))
+    script = json.loads(run("run", "--", *cmd).strip().splitlines()[-1])["measured"]
+    job = json.loads(run("report", "--json"))["jobs"][0]
+    return {"flags": flags, "plan_peak_bytes": plan["peak_bytes_per_gpu"], "script_peak_bytes": script["peak"],
+            "job": {k: job.get(k) for k in ("id", "peak_memory_bytes", "peak_memory_source", "planned_peak_bytes",
+                                             "plan_error_pct", "memory_plan")}}
 
 
 def main():
@@ -85,10 +109,18 @@ def main():
     print(f"\nedge: {pm.EDGE}\n  predicted largest batch {b}: "
           f"{'trains' if fits_b else 'does NOT train'}; batch {b + 1}: "
           f"{'OutOfMemoryError' if next_oom else 'trains (should not)'}")
-    ok = each_ok and median_ok and fits_b and next_oom
+    try:
+        planned = planned_job(gpuenv, pm.SUITE[0][1])
+        j = planned["job"]
+        planned_ok = (j["planned_peak_bytes"] == planned["plan_peak_bytes"] and j["peak_memory_source"] == "torch"
+                      and j["plan_error_pct"] is not None and abs(j["plan_error_pct"]) <= 10)
+    except (RuntimeError, ValueError, KeyError, IndexError) as e:
+        planned, planned_ok = {"failure": repr(e)[:1500]}, False
+    print(f"\nplanned job: {json.dumps(planned)}")
+    ok = each_ok and median_ok and fits_b and next_oom and planned_ok
     summary = {"worst_error": worst, "median_error": median, "edge_config": pm.EDGE,
                "edge_largest_batch": b, "edge_batch_trains": fits_b, "edge_next_ooms": next_oom,
-               "pass": ok}
+               "planned_job": planned, "pass": ok}
     print(f"worst {100 * worst:.1f} % (target < 10), median {100 * median:.1f} % (target < 5)")
     print(json.dumps(summary))
     if a.out:

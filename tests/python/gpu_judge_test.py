@@ -58,6 +58,27 @@ class Judge(unittest.TestCase):
         self.assertIn("+0.61 ms (CI +0.52 .. +0.75)", c["gpuenv env as fast as nvidia-smi"]["measured"])
         self.assertTrue(all(r["pass"] for r in c.values()))
 
+    def plan_memory(self, planned):
+        path = os.path.join(self.tmp.name, "plan_memory.json")
+        with open(path, "w") as f:
+            json.dump({"rows": [], "summary": {"planned_job": planned}}, f)
+        return self.claims("plan-memory", path)["report holds a planned job's plan against its measured peak"]
+
+    def test_a_planned_job_is_judged_from_its_record(self):
+        gib = 2**30
+        job = {"id": 1, "peak_memory_bytes": int(10.6 * gib), "peak_memory_source": "torch",
+               "planned_peak_bytes": int(10.5 * gib), "plan_error_pct": 0.95, "memory_plan": {}}
+        planned = {"flags": "--batch 8", "plan_peak_bytes": int(10.5 * gib), "script_peak_bytes": 10.6 * gib, "job": job}
+        c = self.plan_memory(planned)
+        self.assertTrue(c["pass"], c)
+        self.assertEqual(c["measured"], "job 1: planned 10.50 GiB (plan-memory said 10.50 GiB), peak 10.60 GiB "
+                                        "from torch (the script's own 10.60 GiB): +0.9 %")
+        for change in ({"plan_error_pct": None, "planned_peak_bytes": None},  # the plan never reached the record
+                       {"peak_memory_source": "nvml"},                        # the hook did not measure it
+                       {"plan_error_pct": -12.0}):                            # the plan was off
+            self.assertFalse(self.plan_memory(dict(planned, job=dict(job, **change)))["pass"], change)
+        self.assertFalse(self.plan_memory({"failure": "RuntimeError('gpuenv run: exit 1')"})["pass"])
+
     def test_unreadable_output_is_a_failed_claim(self):
         c = self.claims("detect", os.path.join(self.tmp.name, "absent.txt"))
         self.assertEqual([(k, r["pass"]) for k, r in c.items()], [("its output could be read", False)])
