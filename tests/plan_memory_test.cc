@@ -149,6 +149,40 @@ TEST(PlanMemory, WhatDoesNotFitGetsTheChangesInOrder) {
               p["advice"][i - 1]["peak_bytes_per_gpu"].get<double>());
 }
 
+// Measured on an H100 (docs/performance.md, the seventh run): this LoRA row,
+// planned at 73.5 of the 74.7 GiB budget, ran out of memory under PyTorch's
+// default allocator (the freed fp32 B x T x V block, 9.3 GiB, stranded) and
+// trained under expandable segments. A fit that holds only under gpuenv's
+// allocator says so; under the user's own default allocator it does not fit.
+TEST(PlanMemory, AFitThatNeedsExpandableSegmentsSaysSo) {
+  std::vector<std::string> args = {"plan-memory", "--json", "--machine", test_paths::tests_dir() + "/machines/h100.json",
+                                   "--config", test_paths::tests_dir() + "/memory/hf/qwen3-0.6b.json"};
+  for (const auto& w : words("--seq 2048 --batch 8 --precision bf16 --lora-rank 32 --lora-targets "
+                             "q,k,v,o,gate,up,down --fused-optimizer --frees-logits"))
+    args.push_back(w);
+  auto said = [](const json& p) {
+    for (const auto& n : p["notes"])
+      if (n.get<std::string>().find("fits only with expandable segments") != std::string::npos) return true;
+    return false;
+  };
+  ProcessResult r = run_gpuenv(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json ours = json::parse(r.out);
+  EXPECT_TRUE(ours["fits"].get<bool>());
+  EXPECT_TRUE(said(ours)) << ours["notes"];
+  ProcessOptions own;
+  own.env["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:512";
+  r = run_gpuenv(args, own);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json theirs = json::parse(r.out);
+  EXPECT_FALSE(theirs["fits"].get<bool>());
+  EXPECT_FALSE(said(theirs));
+  *(std::find(args.begin(), args.end(), "--batch") + 1) = "2";  // room under either allocator
+  r = run_gpuenv(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(said(json::parse(r.out)));
+}
+
 // Issue 40: a loop that keeps the model's outputs through backward (the
 // default, the safe side) plans one B x T x V logits tensor in the compute
 // dtype more than one that keeps only the loss; the JSON and the text say

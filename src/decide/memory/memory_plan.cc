@@ -199,7 +199,8 @@ AllocatorPlan allocator_plan(const Machine& m, const Options& o) {
     std::string value = s ? s->value : *user;
     bool gpuenvs = s && s->origin != Origin::kKept;
     return {has_expandable_segments(value),
-            std::string(name) + "=" + value + (gpuenvs ? " (gpuenv's plan: gpuenv run, env, init)" : " (yours)"), 0};
+            std::string(name) + "=" + value + (gpuenvs ? " (gpuenv's plan: gpuenv run, env, init)" : " (yours)"), 0,
+            gpuenvs};
   }
   return {false, "PYTORCH_ALLOC_CONF not set", 0};
 }
@@ -247,6 +248,17 @@ MemoryPlan plan_memory(const Machine& m, const Options& o, const Training& t) {
   double need = p.estimate.peak_bytes() + p.allocator.stranded_bytes;
   p.fits = need <= p.gpu->budget_bytes;
   p.margin_bytes = p.gpu->budget_bytes - need;
+  if (*p.fits && expandable && p.allocator.from_gpuenv) {
+    // Measured on an H100: qwen3 0.6B with LoRA, planned at 73.5 of 74.7 GiB, ran out of memory under
+    // the default allocator with the freed 9.3 GiB block stranded, and trained under gpuenv run.
+    double stranded = stranded_bytes(t, false);
+    if (need + stranded > p.gpu->budget_bytes)
+      p.notes.push_back("it fits only with expandable segments: outside gpuenv run, PyTorch's default allocator can "
+                        "keep a freed fp32 B x T x V block of " + fixed(stranded / (1 << 30), 1) +
+                        " GiB reserved, and the run then needs " + fixed((need + stranded) / (1 << 30), 1) +
+                        " GiB of the " + fixed(p.gpu->budget_bytes / (1 << 30), 1) +
+                        " GiB budget: run it under gpuenv run, or set PYTORCH_ALLOC_CONF=expandable_segments:True");
+  }
   p.largest_batch = largest_batch(t, traits, p.gpu->budget_bytes, expandable);
   if (!*p.fits) p.advice = Advisor{traits, p.gpu->budget_bytes, p.gpu->visible, expandable, {}, t}.run(t);
   return p;

@@ -43,6 +43,7 @@ struct AllocatorPlan {
   bool expandable_segments = false;
   std::string source;     // "PYTORCH_ALLOC_CONF=... (gpuenv's plan)", "(yours)", "not set"
   double stranded_bytes = 0;  // counted against the budget beyond the peak
+  bool from_gpuenv = false;   // gpuenv's plan sets it: a run outside gpuenv run has PyTorch's default
 };
 
 /// Expandable segments in `o`'s environment or in gpuenv's plan for `m`.
