@@ -6,6 +6,9 @@
 # was judged. Results go to $OUT (default /tmp/gpuenv-gpu).
 #   tests/gpu/run.sh                  # every section (about an hour on one H200)
 #   tests/gpu/run.sh timing workloads # some of them
+# Wall time per section on one H100 (2026-12-06), to plan a device session's
+# calls of at most 10 minutes: precision 2.5 min, memory 3.2, feedback 5,
+# workloads 5-6 each (nanogpt 5.3, accelerate 6.1: one per call).
 set -u
 cd "$(dirname "$0")/../.."
 BIN=$(realpath "${GPUENV_BIN:-${GPUENV:-build/gpuenv}}")
