@@ -1,13 +1,14 @@
 #include "sense/measurements.h"
 
+#include "sense/host/node_name.h"
 #include "store/fingerprint.h"
 
 namespace gpuenv {
 
 ReadStore read_measurement_store(const std::string& db_path, const store::Patience& patience) {
-  ReadStore s{db_path, patience, false, {}, ""};
-  if (auto db = store::Store::open_existing(db_path, &s.err, patience))
-    s.read = db->latest_by_machine(&s.machines, &s.err);
+  ReadStore s{db_path, patience, nullptr, {}, ""};
+  s.db = store::Store::open_existing(db_path, &s.err, patience);
+  if (s.db && !s.db->latest_on_host(host_name(), &s.machines, &s.err)) s.db.reset();
   return s;
 }
 
@@ -18,11 +19,13 @@ void sense_measurements(const std::string& db_path, Machine* m, const store::Pat
 void sense_measurements(ReadStore s, Machine* m) {
   const std::string& db_path = s.path;
   std::string& err = s.err;
-  if (s.read) {
-    auto mine = s.machines.find(store::fingerprint(*m));
-    if (mine == s.machines.end()) return;  // never measured here
-    m->measurements = std::move(mine->second.latest);
-    for (const auto& why : mine->second.skipped)
+  std::string fingerprint = store::fingerprint(*m);
+  store::MachineMeasurements mine;
+  if (auto read = s.machines.find(fingerprint); read != s.machines.end()) mine = std::move(read->second);
+  else if (s.db && !s.db->latest(fingerprint, &mine, &err)) s.db.reset();
+  if (s.db) {
+    m->measurements = std::move(mine.latest);
+    for (const auto& why : mine.skipped)
       m->host.problems.push_back({"store", "store_value_dropped", why + ": left out", "gpuenv bench measures it again"});
     return;
   }

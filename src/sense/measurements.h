@@ -26,14 +26,15 @@ inline constexpr const char* kStoreLocked = "store_locked";
 void sense_measurements(const std::string& db_path, Machine* m, const store::Patience& patience = {});
 
 /// The store read ahead, beside NVML's queries (opening SQLite and the
-/// query cost about 1.5 ms, and the query would need the GPUs sensed
-/// first): every machine's newest measurements, and the store closed
-/// again. `read` false with `err` "" when there is none.
+/// query cost about 1.5 ms, and the query needs the machine's fingerprint,
+/// which needs the GPUs sensed): the newest measurements of every machine
+/// that has run on this host, and the store left open for one that has not
+/// (a new hostname: a container's). `db` nullptr with `err` "" when there is none.
 struct ReadStore {
   std::string path;
   store::Patience patience;
-  bool read = false;
-  std::map<std::string, store::MachineMeasurements> machines;  // by fingerprint
+  std::unique_ptr<store::Store> db;
+  std::map<std::string, store::MachineMeasurements> machines;  // this host's, by fingerprint
   std::string err;
 };
 ReadStore read_measurement_store(const std::string& db_path, const store::Patience& patience = {});

@@ -98,12 +98,15 @@ class Store {
 
   /// Adds the run and its measurements in one transaction; the new run id in *id.
   bool add_run(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
-  /// The newest measurement of each (key, GPU, peer) of every machine in the
-  /// store, by fingerprint: a command reads them while it senses, before it
-  /// knows its own fingerprint (sense/measurements.h). A row gpuenv would not
-  /// have written (measurement_problem) is left out, and its reason named
-  /// in that machine's `skipped`.
-  bool latest_by_machine(std::map<std::string, MachineMeasurements>* out, std::string* err);
+  /// The newest measurement of each (key, GPU, peer) on this machine. A row
+  /// gpuenv would not have written (measurement_problem) is left out, and
+  /// its reason named in `skipped`.
+  bool latest(const std::string& fingerprint, MachineMeasurements* out, std::string* err);
+  /// latest() of every machine that has run on this host (a driver update
+  /// is another machine), by fingerprint: a command reads them while it
+  /// senses, before it knows its own fingerprint (sense/measurements.h).
+  bool latest_on_host(const std::string& hostname, std::map<std::string, MachineMeasurements>* out,
+                      std::string* err);
   /// Every measurement on this machine, oldest first; a row gpuenv would not
   /// have written is left out, and with `skipped` its reason added there.
   bool history(const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err,
@@ -156,10 +159,12 @@ class Store {
   bool init(std::string* err);
   bool known_version(std::string* err);
   bool insert(const Run& run, const std::vector<Measurement>& ms, std::int64_t* id, std::string* err);
-  // Each row of `sql` (its ?1 bound to *fingerprint unless null) to `each`,
-  // with the reason gpuenv would not have written it ("" when it would).
-  bool query(const char* sql, const std::string* fingerprint,
+  // Each row of `sql` (its ?1 bound to `arg`) to `each`, with the reason
+  // gpuenv would not have written it ("" when it would).
+  bool query(const char* sql, const std::string& arg,
              const std::function<void(HistoryRow, std::string skipped)>& each, std::string* err);
+  bool latest_of(const char* machines, const std::string& arg, std::map<std::string, MachineMeasurements>* out,
+                 std::string* err);
   bool has_jobs_table(bool* yes, std::string* err);
   bool has_table(const char* name, bool* yes, std::string* err);
   bool jobs_have_column(const char* name, bool* yes, std::string* err);

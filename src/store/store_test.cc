@@ -62,20 +62,36 @@ TEST(Store, CreatesItsDirectoryAndKeepsRuns) {
   ASSERT_TRUE(db->add_run(run(), {meas("copy", 10), meas("p2p", 5, "GPU-a", "GPU-b")}, &id1, &err)) << err;
   ASSERT_TRUE(db->add_run(run("fp-1", "2025-01-02T00:00:00Z"), {meas("copy", 12)}, &id2, &err)) << err;
   ASSERT_TRUE(db->add_run(run("fp-other"), {meas("copy", 99)}, &id2, &err)) << err;
+  auto elsewhere = run("fp-far");
+  elsewhere.hostname = "another-host";
+  ASSERT_TRUE(db->add_run(elsewhere, {meas("copy", 7)}, &id2, &err)) << err;
   EXPECT_GT(id2, id1);
 
-  std::map<std::string, MachineMeasurements> machines;
-  ASSERT_TRUE(db->latest_by_machine(&machines, &err)) << err;
-  ASSERT_EQ(machines.size(), 2u);
-  ASSERT_EQ(machines["fp-other"].latest.size(), 1u);  // each machine's own
-  EXPECT_EQ(*machines["fp-other"].latest[0].value, 99);
-  const std::vector<Measurement>& latest = machines["fp-1"].latest;
+  MachineMeasurements mine;
+  ASSERT_TRUE(db->latest("fp-1", &mine, &err)) << err;
+  const std::vector<Measurement>& latest = mine.latest;
   ASSERT_EQ(latest.size(), 2u);
   EXPECT_EQ(latest[0].key, "copy");
   EXPECT_EQ(*latest[0].value, 12);  // the newer one
   EXPECT_EQ(latest[1].key, "p2p");
   EXPECT_EQ(latest[1].peer_uuid, "GPU-b");
   EXPECT_EQ(latest[1], meas("p2p", 5, "GPU-a", "GPU-b"));  // every field round-trips
+
+  // What a command reads while it senses: each machine of this host, by
+  // fingerprint, the same as latest() of each; another host's left out.
+  std::map<std::string, MachineMeasurements> machines;
+  ASSERT_TRUE(db->latest_on_host("host", &machines, &err)) << err;
+  ASSERT_EQ(machines.size(), 2u);
+  EXPECT_EQ(machines["fp-1"].latest, latest);
+  ASSERT_EQ(machines["fp-other"].latest.size(), 1u);
+  EXPECT_EQ(*machines["fp-other"].latest[0].value, 99);
+  MachineMeasurements far;
+  ASSERT_TRUE(db->latest("fp-far", &far, &err)) << err;
+  ASSERT_EQ(far.latest.size(), 1u);
+  EXPECT_EQ(*far.latest[0].value, 7);
+  MachineMeasurements none;
+  ASSERT_TRUE(db->latest("fp-never", &none, &err)) << err;
+  EXPECT_TRUE(none.latest.empty());
 
   std::vector<HistoryRow> rows;
   ASSERT_TRUE(db->history("fp-1", &rows, &err)) << err;
@@ -111,9 +127,11 @@ TEST(Store, HostileMeasurementsAreLeftOutWithTheirReason) {
     EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
     sqlite3_close(raw);
     auto db = Store::open(path, &err);
+    MachineMeasurements mine;
+    ASSERT_TRUE(db->latest("fp-1", &mine, &err)) << err;
     std::map<std::string, MachineMeasurements> machines;
-    ASSERT_TRUE(db->latest_by_machine(&machines, &err)) << err;
-    const MachineMeasurements& mine = machines["fp-1"];
+    ASSERT_TRUE(db->latest_on_host("host", &machines, &err)) << err;
+    EXPECT_EQ(machines["fp-1"].skipped, mine.skipped);
     ASSERT_EQ(mine.latest.size(), 1u) << r.set;
     EXPECT_EQ(mine.latest[0].key, "p2p");
     ASSERT_EQ(mine.skipped.size(), 1u) << r.set;
@@ -134,10 +152,10 @@ TEST(Store, NullsStayNull) {
   m.value.reset(), m.peak.reset(), m.status = "failed";
   std::int64_t id = 0;
   ASSERT_TRUE(db->add_run(run(), {m}, &id, &err)) << err;
-  std::map<std::string, MachineMeasurements> machines;
-  ASSERT_TRUE(db->latest_by_machine(&machines, &err));
-  ASSERT_EQ(machines["fp-1"].latest.size(), 1u);
-  EXPECT_EQ(machines["fp-1"].latest[0], m);
+  MachineMeasurements mine;
+  ASSERT_TRUE(db->latest("fp-1", &mine, &err));
+  ASSERT_EQ(mine.latest.size(), 1u);
+  EXPECT_EQ(mine.latest[0], m);
 }
 
 TEST(Store, OpenExistingNeverCreates) {

@@ -31,6 +31,7 @@
 
 #include "sys/fs.h"
 #include "sense/host/host_parse.h"
+#include "sense/host/node_name.h"
 #include "sense/sense.h"
 #include "sense/trace.h"
 
@@ -109,8 +110,7 @@ std::optional<std::string> read_value(const Ctx& ctx, const std::string& path) {
 
 void sense_hostname(const Ctx& ctx) {
   if (ctx.live) {
-    char name[HOST_NAME_MAX + 1] = {};
-    if (gethostname(name, HOST_NAME_MAX) == 0 && name[0]) {
+    if (std::string name = host_name(); !name.empty()) {
       ctx.host->hostname = name;
       return;
     }

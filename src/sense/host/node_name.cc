@@ -1,5 +1,6 @@
 #include "sense/host/node_name.h"
 
+#include <limits.h>
 #include <unistd.h>
 
 #include "sys/env.h"
@@ -8,8 +9,12 @@ namespace gpuenv {
 
 std::string node_name() {
   if (std::string node = env_or("NODE_NAME", ""); !node.empty()) return node;
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "";
+  return host_name();
+}
+
+std::string host_name() {
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (gethostname(buf, HOST_NAME_MAX) != 0) return "";
   return buf;
 }
 

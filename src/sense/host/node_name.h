@@ -7,7 +7,10 @@
 namespace gpuenv {
 
 /// $NODE_NAME (as dcgm-exporter's DaemonSet sets it) when set and not
-/// empty, else gethostname(2); "" when that fails.
+/// empty, else host_name().
 std::string node_name();
+
+/// The host's own name, gethostname(2); "" when that fails.
+std::string host_name();
 
 }  // namespace gpuenv
