@@ -6,9 +6,12 @@
 namespace gpuenv {
 
 ReadStore read_measurement_store(const std::string& db_path, const store::Patience& patience) {
-  ReadStore s{db_path, patience, nullptr, {}, ""};
+  ReadStore s{db_path, patience, false, {}, nullptr, ""};
   s.db = store::Store::open_existing(db_path, &s.err, patience);
-  if (s.db && !s.db->latest_on_host(host_name(), &s.machines, &s.err)) s.db.reset();
+  std::string host = host_name();
+  bool elsewhere = true;
+  s.read = s.db && s.db->latest_on_host(host, &s.machines, &s.err) && s.db->ran_elsewhere(host, &elsewhere, &s.err);
+  if (!s.read || !elsewhere) s.db.reset();  // closed here, beside NVML, when nothing is left to ask
   return s;
 }
 
@@ -19,15 +22,17 @@ void sense_measurements(const std::string& db_path, Machine* m, const store::Pat
 void sense_measurements(ReadStore s, Machine* m) {
   const std::string& db_path = s.path;
   std::string& err = s.err;
-  std::string fingerprint = store::fingerprint(*m);
-  store::MachineMeasurements mine;
-  if (auto read = s.machines.find(fingerprint); read != s.machines.end()) mine = std::move(read->second);
-  else if (s.db && !s.db->latest(fingerprint, &mine, &err)) s.db.reset();
-  if (s.db) {
-    m->measurements = std::move(mine.latest);
-    for (const auto& why : mine.skipped)
-      m->host.problems.push_back({"store", "store_value_dropped", why + ": left out", "gpuenv bench measures it again"});
-    return;
+  if (s.read) {
+    std::string fingerprint = store::fingerprint(*m);
+    store::MachineMeasurements mine;
+    if (auto read = s.machines.find(fingerprint); read != s.machines.end()) mine = std::move(read->second);
+    else if (s.db) s.read = s.db->latest(fingerprint, &mine, &err);
+    if (s.read) {
+      m->measurements = std::move(mine.latest);
+      for (const auto& why : mine.skipped)
+        m->host.problems.push_back({"store", "store_value_dropped", why + ": left out", "gpuenv bench measures it again"});
+      return;
+    }
   }
   if (err.empty()) return;  // never measured here (or found locked before: said then)
   if (s.patience.found_locked()) {

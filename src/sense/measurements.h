@@ -28,13 +28,16 @@ void sense_measurements(const std::string& db_path, Machine* m, const store::Pat
 /// The store read ahead, beside NVML's queries (opening SQLite and the
 /// query cost about 1.5 ms, and the query needs the machine's fingerprint,
 /// which needs the GPUs sensed): the newest measurements of every machine
-/// that has run on this host, and the store left open for one that has not
-/// (a new hostname: a container's). `db` nullptr with `err` "" when there is none.
+/// that has run on this host. `db` stays open only when other hosts' runs
+/// are there too (a shared home, or this host's earlier name: a container's),
+/// to ask for this machine once its fingerprint is known. `read` false when
+/// there is no store (`err` "") or it could not be read (`err`).
 struct ReadStore {
   std::string path;
   store::Patience patience;
-  std::unique_ptr<store::Store> db;
+  bool read = false;
   std::map<std::string, store::MachineMeasurements> machines;  // this host's, by fingerprint
+  std::unique_ptr<store::Store> db;
   std::string err;
 };
 ReadStore read_measurement_store(const std::string& db_path, const store::Patience& patience = {});

@@ -406,6 +406,15 @@ bool Store::latest_on_host(const std::string& hostname, std::map<std::string, Ma
   return latest_of("IN (SELECT DISTINCT fingerprint FROM runs WHERE hostname = ?1)", hostname, out, err);
 }
 
+bool Store::ran_elsewhere(const std::string& hostname, bool* yes, std::string* err) {
+  Stmt s(db_, "SELECT EXISTS(SELECT 1 FROM runs WHERE hostname != ?1)");
+  if (!s.ok()) return *err = sqlite_error(db_, path_), false;
+  s.text(1, hostname);
+  if (s.step() != SQLITE_ROW) return *err = sqlite_error(db_, path_), false;
+  *yes = sqlite3_column_int(s.get(), 0) != 0;
+  return true;
+}
+
 bool Store::history(const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err,
                     std::vector<std::string>* skipped) {
   static const std::string sql = std::string(kMeasurementRows) + "WHERE r.fingerprint = ?1 ORDER BY m.id";

@@ -107,6 +107,9 @@ class Store {
   /// senses, before it knows its own fingerprint (sense/measurements.h).
   bool latest_on_host(const std::string& hostname, std::map<std::string, MachineMeasurements>* out,
                       std::string* err);
+  /// Whether any run was measured on another host (by name): then a machine
+  /// latest_on_host() did not return may still have figures.
+  bool ran_elsewhere(const std::string& hostname, bool* yes, std::string* err);
   /// Every measurement on this machine, oldest first; a row gpuenv would not
   /// have written is left out, and with `skipped` its reason added there.
   bool history(const std::string& fingerprint, std::vector<HistoryRow>* out, std::string* err,

@@ -92,6 +92,15 @@ TEST(Store, CreatesItsDirectoryAndKeepsRuns) {
   MachineMeasurements none;
   ASSERT_TRUE(db->latest("fp-never", &none, &err)) << err;
   EXPECT_TRUE(none.latest.empty());
+  bool other_host = false;
+  ASSERT_TRUE(db->ran_elsewhere("host", &other_host, &err)) << err;
+  EXPECT_TRUE(other_host);  // another-host's run
+  auto alone = Store::open(store_temp_dir() + "/alone.db", &err);
+  ASSERT_TRUE(alone->add_run(run(), {meas("copy", 1)}, &id1, &err)) << err;
+  ASSERT_TRUE(alone->ran_elsewhere("host", &other_host, &err)) << err;
+  EXPECT_FALSE(other_host);
+  ASSERT_TRUE(alone->ran_elsewhere("renamed", &other_host, &err)) << err;
+  EXPECT_TRUE(other_host);
 
   std::vector<HistoryRow> rows;
   ASSERT_TRUE(db->history("fp-1", &rows, &err)) << err;
