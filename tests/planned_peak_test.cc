@@ -97,6 +97,7 @@ TEST(PlannedPeak, PlanMemoryKeepsThePlanForTheCommandAndReportComparesIt) {
   EXPECT_EQ(one["peak_memory_bytes"], 8589934592);  // the scenario's job_mem: no torch here
   EXPECT_EQ(one["peak_memory_source"], "nvml");
   EXPECT_EQ(one["planned_peak_bytes"], planned);
+  EXPECT_TRUE(one["planned_peak_bytes"].is_number_unsigned()) << "whole bytes, as plan-memory --json prints them";
   EXPECT_NEAR(one["plan_error_pct"].get<double>(), 100 * (8589934592 - planned) / planned, 1e-9);
   EXPECT_EQ(one["memory_plan"]["gpu"], "NVIDIA H200");
   EXPECT_EQ(one["memory_plan"]["flags"], "--arch gpt2 --hidden 768 --layers 12 --heads 12 --vocab 50257 --seq 1024 "

@@ -79,6 +79,14 @@ class Judge(unittest.TestCase):
             self.assertFalse(self.plan_memory(dict(planned, job=dict(job, **change)))["pass"], change)
         self.assertFalse(self.plan_memory({"failure": "RuntimeError('gpuenv run: exit 1')"})["pass"])
 
+    def test_plan_memory_as_the_h100_wrote_it(self):
+        c = self.claims("plan-memory", os.path.join(FIXTURES, "plan_memory.json"))
+        self.assertEqual(len(c), 23)  # 16 rows, 5 with the logits kept, the edge, the planned job
+        self.assertTrue(all(r["pass"] for r in c.values()), [k for k, r in c.items() if not r["pass"]])
+        self.assertEqual(c["llama-350M bf16 ckpt"]["measured"], "-0.7 % (11.54 vs 11.62 GiB)")
+        job = c["report holds a planned job's plan against its measured peak"]["measured"]
+        self.assertTrue(job.startswith("job 1: planned 10.61 GiB (plan-memory said 10.61 GiB), peak 10.61 GiB"), job)
+
     def test_unreadable_output_is_a_failed_claim(self):
         c = self.claims("detect", os.path.join(self.tmp.name, "absent.txt"))
         self.assertEqual([(k, r["pass"]) for k, r in c.items()], [("its output could be read", False)])

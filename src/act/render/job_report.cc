@@ -301,13 +301,16 @@ json verdict_json(const Verdict& v) {
 namespace {
 
 // planned_peak_bytes, plan_error_pct and memory_plan of `job`: null without a plan.
+// The plan's peak in whole bytes, as plan-memory --json prints it (the store
+// keeps a REAL, read back only above 0 and up to 4 EiB).
 void add_plan(const Job& job, const PlannedPeaks& plans, json* j) {
   const PlannedPeak* plan = plan_of(job, plans);
-  (*j)["planned_peak_bytes"] = plan ? json(plan->peak_bytes) : json(nullptr);
+  const json peak = plan ? json(std::uint64_t(std::llround(plan->peak_bytes))) : json(nullptr);
+  (*j)["planned_peak_bytes"] = peak;
   (*j)["plan_error_pct"] = opt(error_pct(job, plan));
-  (*j)["memory_plan"] = plan ? json{{"peak_bytes", plan->peak_bytes}, {"gpu", plan->gpu}, {"flags", plan->flags},
-                                    {"planned_at", plan->planned_at}}
-                             : json(nullptr);
+  (*j)["memory_plan"] =
+      plan ? json{{"peak_bytes", peak}, {"gpu", plan->gpu}, {"flags", plan->flags}, {"planned_at", plan->planned_at}}
+           : json(nullptr);
 }
 
 }  // namespace

@@ -139,7 +139,9 @@ TEST(JobReport, PeakMemoryAndThePlansError) {
   nlohmann::json one = job_report_json(j, judge(j.context, j.timeline), {}, plans);
   EXPECT_EQ(one["peak_memory_bytes"], std::int64_t(31.2 * gib));
   EXPECT_EQ(one["peak_memory_source"], "torch");
-  EXPECT_EQ(one["planned_peak_bytes"], 29.8 * gib);
+  EXPECT_TRUE(one["planned_peak_bytes"].is_number_unsigned());  // whole bytes, as plan-memory --json says
+  EXPECT_EQ(one["planned_peak_bytes"], std::llround(29.8 * gib));
+  EXPECT_EQ(one["memory_plan"]["peak_bytes"], one["planned_peak_bytes"]);
   EXPECT_NEAR(one["plan_error_pct"].get<double>(), 4.698, 1e-3);
   EXPECT_EQ(one["memory_plan"]["gpu"], "NVIDIA H200");
   EXPECT_EQ(one["memory_plan"]["flags"], "--model gpt2 --seq 1024 --batch 8");
@@ -156,7 +158,7 @@ TEST(JobReport, PeakMemoryAndThePlansError) {
   nlohmann::json unmeasured = job_report_json(j, {}, {}, plans);
   EXPECT_TRUE(unmeasured["peak_memory_bytes"].is_null());
   EXPECT_TRUE(unmeasured["peak_memory_source"].is_null());
-  EXPECT_EQ(unmeasured["planned_peak_bytes"], 29.8 * gib);
+  EXPECT_EQ(unmeasured["planned_peak_bytes"], std::llround(29.8 * gib));
   EXPECT_TRUE(unmeasured["plan_error_pct"].is_null());
 }
 
