@@ -1,4 +1,4 @@
-// Issue 40, 4, end to end: `gpuenv plan-memory FLAGS -- CMD` keeps the plan
+// Issue 40, 4, end to end: `gpuenv plan-memory FLAGS [--] CMD` keeps the plan
 // for CMD, `gpuenv run -- CMD` records the job's measured peak (torch's from
 // the hook, else NVML's), and `gpuenv report` shows one against the other.
 #include <gtest/gtest.h>
@@ -135,6 +135,21 @@ TEST(PlannedPeak, TorchsPeakFromTheHookWinsOverNvmls) {
   EXPECT_TRUE(one["planned_peak_bytes"].is_null());
   r = run_gpuenv({"report", "1"}, o);
   EXPECT_NE(r.out.find("\n  peak memory 5.0 GiB (torch)\n"), std::string::npos) << r.out;
+}
+
+// The command without `--`, read as gpuenv run reads it: from its first word
+// on, every word is the command's, flags plan-memory also has included.
+TEST(PlannedPeak, TheCommandStartsAtItsFirstWordAsInRun) {
+  std::string root = make_temp_dir("gpuenv-planned-peak");
+  std::vector<std::string> args = plan_memory({"--db", root + "/jobs.db"});
+  for (const char* w : {"python3", "train.py", "--batch", "99", "--json"}) args.push_back(w);
+  ProcessResult r = run_gpuenv(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("batch 8 x seq 1024"), std::string::npos) << "plan-memory's --batch, not the command's\n" << r.out;
+  EXPECT_FALSE(json::accept(r.out)) << "the command's --json is not plan-memory's";
+  EXPECT_NE(r.err.find("per GPU, for `python3 train.py --batch 99 --json` in this directory"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(std::filesystem::exists(root + "/jobs.db"));
 }
 
 // A store that cannot be written: the plan is printed, and exit 1 says it was not kept.

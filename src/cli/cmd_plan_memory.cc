@@ -33,8 +33,7 @@ struct Flags {
   bool keeps_logits = false, frees_logits = false;
   std::map<std::string, CLI::Option*> given;  // the shape flags, to tell absent from 0
   Training t;
-  struct Record {              // `-- CMD`: the command the plan is kept for (record_plan)
-    std::vector<std::string> command;
+  struct Record {              // `[--] CMD`: the command the plan is kept for (record_plan)
     std::string db;            // --db FILE
     const CLI::App* sub = nullptr;
   } record;
@@ -196,12 +195,9 @@ std::string shape_from_flags(Flags* f) {
   return "";
 }
 
-// `-- CMD` and --db: where the plan is kept for the command the user will run.
+// --db: where the plan is kept for the command the user will run.
 void add_record_flags(CLI::App* sub, Flags* f) {
   f->record.sub = sub;
-  sub->add_option("CMD", f->record.command,
-                  "After --: the command you will run with `gpuenv run -- CMD`; the plan's peak is kept "
-                  "for it, and `gpuenv report` compares the job's measured peak with it");
   sub->add_option("--db", f->record.db, "The job store for -- CMD (default: gpuenv.db under the cache root)")
       ->option_text("FILE");
 }
@@ -221,9 +217,9 @@ std::string given_flags(const CLI::App* sub) {
   return command_text(words, 4096);
 }
 
-// Keeps the plan for `-- CMD` (nothing without it) and says so; the exit status.
+// Keeps the plan for `[--] CMD` (ctx->command; nothing without it) and says so; the exit status.
 int record_plan(Context* ctx, const Flags& f, const MemoryPlan& p) {
-  const std::vector<std::string>& cmd = f.record.command;
+  const std::vector<std::string>& cmd = ctx->command;
   if (cmd.empty()) return kExitOk;
   PlannedPeak plan;
   plan.peak_bytes = std::round(p.estimate.peak_bytes());  // whole bytes, as --json prints it
@@ -302,7 +298,8 @@ std::function<int()> setup_plan_memory(CLI::App* sub, Context* ctx) {
   add_record_flags(sub, f.get());
   sub->footer(
       "Predicts the peak of torch.cuda.max_memory_allocated() per GPU for a training step "
-      "(docs/memory.md); `-- CMD` keeps the plan for the command you will run with gpuenv run. "
+      "(docs/memory.md). [--] CMD ... keeps the plan for the command you will run with gpuenv run, as "
+      "gpuenv run takes it: every word from CMD on is the command's, its flags too. "
       "Exit status: 0 a plan (fits or not: see \"fits\"), 1 the plan could not be kept for CMD, "
       "2 bad flags, 3 a bad --config or --machine file.");
   ctx->add_common_flags(sub, kSensingFlags | kFlagOverride);
