@@ -107,6 +107,47 @@ TEST(Watch, SamplesTheJobAndKeepsItsRecord) {
   EXPECT_EQ(list["jobs"][0]["id"], 1);
 }
 
+// A job on a MIG device (CUDA_VISIBLE_DEVICES=MIG-...) is watched there:
+// the device's name, memory and processes, its GPU's power and link, and
+// GPM's graphics-engine activity of the instance as its utilisation (NVML
+// has none of a MIG device), never the whole GPU's figures.
+TEST(Watch, AJobOnAMigDeviceIsWatchedThere) {
+  std::string root = temp_dir();
+  ProcessOptions o = watched("h100_mig_job", root);
+  o.env["CUDA_VISIBLE_DEVICES"] = "MIG-7a1e0c1a-0d4b-5a8e-9c3f-000000000001";
+  o.env["FAKE_NVML_TRACE"] = root + "/nvml-trace";
+  // Until the watcher has listed the instance's processes 8 times (30 s at most).
+  std::string job = "import os, time\n"
+                    "def reads():\n"
+                    "    try:\n"
+                    "        with open(os.environ['FAKE_NVML_TRACE']) as f:\n"
+                    "            return f.read().count('nvmlDeviceGetComputeRunningProcesses')\n"
+                    "    except OSError:\n"
+                    "        return 0\n"
+                    "end = time.monotonic() + 30\n"
+                    "while reads() < 8 and time.monotonic() < end:\n"
+                    "    time.sleep(0.02)\n";
+  ProcessResult r = run_gpuenv({"run", "--", "/usr/bin/python3", "-c", job}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = report_json({"1"}, o);
+  ASSERT_TRUE(j.is_object());
+  const json& gpu = j["context"]["gpus"][0];
+  EXPECT_EQ(gpu["uuid"], "MIG-7a1e0c1a-0d4b-5a8e-9c3f-000000000001");
+  EXPECT_EQ(gpu["name"], "NVIDIA H100 80GB HBM3 MIG 3g.40gb");
+  EXPECT_EQ(gpu["memory_total_mib"], 40192);  // the instance's, not the GPU's 81 559
+  EXPECT_EQ(gpu["power_limit_w"], 700);       // its GPU's
+  EXPECT_EQ(gpu["pcie_gen"], 5);
+  std::vector<double> util = means(j, "util_pct");
+  ASSERT_GE(util.size(), 3u);
+  for (double u : util) EXPECT_DOUBLE_EQ(u, 97) << "GPM's GR activity of the instance, not the GPU's util=10";
+  for (double x : means(j, "sm_active_pct")) EXPECT_DOUBLE_EQ(x, 92);
+  EXPECT_EQ(max_of(means(j, "mem_mib")), 20480);  // job_mem on the instance
+  EXPECT_EQ(max_of(means(j, "power_w")), 400);
+  EXPECT_TRUE(means(j, "pcie_rx_mbs").empty()) << "the GPU's PCIe traffic is not the instance's";
+  EXPECT_EQ(j["peak_memory_bytes"], 21474836480);
+  EXPECT_EQ(j["verdict"]["name"], "busy") << j["verdict"];
+}
+
 TEST(Watch, ASignalEndsItAs128PlusN) {
   std::string root = temp_dir();
   ProcessOptions o = watched("h200_job", root);

@@ -94,6 +94,9 @@ Facts facts(const JobContext& c, const Timeline& t, const std::optional<JobSpeed
 }
 
 std::string util_phrase(const Facts& f) {
+  if (!f.has(kUtilPct))  // never 0 % for a figure nobody gave
+    return "NVML gave no utilisation of the GPU over " + fixed(f.active_s) +
+           " s (it gives none of a MIG device, where GPM stands in from Hopper on)";
   return "the GPU was busy " + fixed(f.mean(kUtilPct)) + "% of the time over " + fixed(f.active_s) + " s";
 }
 
@@ -380,7 +383,9 @@ std::vector<Verdict> judge(const JobContext& context, const Timeline& timeline, 
     if (auto v = rule(f)) out.push_back(std::move(*v));
   if (out.empty())
     out.push_back({"unclear", util_phrase(f) + "; no rule matched", "nothing to apply from this run",
-                   {{"util_pct", f.mean(kUtilPct)}}, {}});
+                   f.has(kUtilPct) ? std::map<std::string, double>{{"util_pct", f.mean(kUtilPct)}}
+                                   : std::map<std::string, double>{},
+                   {}});
   return out;
 }
 

@@ -195,6 +195,24 @@ TEST(Verdict, WithoutGpmTheFp32JobIsBusyByUtilisation) {
   EXPECT_NE(vs[0].evidence.find("no NVML GPM figures"), std::string::npos) << vs[0].evidence;
 }
 
+// A device NVML gives no utilisation of (a MIG device before Hopper, no GPM):
+// the verdict says so, never "busy 0%", and reports no util_pct figure.
+TEST(Verdict, NoUtilisationIsSaidNotMadeZero) {
+  JobContext c;
+  c.gpus.push_back({"MIG-a", "NVIDIA A100-SXM4-80GB MIG 2g.20gb", 19968.0, 4, 16, 1410.0, 400.0});
+  Timeline t;
+  for (int i = 0; i < 10; ++i) {
+    JobSample s;
+    s.t = i, s.v[kMemMib] = 12000, s.v[kPowerW] = 150;
+    t.add(s);
+  }
+  std::vector<Verdict> vs = judge(c, t);
+  ASSERT_EQ(names(vs), std::vector<std::string>{"unclear"});
+  EXPECT_EQ(vs[0].evidence, "NVML gave no utilisation of the GPU over 10 s (it gives none of a MIG device, where "
+                            "GPM stands in from Hopper on); no rule matched");
+  EXPECT_TRUE(vs[0].figures.empty());
+}
+
 // Thresholds: a tensor pipe at 5% is working; an FP32 pipe under 20% is not
 // where the time goes; SMs at 50% are not "low".
 TEST(Verdict, GpmThresholds) {

@@ -888,7 +888,8 @@ nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t d, nvmlDeviceAttributes_t* 
  * sm_now=MHz (or a cycling list), pcie_rx=KB/s, pcie_tx=KB/s (lists too), and
  * job_mem=BYTES: every child of the calling process (the job `gpuenv run`
  * started) is listed as a compute process of the GPU using that much memory,
- * after the process table's (below). */
+ * after the process table's (below); on a mig line, of that MIG device (and
+ * of its GPU, as NVML lists a GPU in MIG mode). */
 
 typedef struct {
   unsigned int pid;
@@ -1106,12 +1107,26 @@ static unsigned table_processes(const struct fake_device* d, int list, fake_proc
   return n;
 }
 
-/* job_mem=BYTES: this process's children on a GPU; at most cap. */
-static unsigned job_processes(int gpu, fake_process* out, unsigned cap) {
+/* The job_mem of a MIG device of `gpu`, if one has it. */
+static int any_mig_job_mem(int gpu, long long* mem) {
+  int slot;
+  for (slot = 0; slot < 8; ++slot) {
+    const scn_record* r = mig_record(gpu, slot);
+    if (r != NULL && scn_get_ll(r, "job_mem", mem)) return 1;
+  }
+  return 0;
+}
+
+/* job_mem=BYTES: this process's children on a GPU, or on a MIG device
+ * (its mig line's job_mem; its GPU lists them too, as NVML lists every
+ * instance's processes on a GPU in MIG mode); at most cap. */
+static unsigned job_processes(const struct fake_device* d, fake_process* out, unsigned cap) {
   unsigned int pids[64];
   unsigned n, i;
   long long mem;
-  if (!scn_get_ll(gpu_record(gpu), "job_mem", &mem)) return 0;
+  if (!scn_get_ll(device_record(d), "job_mem", &mem) &&
+      (d->slot >= 0 || !any_mig_job_mem(d->gpu, &mem)))
+    return 0;
   n = child_pids(pids, cap < 64 ? cap : 64);
   for (i = 0; i < n; ++i) {
     out[i].pid = pids[i];
@@ -1156,7 +1171,7 @@ static nvmlReturn_t running_processes(const char* fn, int list, nvmlDevice_t d, 
   if (rc != NVML_SUCCESS) return rc;
   if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
   n = table_processes(d, list, p, FAKE_MAX_PROCESSES);
-  if (list == LIST_COMPUTE && d->slot < 0) n += job_processes(d->gpu, p + n, FAKE_MAX_PROCESSES - n);
+  if (list == LIST_COMPUTE) n += job_processes(d, p + n, FAKE_MAX_PROCESSES - n);
   return give_processes(d, p, n, count, infos);
 }
 

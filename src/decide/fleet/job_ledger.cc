@@ -159,7 +159,10 @@ void JobLedger::account_device(std::size_t index, const DeviceReading& d, const 
     if (d.energy_joules) v.energy_joules = v.energy_joules.value_or(0) + energy.value_or(0) * weight;
     v.present = true;
     v.shared = shared;
-    v.utilization = shared ? (s.sm_known ? std::optional<double>(s.sm) : std::nullopt) : d.utilization_ratio;
+    // Alone there: the device's utilisation, NVML's, else (a MIG device, of which NVML gives
+    // none) GPM's graphics-engine activity, as gpuenv run's watcher takes it.
+    std::optional<double> alone = d.utilization_ratio ? d.utilization_ratio : d.gpm_gr_engine_active;
+    v.utilization = shared ? (s.sm_known ? std::optional<double>(s.sm) : std::nullopt) : alone;
     bool own = !shared;  // the device's own figures are the job's only when it is alone there
     v.sm_active = own ? d.gpm_sm_active : std::nullopt;
     v.tensor_active = own ? d.gpm_tensor_active : std::nullopt;

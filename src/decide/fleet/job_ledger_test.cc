@@ -142,6 +142,35 @@ TEST(JobLedger, MigProcessesCountOnTheirDevice) {
   EXPECT_FALSE(m->gpus[0].energy_joules);  // NVML counts no energy per MIG device
 }
 
+// A job alone on a MIG device: NVML gives the device no utilisation, GPM's
+// graphics-engine activity of its instance stands in, and the job is judged.
+TEST(JobLedger, AMigDeviceIsJudgedByItsGpmActivity) {
+  Node node;
+  for (int i = 0; i < 8; ++i) {
+    DeviceReading gpu = h200(0, 0, 0), mig = h200(0, 0, 0);
+    gpu.utilization_ratio.reset();  // a GPU in MIG mode: none either
+    mig.mig = 0, mig.uuid = "MIG-0", mig.memory_total_bytes = 40 * kGiB;
+    mig.utilization_ratio.reset(), mig.energy_joules.reset();
+    mig.gpm_gr_engine_active = 0.97, mig.gpm_sm_active = 0.92, mig.gpm_tensor_active = 0.88;
+    mig.processes->push_back(proc(9, 30 * kGiB));
+    node.round({gpu, mig}, {{{1, 9}, slurm("m", "u")}});
+  }
+  auto m = node.job("m");
+  ASSERT_TRUE(m);
+  EXPECT_DOUBLE_EQ(*m->gpus[0].utilization, 0.97);
+  EXPECT_EQ(m->verdict.name, "busy") << m->verdict.evidence;
+  // Without GPM (a MIG device before Hopper) nothing is made up.
+  Node old;
+  for (int i = 0; i < 8; ++i) {
+    DeviceReading mig = h200(0, 0, 0);
+    mig.mig = 0, mig.uuid = "MIG-0";
+    mig.utilization_ratio.reset(), mig.energy_joules.reset();
+    mig.processes->push_back(proc(9, 10 * kGiB));
+    old.round({mig}, {{{0, 9}, slurm("m", "u")}});
+  }
+  EXPECT_FALSE(old.job("m")->gpus[0].utilization);
+}
+
 // Input-bound from the exporter alone: the GPU mostly idle while the job's one
 // process keeps a core busy, the verdict of `gpuenv run`.
 TEST(JobLedger, JudgesWithRunsVerdicts) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include "decide/launcher_env.h"
 #include "decide/visible.h"
@@ -9,13 +10,20 @@
 namespace gpuenv {
 
 std::vector<std::string> job_gpus(const Machine& m, const Options& o) {
-  std::vector<const Gpu*> gpus = visible_gpus(visible_devices(m, o));
-  LaunchEnv launch = launch_env(o);
-  if (launch.local_rank && gpus.size() > 1 && std::size_t(*launch.local_rank) < gpus.size())
-    gpus = {gpus[*launch.local_rank]};
+  // What the job runs on: each visible whole GPU, and the one MIG device CUDA
+  // gives a process (the first visible), by its own MIG- UUID.
   std::vector<std::string> uuids;
-  for (const Gpu* g : gpus)
-    if (g->uuid) uuids.push_back(*g->uuid);
+  bool mig_taken = false;
+  for (const VisibleDevice& d : visible_devices(m, o).devices) {
+    if (d.mig) {
+      if (!std::exchange(mig_taken, true)) uuids.push_back(d.mig->uuid);
+    } else if (d.gpu && d.gpu->uuid && std::find(uuids.begin(), uuids.end(), *d.gpu->uuid) == uuids.end()) {
+      uuids.push_back(*d.gpu->uuid);
+    }
+  }
+  LaunchEnv launch = launch_env(o);
+  if (launch.local_rank && uuids.size() > 1 && std::size_t(*launch.local_rank) < uuids.size())
+    uuids = {uuids[*launch.local_rank]};
   return uuids;
 }
 

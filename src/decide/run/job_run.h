@@ -14,8 +14,9 @@
 
 namespace gpuenv {
 
-/// The UUIDs of the GPUs this process's job uses: the plan's visible ones,
-/// or under a launcher's LOCAL_RANK the one of that rank.
+/// The UUIDs of the devices this process's job uses: the plan's visible
+/// GPUs and the one MIG device CUDA gives it (its MIG- UUID), or under a
+/// launcher's LOCAL_RANK the one of that rank.
 std::vector<std::string> job_gpus(const Machine& m, const Options& o);
 
 /// The CPUs each of the job's GPUs gets: the plan's binding, else the usable

@@ -43,6 +43,14 @@ TEST(JobRun, JobGpus) {
   Machine no_uuid = m;
   no_uuid.gpus[1].uuid.reset();
   EXPECT_EQ(job_gpus(no_uuid, with({})), (std::vector<std::string>{uuid(0), uuid(2), uuid(3)})) << "a GPU without UUID is left out";
+
+  // A MIG device is watched by its own UUID, and CUDA gives a process the first visible one only.
+  Machine mig = machine::a100_mig();
+  const auto& migs = mig.gpus[0].mig_devices;
+  ASSERT_EQ(migs.size(), 3u);
+  EXPECT_EQ(job_gpus(mig, with({{"CUDA_VISIBLE_DEVICES", migs[1].uuid}})), std::vector<std::string>{migs[1].uuid});
+  EXPECT_EQ(job_gpus(mig, with({{"CUDA_VISIBLE_DEVICES", migs[2].uuid + "," + migs[0].uuid}})),
+            std::vector<std::string>{migs[2].uuid});
 }
 
 TEST(JobRun, CpusPerGpu) {

@@ -56,8 +56,9 @@ constexpr double kBytesPerMib = 1024.0 * 1024.0;
 struct JobWatch::Impl {
   JobWatchOptions o;
   NvmlSession session;  // declared before gpm: shut down after its samples are freed
-  std::vector<nvml::Device> watched, others;
-  std::vector<GpmDevice> gpm;  // one per watched GPU
+  std::vector<NvmlGpu> watched;  // the job's GPUs, or its MIG device
+  std::vector<nvml::Device> others;  // the whole GPUs besides
+  std::vector<GpmDevice> gpm;  // one per watched device
   JobContext context;
   Timeline timeline;
   CpuMeter cpu;
@@ -71,32 +72,39 @@ struct JobWatch::Impl {
   bool open(std::string* why) {
     Problem p;
     std::vector<NvmlGpu> listed;
-    if (!session.open(o.nvml_library, &p) || !session.gpus(&listed, &p) ||
+    bool migs = std::any_of(o.uuids.begin(), o.uuids.end(), [](const std::string& u) { return u.rfind("MIG-", 0) == 0; });
+    if (!session.open(o.nvml_library, &p) || !session.gpus(&listed, &p, migs) ||
         !NvmlSession::all_listed(listed, o.uuids, &p))
       return *why = p.message, false;
-    for (const NvmlGpu& g : listed) {
-      bool mine = std::find(o.uuids.begin(), o.uuids.end(), g.uuid) != o.uuids.end();
-      (mine ? watched : others).push_back(g.handle);
-      if (mine) context.gpus.push_back(capacities(g.handle, g.uuid));
-    }
-    for (nvml::Device d : watched) gpm.emplace_back(session.nvml(), d);
+    auto mine = [&](const std::string& uuid) { return std::find(o.uuids.begin(), o.uuids.end(), uuid) != o.uuids.end(); };
+    std::set<nvml::Device> used;  // whole GPUs the job runs on, or on a MIG device of
+    for (const NvmlGpu& g : listed)
+      if (mine(g.uuid)) {
+        watched.push_back(g), used.insert(g.whole());
+        context.gpus.push_back(capacities(g));
+        gpm.emplace_back(session.nvml(), g.whole(), g.parent ? g.gpu_instance_id : std::nullopt);
+      }
+    for (const NvmlGpu& g : listed)
+      if (!g.parent && !used.count(g.handle)) others.push_back(g.handle);
     return true;
   }
 
   // What the verdicts weigh the samples against, read through the calls
-  // every NVML reader shares (sense/nvml/nvml_call.h).
-  JobGpu capacities(nvml::Device d, const std::string& uuid) const {
+  // every NVML reader shares (sense/nvml/nvml_call.h): a MIG device's name
+  // and memory, its GPU's link, power limit and clock.
+  JobGpu capacities(const NvmlGpu& device) const {
     const NvmlFunctions& fn = this->fn();
     NvmlCaller call(session.nvml());
+    nvml::Device d = device.handle, whole = device.whole();
     JobGpu g;
-    g.uuid = uuid;
+    g.uuid = device.uuid;
     g.name = get_string(call, fn.name, d);
     if (std::optional<MemoryInfo> mem = memory_info(call, fn, d)) g.memory_total_mib = mem->total / (1024.0 * 1024.0);
-    g.pcie_gen = get_int(call, fn.pcie_gen_current, d);
-    g.pcie_width = get_int(call, fn.pcie_width_current, d);
-    if (std::optional<std::uint32_t> mw = get_uint(call, fn.power_limit, d)) g.power_limit_w = *mw / 1000.0;
+    g.pcie_gen = get_int(call, fn.pcie_gen_current, whole);
+    g.pcie_width = get_int(call, fn.pcie_width_current, whole);
+    if (std::optional<std::uint32_t> mw = get_uint(call, fn.power_limit, whole)) g.power_limit_w = *mw / 1000.0;
     unsigned mhz = 0;
-    if (call(fn.max_clock, d, nvml::kClockSm, &mhz)) g.max_sm_mhz = mhz;
+    if (call(fn.max_clock, whole, nvml::kClockSm, &mhz)) g.max_sm_mhz = mhz;
     return g;
   }
 
@@ -109,13 +117,18 @@ struct JobWatch::Impl {
   }
 
   // The GPU's live state (sense/nvml/nvml_reading.h) and, beside it, the
-  // job's own memory on it and the PCIe throughput.
-  void sample_gpu(nvml::Device d, const std::set<int>& pids, JobSample* s) {
+  // job's own memory on it and the PCIe throughput. On a MIG device: its
+  // GPU's power, clock and clock events, the device's own memory, and
+  // neither utilisation (NVML has none of a MIG device; sample_gpm's GPM
+  // stands in) nor the PCIe traffic, which is the whole GPU's.
+  void sample_gpu(const NvmlGpu& g, const std::set<int>& pids, JobSample* s) {
     const NvmlFunctions& fn = this->fn();
+    nvml::Device d = g.whole();
     DeviceReading r = read_live_state(session.nvml(), d);
     double n = double(watched.size());
-    if (r.utilization_ratio) add(&s->v[kUtilPct], std::round(100 * *r.utilization_ratio) / n);  // NVML's whole percent
-    if (auto mib = job_memory_mib(d, pids, true)) add(&s->v[kMemMib], *mib);
+    if (r.utilization_ratio && !g.parent)
+      add(&s->v[kUtilPct], std::round(100 * *r.utilization_ratio) / n);  // NVML's whole percent
+    if (auto mib = job_memory_mib(g.handle, pids, true)) add(&s->v[kMemMib], *mib);
     if (r.power_watts) add(&s->v[kPowerW], *r.power_watts);
     if (r.sm_clock_hz) add(&s->v[kSmMhz], double(*r.sm_clock_hz / 1000000u) / n);
     if (std::optional<std::uint64_t> mask = r.health.clock_events) {
@@ -123,6 +136,7 @@ struct JobWatch::Impl {
       s->v[kThermal] = std::max(s->v[kThermal].value_or(0), (*mask & clock_event::kThermalBits) ? 1.0 : 0.0);
       s->v[kPowerCap] = std::max(s->v[kPowerCap].value_or(0), (*mask & clock_event::kSwPowerCap) ? 1.0 : 0.0);
     }
+    if (g.parent) return;
     NvmlCaller call(session.nvml());
     unsigned kib_per_s = 0;
     if (call(fn.pcie_throughput, d, nvml::kPcieUtilRxBytes, &kib_per_s)) add(&s->v[kPcieRxMBs], kib_per_s * 1024.0 / 1e6);
@@ -130,9 +144,13 @@ struct JobWatch::Impl {
   }
 
   // NVML GPM between this sample and the last, averaged over the watched
-  // GPUs; a figure stays unknown unless every GPU gave it.
+  // devices; a figure stays unknown unless every device gave it. Where NVML
+  // gave no utilisation (a MIG device), GPM's graphics-engine activity is
+  // the utilisation: the time a kernel ran, as nvidia-smi's and DCGM's
+  // GR_ENGINE_ACTIVE count it (docs/feedback.md).
   void sample_gpm(JobSample* s) {
     static constexpr std::pair<Metric, std::optional<double> GpmRatios::*> kFields[] = {
+        {kUtilPct, &GpmRatios::gr_engine_active},
         {kSmActivePct, &GpmRatios::sm_active},     {kTensorActivePct, &GpmRatios::tensor_active},
         {kFp32ActivePct, &GpmRatios::fp32_active}, {kFp16ActivePct, &GpmRatios::fp16_active},
         {kDramActivePct, &GpmRatios::dram_active}, {kSmOccupancyPct, &GpmRatios::sm_occupancy}};
@@ -145,7 +163,7 @@ struct JobWatch::Impl {
         if (const auto& x = (*r).*kFields[i].second) add(&sum[i], 100 * *x), ++n[i];
     }
     for (std::size_t i = 0; i < std::size(kFields); ++i)
-      if (n[i] == gpm.size() && sum[i]) s->v[kFields[i].first] = *sum[i] / double(n[i]);
+      if (n[i] == gpm.size() && sum[i] && !s->v[kFields[i].first]) s->v[kFields[i].first] = *sum[i] / double(n[i]);
   }
 
   void sample() {
@@ -162,7 +180,7 @@ struct JobWatch::Impl {
       s.v[kCpuCores] = c.cores, s.v[kTopCpuCores] = c.top_cores;
       s.v[kWorkers] = std::max(0, c.processes - 1);
     }
-    for (nvml::Device d : watched) sample_gpu(d, pids, &s);
+    for (const NvmlGpu& g : watched) sample_gpu(g, pids, &s);
     sample_gpm(&s);
     for (nvml::Device d : others)
       if (auto mib = job_memory_mib(d, pids, false)) add(&s.v[kOtherGpuMemMib], *mib);

@@ -1,13 +1,13 @@
 // Watching a job that `gpuenv run` started: a periodic thread
 // (sys/periodic.h), at the lowest CPU priority, samples every interval the
-// job's GPUs through NVML (their live state from sense/nvml/nvml_reading.h:
-// utilisation, power, SM clock, clock-event reasons; beside it the job's
-// own GPU memory and the PCIe throughput; NVML GPM) and its process tree
-// through /proc (CPU time, workers), into a bounded Timeline (model/job.h).
-// NVML is loaded on that thread (one NvmlSession), after the job has
-// started; when it fails, /proc is still sampled and the reason is reported
-// once. The watcher holds no lock the job could wait on and never signals
-// it.
+// job's GPUs, or its MIG device, through NVML (their live state from
+// sense/nvml/nvml_reading.h: utilisation, power, SM clock, clock-event
+// reasons; beside it the job's own GPU memory and the PCIe throughput; NVML
+// GPM) and its process tree through /proc (CPU time, workers), into a
+// bounded Timeline (model/job.h). NVML is loaded on that thread (one
+// NvmlSession), after the job has started; when it fails, /proc is still
+// sampled and the reason is reported once. The watcher holds no lock the
+// job could wait on and never signals it.
 #pragma once
 
 #include <sys/types.h>
@@ -27,7 +27,7 @@ namespace gpuenv {
 
 struct JobWatchOptions {
   std::string nvml_library = "libnvidia-ml.so.1";
-  std::vector<std::string> uuids;  // the GPUs to watch ("GPU-..."); empty: none
+  std::vector<std::string> uuids;  // the GPUs ("GPU-...") or MIG device ("MIG-...") to watch; empty: none
   pid_t root = 0;                  // the job's processes are this one's descendants
   std::chrono::milliseconds interval{1000};
   std::string proc = "/proc";

@@ -79,6 +79,19 @@ std::optional<std::vector<unsigned>> active_nvlink_list(NvmlCaller& call, const 
   return active;
 }
 
+MigSlots mig_slots(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
+  MigSlots out;
+  unsigned current = 0, pending = 0, slots = 0;
+  if (!call(f.mig_mode, d, &current, &pending)) return out;
+  out.enabled = current == nvml::kDeviceMigEnable;
+  if (!*out.enabled || !call(f.max_mig_devices, d, &slots)) return out;
+  for (unsigned slot = 0; slot < slots; ++slot) {
+    nvml::Device mig = nullptr;
+    if (call(f.mig_handle, d, slot, &mig)) out.devices.push_back({slot, mig});
+  }
+  return out;
+}
+
 std::optional<int> active_nvlinks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d) {
   std::optional<std::vector<unsigned>> links = active_nvlink_list(call, f, d);
   if (!links) return std::nullopt;

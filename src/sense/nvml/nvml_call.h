@@ -82,6 +82,19 @@ struct MemoryInfo {
 /// reserves), else the unversioned call.
 std::optional<MemoryInfo> memory_info(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d);
 
+/// A GPU's MIG devices: whether it is in MIG mode (unknown when NVML does
+/// not say), and in that mode each device NVML gives a handle of, with its
+/// slot (nvmlDeviceGetMigDeviceHandleByIndex's index).
+struct MigSlots {
+  std::optional<bool> enabled;
+  struct Slot {
+    unsigned slot;
+    nvml::Device handle;
+  };
+  std::vector<Slot> devices;
+};
+MigSlots mig_slots(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d);
+
 /// NVLink links up. Links that answer are counted; none answering (no
 /// NVLink) is unknown, and so is a count cut short by the GPU getting lost.
 std::optional<int> active_nvlinks(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d);

@@ -67,15 +67,9 @@ MigDevice query_mig_device(NvmlCaller& call, const NvmlFunctions& f, nvml::Devic
 }
 
 void query_mig(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {
-  unsigned current = 0, pending = 0, slots = 0;
-  if (!call(f.mig_mode, d, &current, &pending)) return;
-  g->mig_enabled = current == nvml::kDeviceMigEnable;
-  if (!*g->mig_enabled || !call(f.max_mig_devices, d, &slots)) return;
-  for (unsigned slot = 0; slot < slots; ++slot) {
-    nvml::Device mig = nullptr;
-    if (call(f.mig_handle, d, slot, &mig))
-      g->mig_devices.push_back(query_mig_device(call, f, mig, slot));
-  }
+  MigSlots migs = mig_slots(call, f, d);
+  g->mig_enabled = migs.enabled;
+  for (const MigSlots::Slot& m : migs.devices) g->mig_devices.push_back(query_mig_device(call, f, m.handle, m.slot));
 }
 
 void query_modes(NvmlCaller& call, const NvmlFunctions& f, nvml::Device d, Gpu* g) {

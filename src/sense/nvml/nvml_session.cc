@@ -53,7 +53,7 @@ bool NvmlSession::handle(unsigned index, nvml::Device* d, Problem* err) const {
   return false;
 }
 
-bool NvmlSession::gpus(std::vector<NvmlGpu>* out, Problem* err) const {
+bool NvmlSession::gpus(std::vector<NvmlGpu>* out, Problem* err, bool migs) const {
   out->clear();
   if (!nvml_.fn.uuid.call) {
     *err = nvml_symbol_missing(library_, "nvmlDeviceGetUUID (the GPUs cannot be told apart)");
@@ -61,15 +61,28 @@ bool NvmlSession::gpus(std::vector<NvmlGpu>* out, Problem* err) const {
   }
   unsigned n = 0;
   if (!count(&n, err)) return false;
+  // A device that gives no handle or UUID is not listed.
+  auto uuid_of = [&](nvml::Device d, std::string* uuid) {
+    char buf[nvml::kUuidBufferSize] = {0};
+    if (nvml_.fn.uuid.call(d, buf, sizeof buf) != nvml::kSuccess) return false;
+    *uuid = c_string(buf);
+    return true;
+  };
   for (unsigned i = 0; i < n; ++i) {
     NvmlGpu g;
     g.index = i;
-    char buf[nvml::kUuidBufferSize] = {0};
-    Problem ignored;  // a GPU that gives no handle or UUID is not listed
-    if (!handle(i, &g.handle, &ignored) || nvml_.fn.uuid.call(g.handle, buf, sizeof buf) != nvml::kSuccess)
-      continue;
-    g.uuid = c_string(buf);
-    out->push_back(std::move(g));
+    Problem ignored;
+    if (!handle(i, &g.handle, &ignored) || !uuid_of(g.handle, &g.uuid)) continue;
+    out->push_back(g);
+    if (!migs) continue;
+    NvmlCaller call(nvml_);  // this GPU's MIG devices: what NVML does not say is none
+    for (const MigSlots::Slot& m : mig_slots(call, nvml_.fn, g.handle).devices) {
+      NvmlGpu mig;
+      mig.index = i, mig.handle = m.handle, mig.parent = g.handle;
+      if (!uuid_of(mig.handle, &mig.uuid)) continue;
+      if (std::optional<std::uint32_t> id = get_uint(call, nvml_.fn.gpu_instance_id, mig.handle)) mig.gpu_instance_id = *id;
+      out->push_back(std::move(mig));
+    }
   }
   return true;
 }

@@ -7,6 +7,7 @@
 // initialised for the process's exit instead.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,11 +16,15 @@
 
 namespace gpuenv {
 
-/// One GPU as NVML lists it.
+/// One GPU as NVML lists it, or one MIG device of a GPU in MIG mode.
 struct NvmlGpu {
-  unsigned index = 0;
-  nvml::Device handle = nullptr;
-  std::string uuid;  // "GPU-..."
+  unsigned index = 0;             // the GPU's NVML index (a MIG device's parent's)
+  nvml::Device handle = nullptr;  // the GPU's, or the MIG device's own
+  std::string uuid;               // "GPU-...", or the MIG device's "MIG-..."
+  nvml::Device parent = nullptr;  // a MIG device's GPU; nullptr for a GPU
+  std::optional<unsigned> gpu_instance_id;  // a MIG device's (nvmlGpmMigSampleGet asks for it)
+  /// The whole GPU: itself, or a MIG device's parent (power, clocks, PCIe).
+  nvml::Device whole() const { return parent ? parent : handle; }
 };
 
 class NvmlSession {
@@ -43,9 +48,11 @@ class NvmlSession {
   bool count(unsigned* n, Problem* err) const;
   /// nvmlDeviceGetHandleByIndex.
   bool handle(unsigned index, nvml::Device* d, Problem* err) const;
-  /// Every GPU whose handle and UUID NVML gives, in NVML order. False only
-  /// when NVML cannot count the GPUs or lacks nvmlDeviceGetUUID.
-  bool gpus(std::vector<NvmlGpu>* out, Problem* err) const;
+  /// Every GPU whose handle and UUID NVML gives, in NVML order, and with
+  /// `migs` each one's MIG devices after it (those NVML gives a handle and
+  /// UUID of). False only when NVML cannot count the GPUs or lacks
+  /// nvmlDeviceGetUUID.
+  bool gpus(std::vector<NvmlGpu>* out, Problem* err, bool migs = false) const;
   /// The GPUs with these UUIDs, in their order, from one listing; a UUID
   /// NVML does not list is nvml_gpu_not_found.
   bool find(const std::vector<std::string>& uuids, std::vector<NvmlGpu>* out, Problem* err) const;
