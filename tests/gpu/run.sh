@@ -7,7 +7,7 @@
 #   tests/gpu/run.sh                  # every section (about an hour on one H200)
 #   tests/gpu/run.sh timing workloads # some of them
 # Wall time per section on one H100 (2026-12-06), to plan a device session's
-# calls of at most 10 minutes: precision 2.5 min, memory 3.2, feedback 5,
+# calls of at most 10 minutes: precision 2.5 min, memory 3.2, feedback 5, gr_util 1,
 # workloads 5-6 each (nanogpt 5.3, accelerate 6.1: one per call).
 set -u
 cd "$(dirname "$0")/../.."
@@ -23,7 +23,7 @@ judge() { $PY tests/gpu/judge.py "$@"; }
 # A check script's exit status as a claim: section, claim, command...
 scripted() { local s=$1 c=$2; shift 2; "$@"; judge script "$s" "$c" $?; }
 
-ALL="core timing train compile doctor inspect bench fleet fleet_jobs export gpm precision feedback plan_memory memory workloads multi fp8"
+ALL="core timing train compile doctor inspect bench fleet fleet_jobs export gpm gr_util precision feedback plan_memory memory workloads multi fp8"
 SECTIONS=${*:-$ALL}
 
 core() {
@@ -92,6 +92,13 @@ bench() { scripted bench "bench: bf16 GEMM and copy >= 97 % of torch's, default 
 fleet() { scripted fleet "detect, doctor, labels, check and run on the real driver" tests/gpu/fleet.sh "$BIN"; }
 export_() { scripted export "the exporter's values equal nvidia-smi's, idle and under load" bash tests/gpu/export.sh; }
 gpm() { scripted gpm "NVML GPM equals pynvml's; fp32 GPT-2 judged fp32-on-cuda-cores" env PROBE="${PROBE:-build/tests/gpuenv_gpm_probe}" bash tests/gpu/gpm.sh; }
+# A MIG device's utilisation is GPM's graphics-engine activity (NVML gives none):
+# on a whole GPU, where NVML gives both, the two must agree at each duty cycle.
+gr_util() {
+  scripted gpm "GPM's graphics-engine activity agrees with NVML's utilisation (duty cycles 0-100 %)" \
+    sh -c '"$0" tests/gpu/gr_vs_util.py --probe "$1" > "$2/gr_vs_util.txt" 2>&1; rc=$?; cat "$2/gr_vs_util.txt"; exit $rc' \
+    "$PY" "${PROBE:-build/tests/gpuenv_gpm_probe}" "$OUT"
+}
 
 precision() {
   echo "== --tune=+precision against hand-written autocast, loss curves"
@@ -134,7 +141,7 @@ fp8() {
 for s in $SECTIONS; do
   case $s in
     export) export_ ;;
-    core|timing|train|compile|doctor|inspect|bench|fleet|fleet_jobs|gpm|precision|feedback|plan_memory|memory|workloads|multi|fp8) $s ;;
+    core|timing|train|compile|doctor|inspect|bench|fleet|fleet_jobs|gpm|gr_util|precision|feedback|plan_memory|memory|workloads|multi|fp8) $s ;;
     *) echo "unknown section: $s (sections: $ALL)" >&2; exit 2 ;;
   esac
 done
