@@ -117,10 +117,14 @@ TEST(LogCli, EveryStderrLineIsJsonAndStdoutIsUnchanged) {
     auto text = run_gpuenv(c.args, options(c));
     auto js = run_gpuenv(with_json(c.args), options(c));
     EXPECT_EQ(js.exit_code, text.exit_code) << js.err;
-    if (c.args[0] != "detect" || c.args.size() < 2) EXPECT_EQ(js.out, text.out);  // detect --json: a timestamp
+    if (c.args[0] != "detect" || c.args.size() < 2) {  // detect --json: a timestamp
+      EXPECT_EQ(js.out, text.out);
+    }
     EXPECT_FALSE(text.err.empty() && c.msg != "");
     EXPECT_FALSE(contains(text.err, "{\"time\"")) << text.err;
-    if (!c.text_line.empty()) EXPECT_TRUE(contains(text.err, c.text_line)) << text.err;
+    if (!c.text_line.empty()) {
+      EXPECT_TRUE(contains(text.err, c.text_line)) << text.err;
+    }
     expect_json_lines(c, js.err);
     // The environment asks the same.
     ProcessOptions env = options(c);

@@ -260,8 +260,9 @@ TEST(PlanMemory, EveryHuggingFaceMeasurementIsPredictedWithinTenPercentNoneFiveL
     EXPECT_LT(std::abs(error), 0.10) << row["name"] << ": predicted " << predicted << ", measured " << peak;
     EXPECT_GT(error, -0.05) << row["name"] << ": predicted " << predicted << ", measured " << peak;
     EXPECT_EQ(p["model"]["parameters"], row["params"]) << row["name"];
-    if (!p["model"]["lora"].is_null())
+    if (!p["model"]["lora"].is_null()) {
       EXPECT_EQ(p["model"]["lora"]["trainable_parameters"], row["trainable"]) << row["name"];
+    }
     families.insert(p["model"]["arch"].get<std::string>());
     errors.push_back(std::abs(error));
   }
@@ -308,9 +309,11 @@ TEST(PlanMemory, BothLoopShapesArePlannedAsMeasured) {
       planned[row["name"]] = predicted;
     }
   }
-  for (const auto& [name, bytes] : planned)
-    if (name.size() > 6 && name.substr(name.size() - 6) == " keeps")
+  for (const auto& [name, bytes] : planned) {
+    if (name.size() > 6 && name.substr(name.size() - 6) == " keeps") {
       EXPECT_GT(bytes, planned.at(name.substr(0, name.size() - 6) + " frees")) << name;
+    }
+  }
 }
 
 // Presets are the Hub's config.json numbers: their parameter counts are the
