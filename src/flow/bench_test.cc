@@ -158,10 +158,17 @@ TEST(BenchFlow, UsageErrorsOpenNothing) {
     const char* description;
     BenchRequest request;
     std::string said;
-  } rows[] = {
-      {"bad sizes", {.sizes = "4k"}, "--sizes 4k: expected sizes from 16 to 65536"},
-      {"no trial", {.trials = 0}, "--trials: expected 1 to "},
-      {"a snapshot without --history", {.machine_file = "x.json"}, "--machine goes only with --history"},
+  };
+  auto request = [](auto set) {
+    BenchRequest r;
+    set(r);
+    return r;
+  };
+  const Row rows[] = {
+      {"bad sizes", request([](BenchRequest& r) { r.sizes = "4k"; }), "--sizes 4k: expected sizes from 16 to 65536"},
+      {"no trial", request([](BenchRequest& r) { r.trials = 0; }), "--trials: expected 1 to "},
+      {"a snapshot without --history", request([](BenchRequest& r) { r.machine_file = "x.json"; }),
+       "--machine goes only with --history"},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.description);

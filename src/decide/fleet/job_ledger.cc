@@ -30,6 +30,68 @@ bool has_mig_children(const Readings& r, std::size_t i) {
          r.devices[i + 1].gpu == r.devices[i].gpu;
 }
 
+// What one job has of one device this round.
+struct Share {
+  const JobOwner* owner = nullptr;
+  int processes = 0;
+  std::uint64_t memory = 0;
+  double sm = 0;
+  bool sm_known = true;
+};
+
+// The device's processes gathered by job (an unplaced one is the "unknown" job's).
+std::map<JobKey, Share> shares_of(std::size_t index, const DeviceReading& d, const LedgerRound& round) {
+  static const JobOwner unknown = unknown_owner("unknown");
+  std::map<JobKey, Share> shares;
+  for (const GpuProcess& p : *d.processes) {
+    auto o = round.owners.find({index, p.pid});
+    const JobOwner& owner = o == round.owners.end() ? unknown : o->second;
+    Share& s = shares[job_key(owner)];
+    s.owner = &owner;
+    ++s.processes;
+    s.memory += p.used_memory_bytes.value_or(0);
+    s.sm += p.sm_ratio.value_or(0);
+    s.sm_known = s.sm_known && p.sm_ratio.has_value();
+  }
+  return shares;
+}
+
+// Each job's part of the device's energy: by the jobs' SM samples where every
+// one has them and they sum above 0, else evenly.
+std::map<JobKey, double> weights_of(const std::map<JobKey, Share>& shares) {
+  double sm_total = 0;
+  bool by_sm = shares.size() > 1;
+  for (const auto& [k, s] : shares) sm_total += s.sm, by_sm = by_sm && s.sm_known;
+  by_sm = by_sm && sm_total > 0;
+  std::map<JobKey, double> w;
+  for (const auto& [k, s] : shares) w[k] = by_sm ? s.sm / sm_total : 1.0 / double(shares.size());
+  return w;
+}
+
+// The job's view of the device this round: alone there, the device's own
+// figures; shared, only what its processes' samples say.
+void update_view(const DeviceReading& d, const Share& s, bool shared, double dt, std::optional<double> energy,
+                 double weight, JobGpuView* v) {
+  v->uuid = d.uuid.value_or("");
+  v->gpu = d.gpu;
+  v->mig = d.mig;
+  v->gpu_instance_id = d.gpu_instance_id;
+  v->gpu_seconds += dt;
+  if (d.energy_joules) v->energy_joules = v->energy_joules.value_or(0) + energy.value_or(0) * weight;
+  v->present = true;
+  v->shared = shared;
+  // Alone there: the device's utilisation, NVML's, else (a MIG device, of which NVML gives
+  // none) GPM's graphics-engine activity, as gpuenv run's watcher takes it.
+  std::optional<double> alone = d.utilization_ratio ? d.utilization_ratio : d.gpm_gr_engine_active;
+  v->utilization = shared ? (s.sm_known ? std::optional<double>(s.sm) : std::nullopt) : alone;
+  v->sm_active = shared ? std::nullopt : d.gpm_sm_active;
+  v->tensor_active = shared ? std::nullopt : d.gpm_tensor_active;
+  v->fp32_active = shared ? std::nullopt : d.gpm_fp32_active;
+  v->fp16_active = shared ? std::nullopt : d.gpm_fp16_active;
+  v->memory_bytes = s.memory;
+  v->memory_peak_bytes = std::max(v->memory_peak_bytes, s.memory);
+}
+
 JobGpu capacity_of(const DeviceReading& d) {
   JobGpu g;
   g.uuid = d.uuid.value_or("");
@@ -59,6 +121,25 @@ struct JobLedger::SampleSum {
     sum[m] += *x;
     ++n[m];
   }
+  // The device's figures as the job has them (`own`: alone there).
+  void add_device(const DeviceReading& d, const JobGpuView& v, bool own) {
+    add(kUtilPct, pct(v.utilization));
+    add(kMemMib, double(v.memory_bytes) / (1 << 20));
+    if (own) add(kPowerW, d.power_watts);
+    if (d.sm_clock_hz) add(kSmMhz, double(*d.sm_clock_hz) / 1e6);
+    if (d.health.clock_events) {
+      add(kThermal, (*d.health.clock_events & clock_event::kThermalBits) ? 1.0 : 0.0);
+      add(kPowerCap, (*d.health.clock_events & clock_event::kSwPowerCap) ? 1.0 : 0.0);
+      events |= *d.health.clock_events;
+      any_events = true;
+    }
+    add(kSmActivePct, pct(v.sm_active));
+    add(kTensorActivePct, pct(v.tensor_active));
+    add(kFp32ActivePct, pct(v.fp32_active));
+    add(kFp16ActivePct, pct(v.fp16_active));
+    if (own) add(kDramActivePct, pct(d.gpm_dram_active));
+    if (own) add(kSmOccupancyPct, pct(d.gpm_sm_occupancy));
+  }
   JobSample sample() const {
     JobSample s;
     for (int m = 0; m < kMetricCount; ++m)
@@ -66,15 +147,6 @@ struct JobLedger::SampleSum {
     if (any_events) s.clock_events = events;
     return s;
   }
-};
-
-// What one job has of one device this round.
-struct JobLedger::Share {
-  const JobOwner* owner = nullptr;
-  int processes = 0;
-  std::uint64_t memory = 0;
-  double sm = 0;
-  bool sm_known = true;
 };
 
 void JobLedger::add_round(const LedgerRound& round) {
@@ -120,18 +192,8 @@ JobLedger::Job* JobLedger::job_for(const JobOwner& owner, double t, double unix_
 
 void JobLedger::account_device(std::size_t index, const DeviceReading& d, const LedgerRound& round, double dt,
                                std::map<JobKey, SampleSum>* sums) {
-  static const JobOwner unknown = unknown_owner("unknown");
-  std::map<JobKey, Share> shares;
-  for (const GpuProcess& p : *d.processes) {
-    auto o = round.owners.find({index, p.pid});
-    const JobOwner& owner = o == round.owners.end() ? unknown : o->second;
-    Share& s = shares[job_key(owner)];
-    s.owner = &owner;
-    ++s.processes;
-    s.memory += p.used_memory_bytes.value_or(0);
-    s.sm += p.sm_ratio.value_or(0);
-    s.sm_known = s.sm_known && p.sm_ratio.has_value();
-  }
+  std::map<JobKey, Share> shares = shares_of(index, d, round);
+  std::map<JobKey, double> weights = weights_of(shares);
   std::string key = device_key(d);
   std::optional<double> energy;
   if (d.energy_joules) {
@@ -140,56 +202,14 @@ void JobLedger::account_device(std::size_t index, const DeviceReading& d, const 
     last_energy_[key] = *d.energy_joules;
   }
   bool shared = shares.size() > 1;
-  double sm_total = 0;
-  bool by_sm = shared;
-  for (const auto& [k, s] : shares) sm_total += s.sm, by_sm = by_sm && s.sm_known;
-  by_sm = by_sm && sm_total > 0;
-  double t = round.readings->sampled_at;
   for (const auto& [k, s] : shares) {
-    Job* job = job_for(*s.owner, t, round.unix_now);
+    Job* job = job_for(*s.owner, round.readings->sampled_at, round.unix_now);
     Gpu& g = job->gpus[key];
     g.capacity = capacity_of(d);
-    JobGpuView& v = g.view;
-    v.uuid = d.uuid.value_or("");
-    v.gpu = d.gpu;
-    v.mig = d.mig;
-    v.gpu_instance_id = d.gpu_instance_id;
-    v.gpu_seconds += dt;
-    double weight = by_sm ? s.sm / sm_total : 1.0 / double(shares.size());
-    if (d.energy_joules) v.energy_joules = v.energy_joules.value_or(0) + energy.value_or(0) * weight;
-    v.present = true;
-    v.shared = shared;
-    // Alone there: the device's utilisation, NVML's, else (a MIG device, of which NVML gives
-    // none) GPM's graphics-engine activity, as gpuenv run's watcher takes it.
-    std::optional<double> alone = d.utilization_ratio ? d.utilization_ratio : d.gpm_gr_engine_active;
-    v.utilization = shared ? (s.sm_known ? std::optional<double>(s.sm) : std::nullopt) : alone;
-    bool own = !shared;  // the device's own figures are the job's only when it is alone there
-    v.sm_active = own ? d.gpm_sm_active : std::nullopt;
-    v.tensor_active = own ? d.gpm_tensor_active : std::nullopt;
-    v.fp32_active = own ? d.gpm_fp32_active : std::nullopt;
-    v.fp16_active = own ? d.gpm_fp16_active : std::nullopt;
-    v.memory_bytes = s.memory;
-    v.memory_peak_bytes = std::max(v.memory_peak_bytes, s.memory);
+    update_view(d, s, shared, dt, energy, weights.at(k), &g.view);
     job->processes += s.processes;
     if (s.owner->scheduler == "slurm") hpc_jobs_[index].push_back(s.owner->job);
-
-    SampleSum& sum = (*sums)[job_key(job->owner)];
-    sum.add(kUtilPct, pct(v.utilization));
-    sum.add(kMemMib, double(s.memory) / (1 << 20));
-    if (own) sum.add(kPowerW, d.power_watts);
-    if (d.sm_clock_hz) sum.add(kSmMhz, double(*d.sm_clock_hz) / 1e6);
-    if (d.health.clock_events) {
-      sum.add(kThermal, (*d.health.clock_events & clock_event::kThermalBits) ? 1.0 : 0.0);
-      sum.add(kPowerCap, (*d.health.clock_events & clock_event::kSwPowerCap) ? 1.0 : 0.0);
-      sum.events |= *d.health.clock_events;
-      sum.any_events = true;
-    }
-    sum.add(kSmActivePct, pct(v.sm_active));
-    sum.add(kTensorActivePct, pct(v.tensor_active));
-    sum.add(kFp32ActivePct, pct(v.fp32_active));
-    sum.add(kFp16ActivePct, pct(v.fp16_active));
-    if (own) sum.add(kDramActivePct, pct(d.gpm_dram_active));
-    if (own) sum.add(kSmOccupancyPct, pct(d.gpm_sm_occupancy));
+    (*sums)[job_key(job->owner)].add_device(d, g.view, !shared);
   }
 }
 

@@ -95,7 +95,6 @@ class JobLedger {
     std::map<std::uint32_t, double> last_process_s;
     Verdict verdict;
   };
-  struct Share;      // one job's part of one device this round
   struct SampleSum;  // one job's figures this round, over its devices
 
   Job* job_for(const JobOwner& owner, double t, double unix_now);

@@ -181,7 +181,9 @@ TEST(JobLedger, JudgesWithRunsVerdicts) {
     d.processes->push_back(proc(5, 8 * kGiB));
     JobCpuReading cpu{5.0 * i, 16, {{5, 5.0 * i}}};
     node.round({d}, {{{0, 5}, o}}, {{job_key(o), cpu}});
-    if (i == 3) EXPECT_EQ(node.job("77")->verdict.name, "too-short") << node.job("77")->verdict.evidence;
+    if (i == 3) {
+      EXPECT_EQ(node.job("77")->verdict.name, "too-short") << node.job("77")->verdict.evidence;
+    }
   }
   auto j = node.job("77");
   EXPECT_EQ(j->verdict.name, "input-bound") << j->verdict.evidence;

@@ -259,7 +259,9 @@ TEST(JobSummary, Table) {
     ASSERT_TRUE(s);
     EXPECT_NEAR(s->gpu_hours, row.gpu_hours, 1e-9);
     ASSERT_EQ(s->energy_j.has_value(), row.energy_kj.has_value());
-    if (row.energy_kj) EXPECT_NEAR(*s->energy_j / 1000, *row.energy_kj, 1e-6);
+    if (row.energy_kj) {
+      EXPECT_NEAR(*s->energy_j / 1000, *row.energy_kj, 1e-6);
+    }
     EXPECT_EQ(s->energy_estimate, row.energy_estimate);
     EXPECT_EQ(s->verdicts, row.spans);
     EXPECT_EQ(s->main_verdict, row.main);
