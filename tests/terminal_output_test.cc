@@ -135,7 +135,7 @@ TEST(TerminalOutput, JsonOnStdoutEscapesC1ControlsFromASnapshot) {
     ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
     expect_no_raw_del_or_c1(r.out, command);
     EXPECT_NE(r.out.find("\\u009b31m\\u007f\\u0085"), std::string::npos) << command << ": " << r.out;
-    EXPECT_NO_THROW((void)nlohmann::json::parse(r.out)) << command;
+    EXPECT_TRUE(nlohmann::json::accept(r.out)) << command;
   }
 }
 

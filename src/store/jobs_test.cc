@@ -366,7 +366,9 @@ TEST(StoreJobs, AJobGetsTheNewestPlanOfItsCommandBeforeIt) {
     std::optional<PlannedPeak> p;
     ASSERT_TRUE(db->planned_peak(r.fp, r.at, &p, &err)) << err;
     ASSERT_EQ(p.has_value(), r.gib.has_value()) << r.fp << " " << r.at;
-    if (p) EXPECT_EQ(p->peak_bytes, *r.gib * (1 << 30)) << r.fp << " " << r.at;
+    if (p) {
+      EXPECT_EQ(p->peak_bytes, *r.gib * (1 << 30)) << r.fp << " " << r.at;
+    }
   }
 }
 

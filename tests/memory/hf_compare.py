@@ -10,7 +10,7 @@ with --live for this machine's GPU (rows measured here, on the device), or
 another snapshot's.
 A row that did not run is named and counted; any fails the comparison.
 """
-import json, os, statistics, subprocess, sys
+import argparse, json, os, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -36,16 +36,15 @@ def plan_flags(flags):
 
 
 def main():
-    args = sys.argv[1:]
-    gpuenv = os.path.join(ROOT, "build", "gpuenv")
-    if "--gpuenv" in args:
-        i = args.index("--gpuenv"); gpuenv = args[i + 1]; del args[i:i + 2]
-    machine = ["--machine", os.path.join(ROOT, "tests", "machines", "h200.json")]
-    if "--live" in args:
-        args.remove("--live"); machine = []
-    if "--machine" in args:
-        i = args.index("--machine"); machine = args[i:i + 2]; del args[i:i + 2]
-    path = args[0] if args else os.path.join(HERE, "hf_h200_measured.json")
+    ap = argparse.ArgumentParser(description="plan-memory against measured Hugging Face rows")
+    ap.add_argument("file", nargs="?", default=os.path.join(HERE, "hf_h200_measured.json"))
+    ap.add_argument("--gpuenv", default=os.path.join(ROOT, "build", "gpuenv"))
+    where = ap.add_mutually_exclusive_group()
+    where.add_argument("--live", action="store_true", help="plan for this machine's GPU")
+    where.add_argument("--machine", default=os.path.join(ROOT, "tests", "machines", "h200.json"))
+    a = ap.parse_args()
+    gpuenv, path = a.gpuenv, a.file
+    machine = [] if a.live else ["--machine", a.machine]
     errs, signed, failed = [], [], []
     for r in rows(path):
         if "error" in r:

@@ -60,10 +60,10 @@ static_assert(Report<Ordered>);
 
 // Not reports: a face missing, or a face of the wrong type.
 struct TextOnly {};
-std::string report_text(const TextOnly&, const Style&) { return ""; }
+[[maybe_unused]] std::string report_text(const TextOnly&, const Style&) { return ""; }
 struct JsonAsString {};
 std::string report_json(const JsonAsString&) { return "{}"; }
-std::string report_text(const JsonAsString&, const Style&) { return ""; }
+[[maybe_unused]] std::string report_text(const JsonAsString&, const Style&) { return ""; }
 static_assert(!Report<TextOnly>);
 static_assert(!Report<JsonAsString>);
 

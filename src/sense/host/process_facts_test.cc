@@ -474,7 +474,9 @@ TEST(ProcessReader, ReadsAJobsCpuEveryRoundAndItsLimitsOnce) {
   EXPECT_EQ(second.usage_s, 4.5) << "read every round";
   EXPECT_EQ(second.cores_allowed, 5.0) << "remembered until the refresh";
   for (const auto& [pid, cpu] : second.process_cpu_s)
-    if (pid == 300) EXPECT_DOUBLE_EQ(cpu, ticks(300)) << "read every round";
+    if (pid == 300) {
+      EXPECT_DOUBLE_EQ(cpu, ticks(300)) << "read every round";
+    }
   EXPECT_EQ(pids_of(second), (std::vector<std::uint32_t>{300, 301, 310})) << "the new step counts from the refresh";
 
   for (int i = 2; i < ProcessReader::kRefreshRounds; ++i) reader.facts({300, 301});

@@ -31,7 +31,9 @@ TEST(SpeedReport, TheLastCompleteLineThatReads) {
   for (const Row& r : rows) {
     auto m = parse_speed_report(r.text);
     ASSERT_EQ(m.has_value(), r.steps.has_value()) << r.what;
-    if (m) EXPECT_EQ(m->steps, *r.steps) << r.what;
+    if (m) {
+      EXPECT_EQ(m->steps, *r.steps) << r.what;
+    }
   }
 }
 
@@ -61,7 +63,9 @@ TEST(SpeedReport, ThePeakMemoryInRange) {
   for (const Row& r : rows) {
     auto m = parse_speed_report(r.text);
     ASSERT_EQ(m.has_value(), r.reads) << r.what;
-    if (m) EXPECT_EQ(m->peak_mem, r.peak) << r.what;
+    if (m) {
+      EXPECT_EQ(m->peak_mem, r.peak) << r.what;
+    }
   }
 }
 
