@@ -1,6 +1,6 @@
 // GPU health, judged once: doctor's memory_errors, clocks and fabric checks
 // and `gpuenv check` report these same findings. Pure over a bare GpuHealth
-// (model/gpu/gpu_health.h: the ECC counts, row remapping, clock events and
+// (model/hardware/gpu_health.h: the ECC counts, row remapping, clock events and
 // temperature), as sensed (SenseOptions::with_health) or as `check --long`
 // watched it, and over what only a one-shot look reads beside it in a Gpu
 // (retired pages, the fabric).
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "model/gpu/gpu_health.h"
+#include "model/hardware/gpu_health.h"
 #include "model/machine.h"
 #include "model/plan.h"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "model/gpu/gpu_health.h"
+#include "model/hardware/gpu_health.h"
 #include "model/gpu_jobs.h"
 
 namespace gpuenv {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/gpu/gpu_health.h"
+#include "model/hardware/gpu_health.h"
 #include "model/measurement.h"
 
 namespace gpuenv {
@@ -94,7 +94,7 @@ struct Gpu {
   std::optional<int> numa_node;
   std::optional<int> multiprocessor_count;  // from the CUDA driver only
   // Health, read for doctor (SenseOptions::with_health); nullopt: not read
-  // or not supported by this GPU/driver. The live part (model/gpu/gpu_health.h;
+  // or not supported by this GPU/driver. The live part (model/hardware/gpu_health.h;
   // the snapshot holds its clock events, temperature, uncorrected ECC count
   // and remapping pending/failure), then what only a one-shot look asks.
   GpuHealth health;

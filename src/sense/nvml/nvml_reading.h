@@ -4,7 +4,7 @@
 // (sense/nvml/job_watch.h) all take their per-GPU values from here into a
 // DeviceReading (model/gpu_reading.h), and each keeps its own summary; the
 // one-shot health that doctor and check judge (sense/nvml/nvml_device.cc)
-// is read_health's GpuHealth (model/gpu/gpu_health.h), the same the reading holds.
+// is read_health's GpuHealth (model/hardware/gpu_health.h), the same the reading holds.
 #pragma once
 
 #include "model/gpu_reading.h"
