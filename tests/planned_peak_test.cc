@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "nvml_trace_job.h"
 #include "process.h"
 #include "report_json.h"
 #include "test_paths.h"
@@ -30,18 +31,7 @@ const std::vector<std::string> kPlanFlags = {"--machine", kH200File,   "--arch",
 // more ($FAKE_NVML_TRACE; at most 30 s): its 8 GiB (h200_job) is then sampled
 // however loaded the machine. `before` runs first (the stand-in torch's CUDA).
 std::vector<std::string> job(const std::string& before = "") {
-  return {"/usr/bin/python3", "-c",
-          before +
-              "import os, time\n"
-              "def reads():\n"
-              "    try:\n"
-              "        with open(os.environ['FAKE_NVML_TRACE']) as f:\n"
-              "            return f.read().count('nvmlDeviceGetComputeRunningProcesses')\n"
-              "    except OSError:\n"
-              "        return 0\n"
-              "end, start = time.monotonic() + 30, reads()\n"
-              "while reads() < start + 3 and time.monotonic() < end:\n"
-              "    time.sleep(0.02)\n"};
+  return {"/usr/bin/python3", "-c", until_nvml_calls("nvmlDeviceGetComputeRunningProcesses", 3, before)};
 }
 
 ProcessOptions watched(const std::string& root) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "job_builders.h"
+#include "nvml_trace_job.h"
 #include "process.h"
 #include "report_json.h"
 #include "wait_until.h"
@@ -44,24 +45,13 @@ std::vector<double> means(const json& job, const char* metric) {
 
 double max_of(const std::vector<double>& v) { return v.empty() ? -1 : *std::max_element(v.begin(), v.end()); }
 
-// A job that starts two workers, waits until the stand-in NVML's trace
-// ($FAKE_NVML_TRACE) holds 7 utilisation reads (for at most 30 s), ends the
-// workers and exits 3. No fork while it waits: the workers stay two.
-constexpr const char* kSevenReadings =
-    "import os, subprocess, sys, time\n"
-    "workers = [subprocess.Popen(['sleep', '60']) for _ in range(2)]\n"
-    "def reads():\n"
-    "    try:\n"
-    "        with open(os.environ['FAKE_NVML_TRACE']) as f:\n"
-    "            return f.read().count('nvmlDeviceGetUtilizationRates\\n')\n"
-    "    except OSError:\n"
-    "        return 0\n"
-    "end = time.monotonic() + 30\n"
-    "while reads() < 7 and time.monotonic() < end:\n"
-    "    time.sleep(0.02)\n"
-    "for w in workers:\n"
-    "    w.kill(); w.wait()\n"
-    "sys.exit(3)\n";
+// A job that starts two workers, waits until the stand-in NVML has read the
+// utilisation 7 more times (for at most 30 s), ends the workers and exits 3.
+// No fork while it waits: the workers stay two.
+const std::string kSevenReadings = until_nvml_calls(
+    "nvmlDeviceGetUtilizationRates\\n", 7,
+    "import subprocess, sys\nworkers = [subprocess.Popen(['sleep', '60']) for _ in range(2)]\n",
+    "for w in workers:\n    w.kill(); w.wait()\nsys.exit(3)\n");
 
 TEST(Watch, SamplesTheJobAndKeepsItsRecord) {
   std::string root = temp_dir();
@@ -117,16 +107,7 @@ TEST(Watch, AJobOnAMigDeviceIsWatchedThere) {
   o.env["CUDA_VISIBLE_DEVICES"] = "MIG-7a1e0c1a-0d4b-5a8e-9c3f-000000000001";
   o.env["FAKE_NVML_TRACE"] = root + "/nvml-trace";
   // Until the watcher has listed the instance's processes 8 times (30 s at most).
-  std::string job = "import os, time\n"
-                    "def reads():\n"
-                    "    try:\n"
-                    "        with open(os.environ['FAKE_NVML_TRACE']) as f:\n"
-                    "            return f.read().count('nvmlDeviceGetComputeRunningProcesses')\n"
-                    "    except OSError:\n"
-                    "        return 0\n"
-                    "end = time.monotonic() + 30\n"
-                    "while reads() < 8 and time.monotonic() < end:\n"
-                    "    time.sleep(0.02)\n";
+  std::string job = until_nvml_calls("nvmlDeviceGetComputeRunningProcesses", 8);
   ProcessResult r = run_gpuenv({"run", "--", "/usr/bin/python3", "-c", job}, o);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = report_json({"1"}, o);

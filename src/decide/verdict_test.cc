@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -16,6 +17,18 @@ struct Recorded {
   JobContext context;
   Timeline timeline;
 };
+
+// n samples a second apart, sample i as fill(i, &sample) sets it.
+Timeline samples(int n, const std::function<void(int, JobSample*)>& fill) {
+  Timeline t;
+  for (int i = 0; i < n; ++i) {
+    JobSample s;
+    s.t = i;
+    fill(i, &s);
+    t.add(s);
+  }
+  return t;
+}
 
 Recorded load(const std::string& name) {
   std::ifstream f(test_paths::tests_dir() + "/timelines/" + name + ".json");
@@ -170,12 +183,7 @@ TEST(Verdict, InputBoundFixWhenTheScriptSetsItsWorkers) {
 TEST(Verdict, HugeCapacitiesStayDefined) {
   JobContext c;
   for (const char* uuid : {"GPU-a", "GPU-b"}) c.gpus.push_back({uuid, "H200", 1e308, 5, 16, 1980.0, 700.0});
-  Timeline t;
-  for (int i = 0; i < 30; ++i) {
-    JobSample s;
-    s.t = i, s.v[kUtilPct] = 50, s.v[kMemMib] = 1000;
-    t.add(s);
-  }
+  Timeline t = samples(30, [](int, JobSample* s) { s->v[kUtilPct] = 50, s->v[kMemMib] = 1000; });
   std::vector<Verdict> vs = judge(c, t);
   ASSERT_EQ(names(vs), std::vector<std::string>{"memory-headroom"});
   EXPECT_NE(vs[0].fix.find("up to about 8x the batch"), std::string::npos) << vs[0].fix;
@@ -200,12 +208,7 @@ TEST(Verdict, WithoutGpmTheFp32JobIsBusyByUtilisation) {
 TEST(Verdict, NoUtilisationIsSaidNotMadeZero) {
   JobContext c;
   c.gpus.push_back({"MIG-a", "NVIDIA A100-SXM4-80GB MIG 2g.20gb", 19968.0, 4, 16, 1410.0, 400.0});
-  Timeline t;
-  for (int i = 0; i < 10; ++i) {
-    JobSample s;
-    s.t = i, s.v[kMemMib] = 12000, s.v[kPowerW] = 150;
-    t.add(s);
-  }
+  Timeline t = samples(10, [](int, JobSample* s) { s->v[kMemMib] = 12000, s->v[kPowerW] = 150; });
   std::vector<Verdict> vs = judge(c, t);
   ASSERT_EQ(names(vs), std::vector<std::string>{"unclear"});
   EXPECT_EQ(vs[0].evidence, "NVML gave no utilisation of the GPU over 10 s (it gives none of a MIG device, where "
@@ -219,13 +222,10 @@ TEST(Verdict, GpmThresholds) {
   auto job = [](double tensor, double fp32, double sm) {
     JobContext c;
     c.gpus.push_back({"GPU-a", "H200", 143771.0, 5, 16, 1980.0, 700.0});
-    Timeline t;
-    for (int i = 0; i < 30; ++i) {
-      JobSample s;
-      s.t = i, s.v[kUtilPct] = 99, s.v[kMemMib] = 100000;
-      s.v[kTensorActivePct] = tensor, s.v[kFp32ActivePct] = fp32, s.v[kSmActivePct] = sm;
-      t.add(s);
-    }
+    Timeline t = samples(30, [&](int, JobSample* s) {
+      s->v[kUtilPct] = 99, s->v[kMemMib] = 100000;
+      s->v[kTensorActivePct] = tensor, s->v[kFp32ActivePct] = fp32, s->v[kSmActivePct] = sm;
+    });
     return names(judge(c, t))[0];
   };
   EXPECT_EQ(job(0, 60, 90), "fp32-on-cuda-cores");
@@ -247,16 +247,12 @@ TEST(Verdict, PcieLinks) {
 TEST(Verdict, StartupIsNotCounted) {
   JobContext c;
   c.gpus.push_back({"GPU-x", "H200", 143771.0, 5, 16, 1980.0, 700.0});
-  Timeline t;
-  for (int i = 0; i < 100; ++i) {
-    JobSample s;
-    s.t = i;
+  Timeline t = samples(100, [](int i, JobSample* s) {
     bool started = i >= 60;
-    s.v[kUtilPct] = started ? 99 : 0;
-    s.v[kMemMib] = started ? 100000 : 0;
-    s.v[kTopCpuCores] = 1.0;
-    t.add(s);
-  }
+    s->v[kUtilPct] = started ? 99 : 0;
+    s->v[kMemMib] = started ? 100000 : 0;
+    s->v[kTopCpuCores] = 1.0;
+  });
   EXPECT_EQ(judge(c, t)[0].name, "busy");
 }
 
@@ -266,15 +262,11 @@ TEST(Verdict, StartupIsNotCounted) {
 TEST(Verdict, StartupAfterABusyGpuIsNotCountedWhenTheHookSawTheFirstStep) {
   JobContext c;
   c.gpus.push_back({"GPU-x", "H200", 143771.0, 5, 16, 1980.0, 700.0});
-  Timeline t;
-  for (int i = 0; i < 40; ++i) {
-    JobSample s;
-    s.t = i;
-    s.v[kUtilPct] = i == 0 ? 100 : i < 10 ? 0 : 99;  // the job before, then start-up, then the loop
-    s.v[kMemMib] = 20000;
-    s.v[kTopCpuCores] = 1.0;
-    t.add(s);
-  }
+  Timeline t = samples(40, [](int i, JobSample* s) {
+    s->v[kUtilPct] = i == 0 ? 100 : i < 10 ? 0 : 99;  // the job before, then start-up, then the loop
+    s->v[kMemMib] = 20000;
+    s->v[kTopCpuCores] = 1.0;
+  });
   EXPECT_NE(judge(c, t, std::nullopt)[0].name, "busy") << "without the hook, start-up counts";
   JobSpeed speed;
   speed.steps = 300;
@@ -290,12 +282,8 @@ TEST(Verdict, StartupAfterABusyGpuIsNotCountedWhenTheHookSawTheFirstStep) {
 TEST(Verdict, TheStoredVerdictLeadsAndAnOldRowIsJudged) {
   Job job;
   job.context.gpus.push_back({"GPU-x", "H200", 143771.0, 5, 16, 1980.0, 700.0});
-  for (int i = 0; i < 20; ++i) {
-    JobSample s;
-    s.t = i;
-    s.v[kUtilPct] = 30, s.v[kMemMib] = 20000, s.v[kTopCpuCores] = 1.0;
-    job.timeline.add(s);
-  }
+  job.timeline =
+      samples(20, [](int, JobSample* s) { s->v[kUtilPct] = 30, s->v[kMemMib] = 20000, s->v[kTopCpuCores] = 1.0; });
   std::vector<Verdict> judged = judge(job);
   ASSERT_EQ(judged[0].name, "input-bound");
   EXPECT_EQ(main_verdict(job), to_job_verdict(judged[0])) << "an old row: judged";
