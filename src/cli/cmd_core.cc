@@ -6,6 +6,7 @@
 #include "cli/context.h"
 #include "cli/commands.h"
 #include "sense/trace.h"
+#include "sys/terminal.h"
 #include "model/exit_codes.h"
 #include "decide/decide.h"
 #include "decide/health.h"

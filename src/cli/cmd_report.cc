@@ -15,6 +15,7 @@
 #include "sense/prometheus/prometheus_api.h"
 #include "sys/env.h"
 #include "sys/file_write.h"
+#include "sys/terminal.h"
 
 namespace gpuenv {
 namespace {
@@ -71,7 +72,7 @@ int show_one(const Job& job, const ReportFlags& f, const FirstRuns& firsts, cons
       return kExitFailure;
     }
   }
-  bool utf8 = utf8_locale(std::getenv("LC_ALL"), std::getenv("LC_CTYPE"), std::getenv("LANG"));
+  bool utf8 = utf8_locale();
   std::fputs(format_report(JobReport{job, verdicts, firsts, plans, utf8}, format_of(f.json), Style{}).c_str(), stdout);
   return kExitOk;
 }

@@ -1,11 +1,11 @@
 // serve jupyter, serve ssh: the services the image starts (docs/container.md).
 // The sequences are flow/serve.h's; this file parses the flags into their
 // options and hands them the real environment.
-#include <cstdlib>
 
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "flow/serve.h"
+#include "sys/env.h"
 
 namespace gpuenv {
 namespace {
@@ -43,7 +43,7 @@ std::function<int()> setup_jupyter(CLI::App* sub, Context* ctx) {
 
 std::function<int()> setup_ssh(CLI::App* sub, Context* ctx) {
   auto o = std::make_shared<SshOptions>();
-  if (const char* etc = std::getenv("GPUENV_ETC_DIR"); etc && *etc) o->etc_dir = etc;
+  o->etc_dir = env_or("GPUENV_ETC_DIR", o->etc_dir);
   sub->add_option("--port", o->port, "Port (default 22)")
       ->check(CLI::Range(1, 65535))
       ->option_text("PORT");

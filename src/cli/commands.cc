@@ -15,7 +15,8 @@ const std::vector<Command>& commands() {
       {"export", "Serve Prometheus metrics of the GPUs: gpuenv export [--listen 127.0.0.1:9400]", setup_export},
       {"inspect", "List the CUDA kernels in binaries and whether each GPU can run them", setup_inspect},
       {"bench", "Measure the GPUs (GEMM, memory, host links, P2P, NCCL) against their spec peaks", setup_bench},
-      {"plan-memory", "Will this model train here: peak memory per GPU, largest batch, what to change", setup_plan_memory, true},
+      {"plan-memory", "Will this model train here: peak memory per GPU, largest batch, what to change",
+       setup_plan_memory, true},
       {"check", "Health check: gpuenv check [--quick | --long]; exit status pass/fail", setup_check},
       {"report", "Watched jobs: a table, or one job's timeline and verdict: gpuenv report [JOB] [--json] [--svg FILE]; any "
        "job on the fleet from Prometheus: gpuenv report --job ID --prometheus URL", setup_report},

@@ -1,14 +1,12 @@
 #include "cli/context.h"
 
-#include <sys/ioctl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 
 #include "model/env_names.h"
 #include "model/snapshot.h"
 #include "sys/fs.h"
+#include "sys/terminal.h"
 #include "sense/measurements.h"
 #include "sense/python/python_hook.h"
 #include "store/cache_root.h"
@@ -38,23 +36,7 @@ void Context::add_common_flags(CLI::App* sub, unsigned which) {
         ->option_text("PATH");
 }
 
-std::size_t terminal_columns(FILE* stream) {
-  int fd = fileno(stream);
-  bool terminal = isatty(fd);
-  winsize ws{};
-  if (terminal && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-  int columns = std::atoi(env_or("COLUMNS", "").c_str());
-  if (columns > 0) return std::size_t(std::min(columns, 10000));
-  return terminal ? 80 : 0;
-}
-
-Style Context::style(FILE* stream) const {
-  const char* no_color = std::getenv("NO_COLOR");
-  const char* term = std::getenv("TERM");
-  bool color = !common.no_color && isatty(fileno(stream)) && !(no_color && *no_color) &&
-               !(term && std::string(term) == "dumb");
-  return {color};
-}
+Style Context::style(FILE* stream) const { return {!common.no_color && color_wanted(stream)}; }
 
 SenseOptions Context::sense_options() const {
   SenseOptions o;

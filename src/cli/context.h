@@ -91,10 +91,4 @@ class Context {
   Style style(FILE* stream) const;
 };
 
-/// How many columns `stream` shows: a terminal's window size (TIOCGWINSZ),
-/// else $COLUMNS (a pipe too: `COLUMNS=100 gpuenv explain | less`, at most
-/// 10000), else 80 on a terminal; 0 for a pipe or a file without $COLUMNS,
-/// where lines are printed whole.
-std::size_t terminal_columns(FILE* stream);
-
 }  // namespace gpuenv

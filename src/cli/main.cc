@@ -9,6 +9,7 @@
 #include "act/log.h"
 #include "cli/app.h"
 #include "model/exit_codes.h"
+#include "sys/terminal.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define GPUENV_ASAN 1
@@ -44,7 +45,7 @@ int guarded_run(int argc, char** argv) {
 // errno still names it; a terminal stays line-buffered.
 void buffer_stdout() {
   static char buffer[1 << 20];
-  if (!isatty(STDOUT_FILENO)) std::setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
+  if (!gpuenv::is_terminal(stdout)) std::setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
 }
 
 // Every command's stdout, checked here once it has returned: a write that

@@ -1,19 +1,18 @@
 #include "flow/bench_session.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 
 #include "act/render/bench/bench_report.h"
 #include "act/render/printable.h"
 #include "sys/env.h"
+#include "sys/terminal.h"
 
 namespace gpuenv::flow {
 namespace {
 
 // Progress is for a person at a terminal: not in JSON logs.
-bool stderr_is_terminal() { return log_format() == LogFormat::kText && isatty(STDERR_FILENO); }
+bool stderr_is_terminal() { return log_format() == LogFormat::kText && is_terminal(stderr); }
 
 std::string no_device(std::size_t visible) {
   return visible == 0 ? "CUDA sees no GPU (check CUDA_VISIBLE_DEVICES and the driver)"

@@ -160,14 +160,6 @@ std::string command_text(const std::vector<std::string>& argv, std::size_t max) 
   return s;
 }
 
-bool utf8_locale(const char* lc_all, const char* lc_ctype, const char* lang) {
-  const char* v = lc_all && *lc_all ? lc_all : lc_ctype && *lc_ctype ? lc_ctype : lang;
-  if (!v) return false;
-  std::string s(v);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s.find("utf-8") != std::string::npos || s.find("utf8") != std::string::npos;
-}
-
 std::string sparkline(const std::vector<std::optional<double>>& values, double top, std::size_t width, bool utf8) {
   static const char* const kBlocks[] = {"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
   static const char kAscii[] = "_.-=+*#@";

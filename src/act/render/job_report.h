@@ -85,7 +85,5 @@ std::string human_duration(double seconds);
 /// characters.
 std::string command_text(const std::vector<std::string>& argv, std::size_t max);
 
-/// Whether the locale (LC_ALL, LC_CTYPE, LANG: the first set) is UTF-8.
-bool utf8_locale(const char* lc_all, const char* lc_ctype, const char* lang);
 
 }  // namespace gpuenv

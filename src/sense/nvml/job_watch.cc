@@ -72,17 +72,22 @@ struct JobWatch::Impl {
   bool open(std::string* why) {
     Problem p;
     std::vector<NvmlGpu> listed;
-    bool migs = std::any_of(o.uuids.begin(), o.uuids.end(), [](const std::string& u) { return u.rfind("MIG-", 0) == 0; });
+    bool migs = std::any_of(o.uuids.begin(), o.uuids.end(),
+                            [](const std::string& u) { return u.rfind("MIG-", 0) == 0; });
     if (!session.open(o.nvml_library, &p) || !session.gpus(&listed, &p, migs) ||
         !NvmlSession::all_listed(listed, o.uuids, &p))
       return *why = p.message, false;
-    auto mine = [&](const std::string& uuid) { return std::find(o.uuids.begin(), o.uuids.end(), uuid) != o.uuids.end(); };
+    auto mine = [&](const std::string& uuid) {
+      return std::find(o.uuids.begin(), o.uuids.end(), uuid) != o.uuids.end();
+    };
     std::set<nvml::Device> used;  // whole GPUs the job runs on, or on a MIG device of
     for (const NvmlGpu& g : listed)
       if (mine(g.uuid)) {
         watched.push_back(g), used.insert(g.whole());
         context.gpus.push_back(capacities(g));
-        gpm.emplace_back(session.nvml(), g.whole(), g.parent ? g.gpu_instance_id : std::nullopt);
+        // A MIG device whose GPU instance NVML did not name gets no GPM: its GPU's is not its own.
+        if (g.parent && !g.gpu_instance_id) gpm.emplace_back();
+        else gpm.emplace_back(session.nvml(), g.whole(), g.gpu_instance_id);
       }
     for (const NvmlGpu& g : listed)
       if (!g.parent && !used.count(g.handle)) others.push_back(g.handle);

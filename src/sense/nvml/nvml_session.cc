@@ -80,7 +80,8 @@ bool NvmlSession::gpus(std::vector<NvmlGpu>* out, Problem* err, bool migs) const
       NvmlGpu mig;
       mig.index = i, mig.handle = m.handle, mig.parent = g.handle;
       if (!uuid_of(mig.handle, &mig.uuid)) continue;
-      if (std::optional<std::uint32_t> id = get_uint(call, nvml_.fn.gpu_instance_id, mig.handle)) mig.gpu_instance_id = *id;
+      if (std::optional<std::uint32_t> id = get_uint(call, nvml_.fn.gpu_instance_id, mig.handle))
+        mig.gpu_instance_id = *id;
       out->push_back(std::move(mig));
     }
   }
