@@ -3,8 +3,6 @@
 // does the arithmetic (docs/memory.md).
 #include "cli/commands.h"
 
-#include <cmath>
-#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -222,7 +220,7 @@ int record_plan(Context* ctx, const Flags& f, const MemoryPlan& p) {
   const std::vector<std::string>& cmd = ctx->command;
   if (cmd.empty()) return kExitOk;
   PlannedPeak plan;
-  plan.peak_bytes = std::round(p.estimate.peak_bytes());  // whole bytes, as --json prints it
+  plan.peak_bytes = double(plan_bytes(p.estimate.peak_bytes()));  // as --json prints it
   plan.gpu = p.gpu ? p.gpu->name : "";
   plan.flags = given_flags(f.record.sub);
   std::string err, path = store::chosen_path(f.record.db, ctx->cache_root());
@@ -236,7 +234,7 @@ int record_plan(Context* ctx, const Flags& f, const MemoryPlan& p) {
               std::string("recorded the planned peak, ") + gib + " per GPU, for `" + command_text(cmd, 200) +
                   "` in this directory: `gpuenv report` compares it with the peak `gpuenv run -- " +
                   command_text(cmd, 200) + "` measures",
-              {{"command", cmd}, {"peak_bytes_per_gpu", std::uint64_t(plan.peak_bytes)}, {"store", path}});
+              {{"command", cmd}, {"peak_bytes_per_gpu", plan_bytes(plan.peak_bytes)}, {"store", path}});
   return kExitOk;
 }
 

@@ -63,7 +63,7 @@ Machine sense_machine(const SenseOptions& opts, std::string* torch_why) {
       trace::Scope tt("sense torch");
       m.torch = sense_torch(opts, torch_why, &torch_problems);
     });
-    Background read_store([&] {  // every machine's, as this one's fingerprint needs the GPUs sensed
+    Background read_store([&] {  // this host's machines': this one's fingerprint needs the GPUs sensed
       trace::Scope ts("read the measurement store");
       if (!opts.store_path.empty()) store = read_measurement_store(opts.store_path, opts.store_patience);
     });

@@ -147,9 +147,9 @@ def planned_job(p):
     j = p["job"]
     kept = j["planned_peak_bytes"] == p["plan_peak_bytes"]
     err = j["plan_error_pct"]
-    measured = "job %s: planned %s (plan-memory said %s), peak %s from %s (the script's own %.2f GiB): %s" % (
+    measured = "job %s: planned %s (plan-memory said %s), peak %s from %s (the script's own %s): %s" % (
         j["id"], gib(j["planned_peak_bytes"]), gib(p["plan_peak_bytes"]), gib(j["peak_memory_bytes"]),
-        j["peak_memory_source"], p["script_peak_bytes"] / 2**30, "no error" if err is None else "%+.1f %%" % err)
+        j["peak_memory_source"], gib(p["script_peak_bytes"]), "no error" if err is None else "%+.1f %%" % err)
     claims.add("plan-memory", claim, threshold, measured,
                kept and j["peak_memory_source"] == "torch" and err is not None and abs(err) <= 100 * PLAN_ERROR)
 

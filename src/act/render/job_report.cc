@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "act/render/memory_report.h"
 #include "act/render/printable.h"
 #include "decide/run/peak_memory.h"
 #include "model/job_json.h"
@@ -293,11 +294,10 @@ json verdict_json(const Verdict& v) {
 namespace {
 
 // planned_peak_bytes, plan_error_pct and memory_plan of `job`: null without a plan.
-// The plan's peak in whole bytes, as plan-memory --json prints it (the store
-// keeps a REAL, read back only above 0 and up to 4 EiB).
+// The plan's peak as plan-memory --json printed it (the store keeps a REAL).
 void add_plan(const Job& job, const PlannedPeaks& plans, json* j) {
   const PlannedPeak* plan = plan_of(job, plans);
-  const json peak = plan ? json(std::uint64_t(std::llround(plan->peak_bytes))) : json(nullptr);
+  const json peak = plan ? json(plan_bytes(plan->peak_bytes)) : json(nullptr);
   (*j)["planned_peak_bytes"] = peak;
   (*j)["plan_error_pct"] = opt(error_pct(job, plan));
   (*j)["memory_plan"] =

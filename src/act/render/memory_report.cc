@@ -14,11 +14,6 @@ namespace {
 using memory::Breakdown;
 using nlohmann::ordered_json;
 
-// Plans are bounded far below 2^62 (training_problem); clamp anyway.
-std::uint64_t bytes(double b) {
-  if (!(b > 0)) return 0;
-  return b >= 0x1p62 ? std::uint64_t(1) << 62 : std::uint64_t(std::llround(b));
-}
 
 std::string family_name(const memory::ModelShape& m) {
   return m.family ? m.model_type : memory::arch_name(m.arch);
@@ -30,7 +25,7 @@ std::string lora_text(const memory::Training& t) {
   for (const auto& x : t.lora.targets) targets += (targets.empty() ? "" : ",") + x;
   return fmt::format(", LoRA rank {} on {} (dropout {:g})", t.lora.rank, targets, t.lora.dropout);
 }
-std::string gib(double b) { return human_bytes(bytes(b)); }
+std::string gib(double b) { return human_bytes(plan_bytes(b)); }
 
 std::string model_line(const memory::MemoryPlan& p, double params) {
   const memory::Training& t = p.training;
@@ -100,6 +95,12 @@ std::string fit_lines(const memory::MemoryPlan& p) {
 
 }  // namespace
 
+// Plans are bounded far below 2^62 (training_problem); clamp anyway.
+std::uint64_t plan_bytes(double b) {
+  if (!(b > 0)) return 0;
+  return b >= 0x1p62 ? std::uint64_t(1) << 62 : std::uint64_t(std::llround(b));
+}
+
 std::string report_text(const MemoryPlanReport& r, const Style&) {
   const memory::MemoryPlan& p = r.plan;
   const memory::Estimate& e = p.estimate;
@@ -120,21 +121,21 @@ namespace {
 
 ordered_json components_json(const Breakdown& b) {
   ordered_json j;
-  for (const auto& [name, field] : kComponents) j[name] = bytes(b.*field);
+  for (const auto& [name, field] : kComponents) j[name] = plan_bytes(b.*field);
   return j;
 }
 
 ordered_json lora_json(const memory::Training& t, double trainable) {
   if (t.lora.rank == 0) return nullptr;
   return {{"rank", t.lora.rank}, {"targets", t.lora.targets}, {"dropout", t.lora.dropout},
-          {"trainable_parameters", bytes(trainable)}};
+          {"trainable_parameters", plan_bytes(trainable)}};
 }
 
 ordered_json model_json(const memory::MemoryPlan& p, double params) {
   const memory::Training& t = p.training;
   memory::ModelShape m = memory::with_defaults(t.model);
   return {{"arch", family_name(m)}, {"implementation", m.family ? "transformers" : "plain"},
-          {"parameters", bytes(params)},
+          {"parameters", plan_bytes(params)},
           {"hidden", m.hidden}, {"layers", m.layers}, {"heads", m.heads},
           {"kv_heads", m.kv_heads}, {"head_dim", memory::head_dim_of(m)}, {"ffn", m.ffn},
           {"experts", m.experts}, {"top_k", m.top_k}, {"vocab", m.vocab}, {"tied", m.tied == 1},
@@ -157,18 +158,18 @@ ordered_json report_json(const MemoryPlanReport& r) {
   j["attention_reason"] = e.attention_reason;
   j["loop"] = memory::loop_name(p.training.loop);
   j["loop_assumed"] = p.loop_assumed;
-  j["peak_bytes_per_gpu"] = bytes(e.peak_bytes());
+  j["peak_bytes_per_gpu"] = plan_bytes(e.peak_bytes());
   j["peak_phase"] = e.peak_phase().name;
   j["components"] = components_json(e.peak_phase().bytes);
   ordered_json phases = ordered_json::object();
-  for (const auto& ph : e.phases) phases[ph.name] = bytes(ph.bytes.total());
+  for (const auto& ph : e.phases) phases[ph.name] = plan_bytes(ph.bytes.total());
   j["phases"] = phases;
   if (p.gpu) {
-    j["gpu"] = {{"name", p.gpu->name}, {"memory_total_bytes", bytes(p.gpu->total_bytes)},
-                {"visible", p.gpu->visible}, {"budget_bytes", bytes(p.gpu->budget_bytes)}};
+    j["gpu"] = {{"name", p.gpu->name}, {"memory_total_bytes", plan_bytes(p.gpu->total_bytes)},
+                {"visible", p.gpu->visible}, {"budget_bytes", plan_bytes(p.gpu->budget_bytes)}};
     j["allocator"] = {{"expandable_segments", p.allocator.expandable_segments},
                       {"source", p.allocator.source},
-                      {"stranded_bytes", bytes(p.allocator.stranded_bytes)}};
+                      {"stranded_bytes", plan_bytes(p.allocator.stranded_bytes)}};
     j["fits"] = *p.fits;
     j["margin_bytes"] = std::llround(p.margin_bytes);
     j["largest_batch"] = *p.largest_batch;
@@ -180,7 +181,7 @@ ordered_json report_json(const MemoryPlanReport& r) {
   }
   ordered_json advice = ordered_json::array();
   for (const auto& c : p.advice)
-    advice.push_back({{"change", c.change}, {"peak_bytes_per_gpu", bytes(c.peak_bytes)},
+    advice.push_back({{"change", c.change}, {"peak_bytes_per_gpu", plan_bytes(c.peak_bytes)},
                       {"fits", c.fits}, {"cost", c.cost}});
   j["advice"] = advice;
   j["notes"] = p.notes;

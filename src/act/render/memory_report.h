@@ -1,6 +1,7 @@
 // `gpuenv plan-memory`: the plan as text and as JSON (docs/memory.md).
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -10,6 +11,10 @@
 #include "decide/memory/presets.h"
 
 namespace gpuenv {
+
+/// A plan's bytes as plan-memory prints them: whole bytes (0 for none),
+/// clamped at 4 EiB. Report prints a kept plan's peak through it too.
+std::uint64_t plan_bytes(double b);
 
 /// The plan a plan-memory run made.
 struct MemoryPlanReport {
